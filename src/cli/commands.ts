@@ -1,0 +1,18 @@
+/** A `capstan` subcommand. Each lives in its own module and is loaded only when it runs. */
+export interface Command {
+  name: string;
+  summary: string;
+  run(args: string[]): Promise<number>;
+}
+
+function lazy(name: string, summary: string, load: () => Promise<{ run(args: string[]): Promise<number> }>): Command {
+  return { name, summary, run: async (args) => (await load()).run(args) };
+}
+
+export const commands: Command[] = [
+  lazy("start", "Show what this checkout of Capstan can do (the README's main command)", () => import("./start.ts")),
+];
+
+export function findCommand(name: string): Command | undefined {
+  return commands.find((c) => c.name === name);
+}
