@@ -1,7 +1,32 @@
 /**
  * The typed resource client: one kind, all verbs. Objects are plain Kubernetes JSON.
  */
-import type { KubeObject, ListerWatcher, ListOptions, ObjectList, Status, WatchEvent, WatchOptions } from "./types.ts";
+import { type ClientConfig, type LoadConfigOptions, loadClientConfig } from "./config.ts";
+import { Discovery } from "./discovery.ts";
+import { apiErrorFromResponse } from "./errors.ts";
+import { type RateLimiter, TokenBucket } from "./rate-limiter.ts";
+import { RestMapper } from "./rest-mapper.ts";
+import {
+  defaultRetryPolicy,
+  isRetryableNetworkError,
+  type RetryPolicy,
+  retryDelayMs,
+  shouldRetryStatus,
+  sleep,
+} from "./retry.ts";
+import { type StreamResponse, Transport, type TransportResponse } from "./transport.ts";
+import {
+  apiVersionOf,
+  type KubeObject,
+  type ListerWatcher,
+  type ListOptions,
+  type ObjectList,
+  type ResourceKind,
+  type Status,
+  type WatchEvent,
+  type WatchOptions,
+} from "./types.ts";
+import { decodeWatchStream } from "./watch-stream.ts";
 
 /** Options every single-object call accepts. */
 export interface CallOptions {
@@ -84,4 +109,460 @@ export interface ResourceClient<T extends KubeObject> extends ListerWatcher<T> {
    * closes the stream or the signal aborts, and frees the socket if the consumer stops early.
    */
   watch(opts: WatchOptions): Promise<AsyncIterable<WatchEvent<T>>>;
+}
+
+/** Observer of every attempt's outcome, for metrics (`rest_client_requests_total{code,method}`). */
+export type ResponseObserver = (method: string, code: string, durationMs: number) => void;
+
+/** Options of `KubeClient`. */
+export interface KubeClientOptions {
+  /** Client-side rate limit; off unless `qps` is set (see rate-limiter.ts for why). */
+  qps?: number;
+  /** Bucket size of the rate limit; defaults to max(1, 2 * qps) (client-go's ratio of 5/10). */
+  burst?: number;
+  /** Per-request timeout (ms) for everything but watches; 0 = none. */
+  timeoutMs?: number;
+  /** Retry tuning, or false to never retry. */
+  retry?: Partial<RetryPolicy> | false;
+  /**
+   * Called after every attempt with the HTTP method, the status code as a string (`"<error>"` when no
+   * response came back, as client-go labels it) and the duration.
+   */
+  onResponse?: ResponseObserver;
+  /** Cap on sockets to the server (unbounded by default: each watch holds one). */
+  connections?: number | null;
+  /** `user-agent` header. */
+  userAgent?: string;
+}
+
+/** Options of `KubeClient.request`. */
+export interface RequestOptions {
+  /** Query parameters; undefined values are left out. */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** A string is sent as is; anything else as JSON. */
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** Whether sending the request twice is harmless (decides retries on 5xx); default: by method. */
+  idempotent?: boolean;
+  /** For client-go style messages of synthesized errors. */
+  resource?: { group: string; plural: string; name?: string };
+}
+
+/**
+ * The API server's default limit for non-long-running requests (kube-apiserver `--request-timeout`, 1 min):
+ * by then the server has answered with a timeout itself, so waiting longer only hides a dead connection.
+ */
+const defaultTimeoutMs = 60_000;
+/** Page size of `listAll`: client-go's pager default (`defaultPageSize = 500`). */
+const defaultPageSize = 500;
+
+const idempotentMethods = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"]);
+
+const patchContentTypes: Record<PatchType, string> = {
+  json: "application/json-patch+json",
+  merge: "application/merge-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+  apply: "application/apply-patch+yaml",
+};
+
+function appendQuery(path: string, query: RequestOptions["query"]): string {
+  if (!query) return path;
+  let qs = "";
+  for (const key in query) {
+    const v = query[key];
+    if (v === undefined) continue;
+    qs += `${qs === "" ? "" : "&"}${key}=${encodeURIComponent(String(v))}`;
+  }
+  return qs === "" ? path : `${path}${path.includes("?") ? "&" : "?"}${qs}`;
+}
+
+function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+/**
+ * A client for one API server: the typed resource clients, raw requests, discovery, and the connection
+ * pool they share.
+ */
+export class KubeClient {
+  /** Namespace of the kubeconfig context or of the service account (`"default"` when none is named). */
+  readonly defaultNamespace: string;
+  readonly config: ClientConfig;
+  readonly #transport: Transport;
+  readonly #limiter: RateLimiter | undefined;
+  readonly #retry: RetryPolicy;
+  readonly #timeoutMs: number;
+  readonly #onResponse: ResponseObserver | undefined;
+  #mapper: RestMapper | undefined;
+
+  /** Loads the configuration (kubeconfig or in-cluster, see `loadClientConfig`) and builds a client. */
+  static async load(opts: LoadConfigOptions & KubeClientOptions = {}): Promise<KubeClient> {
+    return new KubeClient(loadClientConfig(opts), opts);
+  }
+
+  constructor(config: ClientConfig, opts: KubeClientOptions = {}) {
+    this.config = config;
+    this.defaultNamespace = config.namespace;
+    this.#transport = new Transport(config, {
+      connections: opts.connections ?? null,
+      headers: { "user-agent": opts.userAgent ?? "capstan" },
+    });
+    if (opts.qps !== undefined && opts.qps > 0) {
+      this.#limiter = new TokenBucket(opts.qps, opts.burst ?? Math.max(1, Math.ceil(opts.qps * 2)));
+    }
+    this.#retry =
+      opts.retry === false ? { ...defaultRetryPolicy, maxAttempts: 1 } : { ...defaultRetryPolicy, ...opts.retry };
+    this.#timeoutMs = opts.timeoutMs ?? defaultTimeoutMs;
+    this.#onResponse = opts.onResponse;
+  }
+
+  /** A typed client for `kind`, bound to `namespace` for namespaced kinds when given. */
+  resource<T extends KubeObject>(kind: ResourceKind<T>, namespace?: string): ResourceClient<T> {
+    return new TypedResourceClient<T>(this, kind, namespace);
+  }
+
+  /**
+   * The kind for `apiVersion` + `kind` from the server's discovery documents (cached; a miss refreshes
+   * the cache once). Throws when the server does not serve the kind.
+   */
+  kindFor(apiVersion: string, kind: string, signal?: AbortSignal): Promise<ResourceKind> {
+    this.#mapper ??= new RestMapper(new Discovery(this));
+    return this.#mapper.kindFor(apiVersion, kind, signal);
+  }
+
+  /**
+   * One API call with rate limiting, retries (retry.ts), a 401 re-authentication and error mapping.
+   * Resolves with the parsed JSON body (undefined for an empty body); rejects with `ApiError` for a
+   * non-2xx answer.
+   */
+  async request<R>(method: string, path: string, opts: RequestOptions = {}): Promise<R> {
+    const res = await this.#execute(method, path, opts, false);
+    const text = (res as TransportResponse).body;
+    return (text === "" ? undefined : JSON.parse(text)) as R;
+  }
+
+  /** Opens a streaming GET (a watch); resolves once the server answered 200. */
+  async openStream(path: string, opts: RequestOptions = {}): Promise<StreamResponse> {
+    return (await this.#execute("GET", path, opts, true)) as StreamResponse;
+  }
+
+  async #execute(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    stream: boolean,
+  ): Promise<TransportResponse | StreamResponse> {
+    const fullPath = appendQuery(path, opts.query);
+    let body: string | undefined;
+    let contentType = opts.contentType;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+      contentType ??= "application/json";
+    }
+    const req = {
+      method,
+      path: fullPath,
+      body,
+      contentType,
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? this.#timeoutMs,
+    };
+    const idempotent = opts.idempotent ?? idempotentMethods.has(method);
+    let reauthenticated = false;
+    for (let attempt = 1; ; attempt++) {
+      if (this.#limiter) await this.#limiter.wait(opts.signal);
+      const started = performance.now();
+      let status: number;
+      let result: TransportResponse | StreamResponse;
+      try {
+        result = stream ? await this.#transport.stream(req) : await this.#transport.send(req);
+        status = result.status;
+      } catch (err) {
+        this.#onResponse?.(method, "<error>", performance.now() - started);
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (idempotent && attempt < this.#retry.maxAttempts && isRetryableNetworkError(err)) {
+          await sleep(retryDelayMs(attempt, this.#retry), opts.signal);
+          continue;
+        }
+        throw this.#networkError(err, method, fullPath, req.timeoutMs);
+      }
+      this.#onResponse?.(method, String(status), performance.now() - started);
+      if (status >= 200 && status < 300) return result;
+      const text = stream ? await (result as StreamResponse).body.text() : (result as TransportResponse).body;
+      if (status === 401 && !reauthenticated && this.config.credentials.invalidate()) {
+        reauthenticated = true;
+        attempt--; // a refreshed credential is not a retry
+        continue;
+      }
+      const error = apiErrorFromResponse({
+        statusCode: status,
+        method,
+        body: text,
+        contentType: headerValue(result.headers["content-type"]),
+        retryAfter: headerValue(result.headers["retry-after"]),
+        resource: opts.resource,
+      });
+      if (attempt < this.#retry.maxAttempts && shouldRetryStatus(status, idempotent)) {
+        await sleep(retryDelayMs(attempt, this.#retry, error.retryAfterSeconds), opts.signal);
+        continue;
+      }
+      throw error;
+    }
+  }
+
+  #networkError(err: unknown, method: string, path: string, timeoutMs: number): Error {
+    const code = errorCode(err);
+    if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+      return new Error(`${method} ${path}: no answer from ${this.config.server} within ${timeoutMs} ms`, {
+        cause: err,
+      });
+    }
+    return new Error(`${method} ${path} to ${this.config.server} failed: ${(err as Error).message}`, { cause: err });
+  }
+
+  /** Frees every socket; running watches end. */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The `ResourceClient` implementation: URL building and verb semantics over `KubeClient.request`. */
+class TypedResourceClient<T extends KubeObject> implements ResourceClient<T> {
+  readonly #client: KubeClient;
+  readonly #kind: ResourceKind<T>;
+  readonly #namespace: string | undefined;
+  readonly #base: string;
+  readonly #apiVersion: string;
+
+  constructor(client: KubeClient, kind: ResourceKind<T>, namespace: string | undefined) {
+    this.#client = client;
+    this.#kind = kind;
+    this.#namespace = kind.namespaced ? namespace : undefined;
+    this.#apiVersion = apiVersionOf(kind);
+    this.#base = kind.group === "" ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+  }
+
+  /** Collection path: bound namespace, else all namespaces (or cluster scope). */
+  #collection(namespace: string | undefined): string {
+    const ns = this.#kind.namespaced ? namespace : undefined;
+    return ns
+      ? `${this.#base}/namespaces/${encodeURIComponent(ns)}/${this.#kind.plural}`
+      : `${this.#base}/${this.#kind.plural}`;
+  }
+
+  #namespaceFor(
+    verb: string,
+    name: string | undefined,
+    explicit: string | undefined,
+    obj?: KubeObject,
+  ): string | undefined {
+    if (!this.#kind.namespaced) return undefined;
+    const ns = explicit ?? obj?.metadata?.namespace ?? this.#namespace;
+    if (!ns) {
+      throw new Error(
+        `${verb} ${this.#kind.kind}${name ? ` "${name}"` : ""}: ${this.#kind.kind} is namespaced and no namespace was given ` +
+          "(pass { namespace }, set metadata.namespace, or bind one with client.resource(kind, namespace))",
+      );
+    }
+    return ns;
+  }
+
+  #itemPath(verb: string, name: string, ns: string | undefined, subresource?: string): string {
+    if (!name) throw new Error(`${verb} ${this.#kind.kind}: a name is required`);
+    const path = `${this.#collection(ns)}/${encodeURIComponent(name)}`;
+    return subresource ? `${path}/${subresource}` : path;
+  }
+
+  #resource(name?: string): { group: string; plural: string; name?: string } {
+    return name
+      ? { group: this.#kind.group, plural: this.#kind.plural, name }
+      : { group: this.#kind.group, plural: this.#kind.plural };
+  }
+
+  #nameOf(verb: string, obj: T): string {
+    const name = obj.metadata?.name;
+    if (!name) throw new Error(`${verb} ${this.#kind.kind}: metadata.name is required`);
+    return name;
+  }
+
+  async get(name: string, opts: CallOptions = {}): Promise<T> {
+    const ns = this.#namespaceFor("get", name, opts.namespace);
+    return this.#client.request<T>("GET", this.#itemPath("get", name, ns), {
+      signal: opts.signal,
+      resource: this.#resource(name),
+    });
+  }
+
+  async list(opts: ListOptions = {}): Promise<ObjectList<T>> {
+    return this.#client.request<ObjectList<T>>("GET", this.#collection(this.#namespace), {
+      query: listQuery(opts),
+      signal: opts.signal,
+      resource: this.#resource(),
+    });
+  }
+
+  async *listAll(opts: Omit<ListOptions, "continue"> = {}): AsyncIterable<T> {
+    let token: string | undefined;
+    do {
+      const page = await this.list({ ...opts, limit: opts.limit ?? defaultPageSize, continue: token });
+      yield* page.items;
+      token = page.metadata?.continue || undefined;
+    } while (token);
+  }
+
+  async create(obj: T, opts: WriteOptions = {}): Promise<T> {
+    const ns = this.#namespaceFor("create", obj.metadata?.name, opts.namespace, obj);
+    return this.#client.request<T>("POST", this.#collection(ns), {
+      query: writeQuery(opts),
+      body: this.#complete(obj),
+      signal: opts.signal,
+      resource: this.#resource(),
+    });
+  }
+
+  async update(obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.#put("update", obj, opts, undefined);
+  }
+
+  async updateStatus(obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.#put("updateStatus", obj, opts, "status");
+  }
+
+  async #put(verb: string, obj: T, opts: WriteOptions, subresource: string | undefined): Promise<T> {
+    const name = this.#nameOf(verb, obj);
+    const ns = this.#namespaceFor(verb, name, opts.namespace, obj);
+    return this.#client.request<T>("PUT", this.#itemPath(verb, name, ns, subresource), {
+      query: writeQuery(opts),
+      body: this.#complete(obj),
+      signal: opts.signal,
+      resource: this.#resource(name),
+    });
+  }
+
+  async patch(name: string, patch: unknown, opts: PatchOptions): Promise<T> {
+    const ns = this.#namespaceFor("patch", name, opts.namespace);
+    if (opts.type === "apply" && !opts.fieldManager) {
+      throw new Error(`patch ${this.#kind.kind} "${name}": a server-side apply patch needs a fieldManager`);
+    }
+    const contentType = patchContentTypes[opts.type];
+    if (!contentType) throw new Error(`patch ${this.#kind.kind} "${name}": unknown patch type ${String(opts.type)}`);
+    return this.#client.request<T>("PATCH", this.#itemPath("patch", name, ns, opts.subresource), {
+      query: { ...writeQuery(opts), force: opts.type === "apply" && opts.force ? true : undefined },
+      body: patch,
+      contentType,
+      // JSON patch ops like "add to array" apply twice if repeated; the others converge.
+      idempotent: opts.type !== "json",
+      signal: opts.signal,
+      resource: this.#resource(name),
+    });
+  }
+
+  async patchStatus(
+    name: string,
+    patch: unknown,
+    opts: Omit<PatchOptions, "subresource" | "type"> & { type?: PatchType } = {},
+  ): Promise<T> {
+    return this.patch(name, patch, { ...opts, type: opts.type ?? "merge", subresource: "status" });
+  }
+
+  async apply(obj: T, opts: ApplyOptions): Promise<T> {
+    const name = this.#nameOf("apply", obj);
+    const ns = this.#namespaceFor("apply", name, opts.namespace, obj);
+    const body = this.#complete(obj);
+    return this.patch(name, body, {
+      type: "apply",
+      fieldManager: opts.fieldManager,
+      force: opts.force,
+      subresource: opts.subresource,
+      namespace: ns,
+      dryRun: opts.dryRun,
+      signal: opts.signal,
+    });
+  }
+
+  async delete(name: string, opts: DeleteOptions = {}): Promise<T | Status> {
+    const ns = this.#namespaceFor("delete", name, opts.namespace);
+    return this.#client.request<T | Status>("DELETE", this.#itemPath("delete", name, ns), {
+      body: deleteBody(opts),
+      signal: opts.signal,
+      resource: this.#resource(name),
+    });
+  }
+
+  async deleteCollection(opts: ListOptions & DeleteOptions = {}): Promise<ObjectList<T> | Status> {
+    const ns = this.#kind.namespaced ? (opts.namespace ?? this.#namespace) : undefined;
+    return this.#client.request<ObjectList<T> | Status>("DELETE", this.#collection(ns), {
+      query: listQuery(opts),
+      body: deleteBody(opts),
+      signal: opts.signal,
+      resource: this.#resource(),
+    });
+  }
+
+  async watch(opts: WatchOptions): Promise<AsyncIterable<WatchEvent<T>>> {
+    const res = await this.#client.openStream(this.#collection(this.#namespace), {
+      query: {
+        watch: true,
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        resourceVersion: opts.resourceVersion,
+        allowWatchBookmarks: opts.allowWatchBookmarks || undefined,
+        timeoutSeconds: opts.timeoutSeconds,
+      },
+      signal: opts.signal,
+      resource: this.#resource(),
+    });
+    return decodeWatchStream<T>(res.body, opts.signal);
+  }
+
+  /** Fills apiVersion and kind when the caller left them out (the server requires them). */
+  #complete(obj: T): T {
+    if (obj.apiVersion && obj.kind) return obj;
+    return { ...obj, apiVersion: obj.apiVersion ?? this.#apiVersion, kind: obj.kind ?? this.#kind.kind };
+  }
+}
+
+function listQuery(opts: ListOptions): RequestOptions["query"] {
+  return {
+    labelSelector: opts.labelSelector,
+    fieldSelector: opts.fieldSelector,
+    limit: opts.limit,
+    continue: opts.continue,
+    resourceVersion: opts.resourceVersion,
+    resourceVersionMatch: opts.resourceVersionMatch,
+  };
+}
+
+function writeQuery(opts: WriteOptions): RequestOptions["query"] {
+  return {
+    dryRun: opts.dryRun ? "All" : undefined,
+    fieldManager: opts.fieldManager,
+    fieldValidation: opts.fieldValidation,
+  };
+}
+
+function deleteBody(opts: DeleteOptions): Record<string, unknown> | undefined {
+  if (
+    opts.propagationPolicy === undefined &&
+    opts.gracePeriodSeconds === undefined &&
+    opts.preconditions === undefined &&
+    !opts.dryRun
+  ) {
+    return undefined;
+  }
+  return {
+    apiVersion: "v1",
+    kind: "DeleteOptions",
+    ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
+    ...(opts.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: opts.gracePeriodSeconds } : {}),
+    ...(opts.preconditions ? { preconditions: opts.preconditions } : {}),
+    ...(opts.dryRun ? { dryRun: ["All"] } : {}),
+  };
 }
