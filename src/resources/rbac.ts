@@ -1,0 +1,270 @@
+/**
+ * RBAC rules derived from what an operator says it does, instead of hand-written YAML (one seed
+ * operator shipped `verbs: ["create, patch"]`, a single verb that matches nothing).
+ *
+ * Expected flow: the operator (or `capstan generate rbac`) lists its needs with the `needs.*`
+ * constructors (`needs.watch(ExchangeRate)`, `needs.own(ConfigMap)`, `needs.events()`, ...);
+ * `deriveRules` turns them into PolicyRules; `rbacManifests` wraps those in a ServiceAccount,
+ * a (Cluster)Role and its binding.
+ *
+ * Guarantees:
+ * - Every verb is one Kubernetes knows; anything else (a typo, `"create, patch"`) throws, naming it.
+ * - Rules are merged and deduplicated: one rule per (API group, verb set, resourceNames), resources
+ *   sorted, verbs in a fixed order (get, list, watch, create, update, patch, delete, ...), rules
+ *   sorted by group then resources, so the output is stable and diffs stay small.
+ * - `*` absorbs every other verb of the same resource.
+ *
+ * Caveats: a Role cannot grant cluster-scoped resources (CRDs, namespaces, nodes); with
+ * `scope: "Namespace"`, `rbacManifests` puts those in a separate ClusterRole.
+ */
+import type { ServiceAccount as ServiceAccountObject } from "kubernetes-types/core/v1.d.ts";
+import type {
+  ClusterRoleBinding as ClusterRoleBindingObject,
+  ClusterRole as ClusterRoleObject,
+  PolicyRule,
+  RoleBinding as RoleBindingObject,
+  Role as RoleObject,
+} from "kubernetes-types/rbac/v1.d.ts";
+
+export type { PolicyRule };
+
+/** The verbs RBAC evaluates: the REST verbs plus the special ones some resources define. */
+export const VERBS = [
+  "get",
+  "list",
+  "watch",
+  "create",
+  "update",
+  "patch",
+  "delete",
+  "deletecollection",
+  "impersonate",
+  "bind",
+  "escalate",
+  "approve",
+  "sign",
+  "use",
+  "*",
+] as const;
+
+export type Verb = (typeof VERBS)[number];
+
+/** What a need refers to: any `ResourceKind` (defineResource or built-in) fits. */
+export interface KindRef {
+  readonly group: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+/** One thing the operator does with one kind. */
+export interface PermissionNeed {
+  kind: KindRef;
+  verbs: readonly Verb[];
+  /** Grant these subresources (`<plural>/status`) instead of the resource itself. */
+  subresources?: readonly string[];
+  /** Restrict to these object names (never applies to create, list or watch without a name). */
+  resourceNames?: readonly string[];
+}
+
+const READ: readonly Verb[] = ["get", "list", "watch"];
+const WRITE: readonly Verb[] = ["create", "update", "patch", "delete"];
+
+const CORE_EVENTS: KindRef = { group: "", plural: "events", namespaced: true };
+const EVENTS_V1: KindRef = { group: "events.k8s.io", plural: "events", namespaced: true };
+const LEASES: KindRef = { group: "coordination.k8s.io", plural: "leases", namespaced: true };
+const CRDS: KindRef = { group: "apiextensions.k8s.io", plural: "customresourcedefinitions", namespaced: false };
+
+/** Constructors for the needs an operator has. Each returns a list; spread them into one. */
+export const needs = {
+  /** Watched kinds (informers): get, list, watch. */
+  watch(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: READ }];
+  },
+  /** Owned kinds (children the operator creates and manages): read plus create, update, patch, delete. */
+  own(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: [...READ, ...WRITE] }];
+  },
+  /** Writes to the status subresource: get, update, patch on `<plural>/status`. */
+  writeStatus(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: ["get", "update", "patch"], subresources: ["status"] }];
+  },
+  /**
+   * Setting `blockOwnerDeletion` owner references to objects of `kind` (what `adopt` does): clusters
+   * with the OwnerReferencesPermissionEnforcement admission plugin demand update on `<plural>/finalizers`.
+   */
+  ownerReferencesTo(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: ["update"], subresources: ["finalizers"] }];
+  },
+  /** Posting Events, through core/v1 or events.k8s.io/v1: create and patch (patch for aggregated repeats). */
+  events(): PermissionNeed[] {
+    return [
+      { kind: CORE_EVENTS, verbs: ["create", "patch"] },
+      { kind: EVENTS_V1, verbs: ["create", "patch"] },
+    ];
+  },
+  /** Leader election with a coordination.k8s.io Lease: get, create, update. */
+  leaderElection(): PermissionNeed[] {
+    return [{ kind: LEASES, verbs: ["get", "create", "update"] }];
+  },
+  /** Registering the operator's CRDs at start-up: get, create, update, patch on customresourcedefinitions. */
+  crdRegistration(): PermissionNeed[] {
+    return [{ kind: CRDS, verbs: ["get", "create", "update", "patch"] }];
+  },
+  /** Anything else, spelled out. */
+  custom(
+    kind: KindRef,
+    verbs: readonly Verb[],
+    options: { subresources?: string[]; resourceNames?: string[] } = {},
+  ): PermissionNeed[] {
+    return [{ kind, verbs, ...options }];
+  },
+};
+
+/** A verb that is not one of {@link VERBS}. */
+export class InvalidVerbError extends Error {
+  override readonly name = "InvalidVerbError";
+}
+
+/** Throws unless `verb` is a Kubernetes verb; the message says what was probably meant. */
+export function checkVerb(verb: unknown, where: string): asserts verb is Verb {
+  if (typeof verb === "string" && (VERBS as readonly string[]).includes(verb)) return;
+  const shown = JSON.stringify(verb);
+  if (typeof verb === "string" && /[,\s]/.test(verb.trim())) {
+    const parts = verb.split(/[,\s]+/).filter((p) => p !== "");
+    throw new InvalidVerbError(
+      `${where}: verb ${shown} is not a verb but several in one string; write them as separate entries: ${JSON.stringify(parts)}`,
+    );
+  }
+  throw new InvalidVerbError(`${where}: unknown verb ${shown}; RBAC verbs are ${VERBS.join(", ")}`);
+}
+
+const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+function describe(kind: KindRef): string {
+  return kind.group === "" ? kind.plural : `${kind.plural}.${kind.group}`;
+}
+
+/**
+ * Merges needs into sorted, deduplicated PolicyRules.
+ * @throws InvalidVerbError for a verb Kubernetes does not know.
+ */
+export function deriveRules(all: readonly PermissionNeed[]): PolicyRule[] {
+  // (group, resource, names) -> verbs
+  const grants = new Map<string, { group: string; resource: string; names: string[]; verbs: Set<Verb> }>();
+  for (const need of all) {
+    const where = `permission need for ${describe(need.kind)}`;
+    if (!RESOURCE_NAME.test(need.kind.plural))
+      throw new Error(`${where}: resource "${need.kind.plural}" is not a lower-case resource name`);
+    if (need.verbs.length === 0) throw new InvalidVerbError(`${where}: no verbs`);
+    for (const verb of need.verbs) checkVerb(verb, where);
+    const resources =
+      need.subresources === undefined || need.subresources.length === 0
+        ? [need.kind.plural]
+        : need.subresources.map((sub) => {
+            if (!/^[a-z]+$/.test(sub)) throw new Error(`${where}: subresource "${sub}" is not a subresource name`);
+            return `${need.kind.plural}/${sub}`;
+          });
+    const names = [...new Set(need.resourceNames ?? [])].sort();
+    for (const resource of resources) {
+      const key = JSON.stringify([need.kind.group, resource, names]);
+      let grant = grants.get(key);
+      if (grant === undefined) {
+        grant = { group: need.kind.group, resource, names, verbs: new Set() };
+        grants.set(key, grant);
+      }
+      for (const verb of need.verbs) grant.verbs.add(verb);
+    }
+  }
+  // (group, verbs, names) -> resources
+  const rules = new Map<string, { group: string; verbs: Verb[]; names: string[]; resources: string[] }>();
+  for (const grant of grants.values()) {
+    const verbs = grant.verbs.has("*") ? (["*"] as Verb[]) : VERBS.filter((v) => grant.verbs.has(v));
+    const key = JSON.stringify([grant.group, verbs, grant.names]);
+    const rule = rules.get(key) ?? { group: grant.group, verbs, names: grant.names, resources: [] };
+    rule.resources.push(grant.resource);
+    rules.set(key, rule);
+  }
+  return [...rules.values()]
+    .map((r) => ({ ...r, resources: r.resources.sort() }))
+    .sort(
+      (a, b) =>
+        compare(a.group, b.group) ||
+        compare(a.resources.join(","), b.resources.join(",")) ||
+        compare(a.verbs.join(","), b.verbs.join(",")) ||
+        compare(a.names.join(","), b.names.join(",")),
+    )
+    .map((r) => {
+      const rule: PolicyRule = { apiGroups: [r.group], resources: r.resources, verbs: r.verbs };
+      if (r.names.length > 0) rule.resourceNames = r.names;
+      return rule;
+    });
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export interface RbacManifestOptions {
+  /** Name of the ServiceAccount, role(s) and binding(s). */
+  name: string;
+  /** Namespace of the ServiceAccount (where the operator runs). */
+  namespace: string;
+  needs: readonly PermissionNeed[];
+  /**
+   * `"Cluster"` (default): one ClusterRole + ClusterRoleBinding, for operators watching all namespaces.
+   * `"Namespace"`: a Role + RoleBinding in each of `namespaces` (default: the operator's own), plus a
+   * ClusterRole + ClusterRoleBinding for the cluster-scoped needs, if any.
+   */
+  scope?: "Cluster" | "Namespace";
+  namespaces?: readonly string[];
+  labels?: Record<string, string>;
+}
+
+export type RbacManifest =
+  | ServiceAccountObject
+  | ClusterRoleObject
+  | ClusterRoleBindingObject
+  | RoleObject
+  | RoleBindingObject;
+
+const RBAC_API = "rbac.authorization.k8s.io/v1";
+
+/** ServiceAccount, (Cluster)Role(s) and binding(s) granting exactly the derived rules. */
+export function rbacManifests(options: RbacManifestOptions): RbacManifest[] {
+  const { name, namespace } = options;
+  const meta = (ns?: string) => ({
+    name,
+    ...(ns !== undefined ? { namespace: ns } : {}),
+    ...(options.labels !== undefined ? { labels: { ...options.labels } } : {}),
+  });
+  const subject = { kind: "ServiceAccount", name, namespace };
+  const out: RbacManifest[] = [{ apiVersion: "v1", kind: "ServiceAccount", metadata: meta(namespace) }];
+  const clusterWide = (rules: PolicyRule[]) => {
+    out.push({ apiVersion: RBAC_API, kind: "ClusterRole", metadata: meta(), rules });
+    out.push({
+      apiVersion: RBAC_API,
+      kind: "ClusterRoleBinding",
+      metadata: meta(),
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+      subjects: [subject],
+    });
+  };
+  if ((options.scope ?? "Cluster") === "Cluster") {
+    clusterWide(deriveRules(options.needs));
+    return out;
+  }
+  const namespaced = deriveRules(options.needs.filter((n) => n.kind.namespaced));
+  const clusterScoped = deriveRules(options.needs.filter((n) => !n.kind.namespaced));
+  for (const ns of options.namespaces ?? [namespace]) {
+    out.push({ apiVersion: RBAC_API, kind: "Role", metadata: meta(ns), rules: namespaced });
+    out.push({
+      apiVersion: RBAC_API,
+      kind: "RoleBinding",
+      metadata: meta(ns),
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [subject],
+    });
+  }
+  if (clusterScoped.length > 0) clusterWide(clusterScoped);
+  return out;
+}
