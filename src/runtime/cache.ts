@@ -1,0 +1,222 @@
+/**
+ * The store behind an informer: the latest version of each object, keyed by `namespace/name`
+ * (just `name` for cluster-scoped objects), with indexes kept up to date on every write.
+ *
+ * ## Guarantees
+ * - `get`, `list`, `keys` and `byIndex` reflect every write that returned before the call.
+ * - Index lookups are exact: an object is found under a value iff its index function returned
+ *   that value for the stored version of the object.
+ * - With `stripManagedFields` (the default), `metadata.managedFields` is dropped on insert: it is
+ *   often the larger half of a small object and controllers almost never read it.
+ *
+ * ## Read-only objects (what we chose)
+ * Objects handed out are the stored objects themselves, not copies (copies would cost CPU and
+ * memory on every read). To keep a careless `obj.metadata.labels.x = "y"` from silently
+ * corrupting every other reader's view, stored objects are deep-frozen on insert by default
+ * (`freeze: true`): a mutation throws a TypeError in strict-mode code (all ES modules). Clone
+ * first (`structuredClone(obj)`) to build a modified version. `freeze: false` skips the freezing
+ * for hot paths that are known not to mutate; the objects are then read-only by convention only.
+ *
+ * ## Assumptions
+ * - The store takes ownership of inserted objects: the caller must not mutate them afterwards
+ *   (with freezing on, the nested parts of an inserted object become frozen too).
+ * - Index functions are pure and fast; they run on every insert and delete.
+ *
+ * ## Caveats
+ * - JavaScript is single-threaded, so "thread safe" here means every operation is synchronous and
+ *   atomic with respect to the event loop; there is no locking.
+ */
+import type { KubeObject } from "../client/types.ts";
+
+/** Computes the index values of an object (an object may appear under several values). */
+export type IndexFunc<T extends KubeObject = KubeObject> = (obj: T) => readonly string[];
+
+/** Name of the built-in index by namespace (value: the namespace, `""` for cluster-scoped). */
+export const NAMESPACE_INDEX = "namespace";
+/** Name of the built-in index by the uid of the controller owner reference. */
+export const CONTROLLER_OWNER_INDEX = "owner:controller";
+/** Name of the built-in index by the uid of every owner reference. */
+export const OWNER_INDEX = "owner";
+
+/** The cache key of an object: `namespace/name`, or `name` when it has no namespace. */
+export function objectKey(obj: KubeObject): string {
+  const meta = obj.metadata;
+  if (meta?.name === undefined || meta.name === "") {
+    throw new Error(`object has no metadata.name, so it has no cache key: ${JSON.stringify(obj).slice(0, 200)}`);
+  }
+  return meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
+}
+
+/** Splits a cache key into namespace (`""` for cluster-scoped) and name. */
+export function splitObjectKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf("/");
+  return slash < 0 ? { namespace: "", name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+const byNamespace: IndexFunc = (obj) => [obj.metadata?.namespace ?? ""];
+const byControllerOwner: IndexFunc = (obj) => {
+  const owner = obj.metadata?.ownerReferences?.find((ref) => ref.controller === true);
+  return owner === undefined ? [] : [owner.uid];
+};
+const byAnyOwner: IndexFunc = (obj) => (obj.metadata?.ownerReferences ?? []).map((ref) => ref.uid);
+
+/** The read side of a store: what controllers and handlers are given. */
+export interface CacheReader<T extends KubeObject = KubeObject> {
+  /** The object stored under `key` (`namespace/name` or `name`). */
+  get(key: string): T | undefined;
+  /** Every stored object, in no particular order. */
+  list(): T[];
+  /** Every stored key. */
+  keys(): string[];
+  /** Objects whose index function `indexName` returned `value`. */
+  byIndex(indexName: string, value: string): T[];
+  /** Number of stored objects. */
+  readonly size: number;
+}
+
+/** Options of a {@link Store}. */
+export interface StoreOptions<T extends KubeObject> {
+  /** Extra indexes by name, in addition to the built-in namespace and owner indexes. */
+  indexers?: Record<string, IndexFunc<T>>;
+  /** Drop `metadata.managedFields` on insert (default true). */
+  stripManagedFields?: boolean;
+  /** Deep-freeze stored objects (default true); see the module documentation. */
+  freeze?: boolean;
+}
+
+/** An indexed object store; see the module documentation for its contract. */
+export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> {
+  private readonly items = new Map<string, T>();
+  private readonly indexers = new Map<string, IndexFunc<T>>();
+  /** index name -> index value -> keys */
+  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private readonly strip: boolean;
+  private readonly freeze: boolean;
+
+  constructor(options: StoreOptions<T> = {}) {
+    this.strip = options.stripManagedFields ?? true;
+    this.freeze = options.freeze ?? true;
+    this.addIndexer(NAMESPACE_INDEX, byNamespace as IndexFunc<T>);
+    this.addIndexer(CONTROLLER_OWNER_INDEX, byControllerOwner as IndexFunc<T>);
+    this.addIndexer(OWNER_INDEX, byAnyOwner as IndexFunc<T>);
+    for (const [name, fn] of Object.entries(options.indexers ?? {})) this.addIndexer(name, fn);
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  /** Adds an index; existing objects are indexed at once. Names must be unique. */
+  addIndexer(name: string, fn: IndexFunc<T>): void {
+    if (this.indexers.has(name)) throw new Error(`index "${name}" already exists`);
+    this.indexers.set(name, fn);
+    const index = new Map<string, Set<string>>();
+    this.indices.set(name, index);
+    for (const [key, obj] of this.items) this.indexOne(index, fn, key, obj);
+  }
+
+  get(key: string): T | undefined {
+    return this.items.get(key);
+  }
+
+  list(): T[] {
+    return [...this.items.values()];
+  }
+
+  keys(): string[] {
+    return [...this.items.keys()];
+  }
+
+  byIndex(indexName: string, value: string): T[] {
+    const index = this.indices.get(indexName);
+    if (index === undefined) throw new Error(`no index named "${indexName}"`);
+    const keys = index.get(value);
+    if (keys === undefined) return [];
+    const out: T[] = [];
+    for (const key of keys) out.push(this.items.get(key) as T);
+    return out;
+  }
+
+  /** The values under which index `indexName` holds at least one object. */
+  indexValues(indexName: string): string[] {
+    const index = this.indices.get(indexName);
+    if (index === undefined) throw new Error(`no index named "${indexName}"`);
+    return [...index.keys()];
+  }
+
+  /**
+   * Inserts or replaces the object under its key; returns the stored (prepared) object and the
+   * previous one, if any.
+   */
+  upsert(obj: T): { stored: T; previous: T | undefined } {
+    const key = objectKey(obj);
+    const stored = this.prepare(obj);
+    const previous = this.items.get(key);
+    if (previous !== undefined) this.unindex(key, previous);
+    this.items.set(key, stored);
+    for (const [name, fn] of this.indexers) this.indexOne(this.indices.get(name)!, fn, key, stored);
+    return { stored, previous };
+  }
+
+  /** Removes the object under `key`; returns it, if there was one. */
+  delete(key: string): T | undefined {
+    const previous = this.items.get(key);
+    if (previous === undefined) return undefined;
+    this.unindex(key, previous);
+    this.items.delete(key);
+    return previous;
+  }
+
+  /** A view with only the read methods, to hand to consumers. */
+  reader(): CacheReader<T> {
+    const store = this;
+    return {
+      get: (key) => store.get(key),
+      list: () => store.list(),
+      keys: () => store.keys(),
+      byIndex: (name, value) => store.byIndex(name, value),
+      get size() {
+        return store.size;
+      },
+    };
+  }
+
+  private prepare(obj: T): T {
+    let out = obj;
+    if (this.strip && obj.metadata?.managedFields !== undefined) {
+      const { managedFields: _dropped, ...metadata } = obj.metadata;
+      out = { ...obj, metadata };
+    }
+    if (this.freeze) deepFreeze(out);
+    return out;
+  }
+
+  private indexOne(index: Map<string, Set<string>>, fn: IndexFunc<T>, key: string, obj: T): void {
+    for (const value of fn(obj)) {
+      let keys = index.get(value);
+      if (keys === undefined) {
+        keys = new Set();
+        index.set(value, keys);
+      }
+      keys.add(key);
+    }
+  }
+
+  private unindex(key: string, obj: T): void {
+    for (const [name, fn] of this.indexers) {
+      const index = this.indices.get(name)!;
+      for (const value of fn(obj)) {
+        const keys = index.get(value);
+        if (keys === undefined) continue;
+        keys.delete(key);
+        if (keys.size === 0) index.delete(value);
+      }
+    }
+  }
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
+}

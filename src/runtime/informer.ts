@@ -1,0 +1,387 @@
+/**
+ * An informer: keeps a {@link Store} in step with the API server through list + watch, and tells
+ * event handlers what changed.
+ *
+ * ## Expected flow
+ * `new Informer({ listerWatcher })`, `addEventHandler(...)`, `run(signal)` (resolves when the
+ * signal aborts), `await waitForSync(signal)` before trusting `store`.
+ *
+ * ## States (see {@link InformerPhase})
+ * - `initialListing`: list every page (`limit` = pageSize, following `continue`); the list's
+ *   resourceVersion is where the watch starts. Success: the store is filled, `hasSynced()`.
+ * - `watching`: watch from the last seen resourceVersion with `allowWatchBookmarks`; each event
+ *   and each BOOKMARK advances that version. A watch the server closes normally is re-opened at
+ *   once from the last seen version (the server ends watches after `timeoutSeconds`).
+ * - `backingOff`: after an error (list failed, watch failed to start or broke, or a watch that
+ *   ended within 1 s with no event, as client-go treats it) wait per {@link ExponentialBackoff},
+ *   then list again if no list has succeeded yet or the version expired, else re-watch.
+ * - `relisting`: the watch's version expired (410 Gone, at watch start or as an ERROR event):
+ *   list again and compare with the store, emitting the adds, updates (resourceVersion changed)
+ *   and deletions (as {@link DeletedFinalStateUnknown}) that the watch missed.
+ * - `stopped`: the signal aborted; the list/watch in flight was cancelled and no timer is left.
+ *
+ * ## Guarantees
+ * - Handlers are called synchronously, in event order, after the store already reflects the
+ *   event; a handler that throws is logged and does not affect the informer or other handlers.
+ * - Every object in the store was delivered to every handler as an add (handlers added late get
+ *   the current contents replayed as adds), and every removal as a delete.
+ * - After a 410 nothing is lost: the relist brings the store to the server's state.
+ * - `run()` returns only after everything it started (watch, resync timer, backoff timer) ended.
+ *
+ * ## Assumptions
+ * - The ListerWatcher honours `signal` (the client does: its iterator ends on abort).
+ * - resourceVersions are opaque; the informer only compares them for equality.
+ *
+ * ## Caveats
+ * - Unlike client-go, a relist does not re-deliver unchanged objects as updates; use `resyncPeriod`
+ *   for a periodic level-triggered pass.
+ * - A deletion that happened while the watch was down is only seen at the next relist, i.e. after
+ *   a 410; a re-watch from a still-valid version replays it as a DELETED event instead.
+ * - Metadata-only mode is not a flag here: give a ListerWatcher whose list/watch return
+ *   `PartialObjectMetadata` (the client's metadata view); the store then holds only metadata.
+ */
+import type { KubeObject, ListerWatcher, ObjectList, WatchEvent } from "../client/types.ts";
+import { isGone } from "./api-status.ts";
+import { type BackoffOptions, ExponentialBackoff } from "./backoff.ts";
+import { type CacheReader, type IndexFunc, objectKey, Store, type StoreOptions } from "./cache.ts";
+import { type Clock, sleep, systemClock } from "./clock.ts";
+import { type Duration, toMilliseconds } from "./duration.ts";
+import { type RuntimeLogger, silentLogger } from "./log.ts";
+
+/**
+ * The final state of an object deleted while the informer was not watching: the relist no longer
+ * returned it, and `obj` is the last version the cache held (it may be stale).
+ */
+export class DeletedFinalStateUnknown<T extends KubeObject = KubeObject> {
+  constructor(
+    readonly key: string,
+    readonly obj: T,
+  ) {}
+}
+
+/** What an informer tells its handlers. Every method is optional. */
+export interface InformerEventHandler<T extends KubeObject = KubeObject> {
+  onAdd?(obj: T): void;
+  /** Also called with `oldObj === newObj` on resync. */
+  onUpdate?(oldObj: T, newObj: T): void;
+  onDelete?(obj: T | DeletedFinalStateUnknown<T>): void;
+}
+
+/** The informer's state; `phase` names the state machine's node. */
+export type InformerPhase =
+  | { phase: "idle" }
+  | { phase: "initialListing" }
+  | { phase: "watching"; resourceVersion: string }
+  | { phase: "backingOff"; delayMs: number; next: "list" | "watch"; error: unknown }
+  | { phase: "relisting" }
+  | { phase: "stopped" };
+
+/** Options of an {@link Informer}. */
+export interface InformerOptions<T extends KubeObject> {
+  /** Where objects come from: a resource client (bound to a namespace, or cluster-wide) or a fake. */
+  listerWatcher: ListerWatcher<T>;
+  /** For logs. */
+  name?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /**
+   * Items per list page (default 500, client-go's pager size: big enough that most lists are one
+   * request, small enough that one response stays a few MB).
+   */
+  pageSize?: number;
+  /** Re-deliver every cached object as an update this often (off by default). */
+  resyncPeriod?: Duration;
+  /** Backoff after errors; defaults to client-go's reflector numbers (800 ms .. 30 s, jitter 1.0). */
+  backoff?: BackoffOptions;
+  /**
+   * The watch `timeoutSeconds`. Default: random in [300, 600) like client-go, so the server ends
+   * each watch after 5-10 minutes (no watch hangs forever unnoticed) and the re-watches of many
+   * informers started together are spread out.
+   */
+  watchTimeoutSeconds?: number;
+  /** Store options: extra indexes, managedFields stripping, freezing. */
+  store?: StoreOptions<T>;
+  logger?: RuntimeLogger;
+  clock?: Clock;
+  random?: () => number;
+}
+
+// A watch that ends this quickly with no event is treated as a failure (client-go's "very short
+// watch"), so a server that closes every watch at once gets backoff instead of a hot loop.
+const SHORT_WATCH_MS = 1000;
+
+type WatchOutcome = { kind: "closed" } | { kind: "gone"; error: unknown } | { kind: "error"; error: unknown };
+
+/** List + watch into a store, with handlers; see the module documentation for the contract. */
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  private readonly options: InformerOptions<T>;
+  private readonly storeImpl: Store<T>;
+  private readonly handlers = new Set<InformerEventHandler<T>>();
+  private readonly backoff: ExponentialBackoff;
+  private readonly logger: RuntimeLogger;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly pageSize: number;
+  private readonly resyncMs: number;
+  private state: InformerPhase = { phase: "idle" };
+  private resourceVersion = "";
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private running = false;
+
+  constructor(options: InformerOptions<T>) {
+    this.options = options;
+    this.name = options.name ?? "informer";
+    this.storeImpl = new Store<T>(options.store);
+    this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.backoff = new ExponentialBackoff({ clock: this.clock, random: this.random, ...options.backoff });
+    this.pageSize = options.pageSize ?? 500;
+    this.resyncMs = options.resyncPeriod === undefined ? 0 : toMilliseconds(options.resyncPeriod);
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 0) throw new Error("pageSize must be an integer >= 0");
+  }
+
+  /** The cache, read-only. */
+  get store(): CacheReader<T> {
+    return this.storeImpl;
+  }
+
+  /** Where the state machine is. */
+  get phase(): InformerPhase {
+    return this.state;
+  }
+
+  /** The resourceVersion the next watch would start from (the last one seen). */
+  get lastSyncResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  /** Adds an index to the cache (existing objects are indexed at once). */
+  addIndexer(name: string, fn: IndexFunc<T>): void {
+    this.storeImpl.addIndexer(name, fn);
+  }
+
+  /**
+   * Registers handlers; returns a function that removes them. If the informer has synced, the
+   * current contents are replayed to the new handler as adds first.
+   */
+  addEventHandler(handler: InformerEventHandler<T>): () => void {
+    this.handlers.add(handler);
+    if (this.synced && handler.onAdd !== undefined) {
+      for (const obj of this.storeImpl.list()) this.call(handler, "onAdd", () => handler.onAdd?.(obj));
+    }
+    return () => {
+      this.handlers.delete(handler);
+    };
+  }
+
+  /** Whether the initial list has been stored and delivered to the handlers. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves `true` once synced, or `false` if `signal` aborts first. */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        this.syncWaiters = this.syncWaiters.filter((w) => w !== done);
+        resolve(false);
+      };
+      const done = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(true);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.syncWaiters.push(done);
+    });
+  }
+
+  /** Runs the state machine until `signal` aborts; resolves when everything it started has ended. */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.running) throw new Error(`informer ${this.name} is already running`);
+    this.running = true;
+    const resync = this.resyncMs > 0 ? this.resyncLoop(signal) : Promise.resolve();
+    try {
+      let next: "list" | "watch" = "list";
+      while (!signal.aborted) {
+        if (next === "list") {
+          this.state = this.synced ? { phase: "relisting" } : { phase: "initialListing" };
+          try {
+            await this.listAndSync(signal);
+            next = "watch";
+          } catch (error) {
+            if (signal.aborted) break;
+            await this.backOff(error, "list", signal);
+          }
+          continue;
+        }
+        this.state = { phase: "watching", resourceVersion: this.resourceVersion };
+        const outcome = await this.watchOnce(signal);
+        if (signal.aborted) break;
+        if (outcome.kind === "gone") {
+          this.logger.info({ informer: this.name, err: outcome.error }, "watch version expired (410), relisting");
+          next = "list";
+          await this.backOff(outcome.error, "list", signal);
+        } else if (outcome.kind === "error") {
+          await this.backOff(outcome.error, "watch", signal);
+        }
+      }
+    } finally {
+      await resync;
+      this.state = { phase: "stopped" };
+      this.running = false;
+    }
+  }
+
+  private async backOff(error: unknown, next: "list" | "watch", signal: AbortSignal): Promise<void> {
+    const delayMs = this.backoff.next();
+    this.state = { phase: "backingOff", delayMs, next, error };
+    if (!isGone(error)) this.logger.warn({ informer: this.name, err: error, delayMs, next }, "list/watch failed");
+    await sleep(delayMs, signal);
+  }
+
+  private async listAndSync(signal: AbortSignal): Promise<void> {
+    const { labelSelector, fieldSelector, listerWatcher } = this.options;
+    const listed = new Map<string, T>();
+    let resourceVersion = "";
+    let token: string | undefined;
+    let limit: number | undefined = this.pageSize > 0 ? this.pageSize : undefined;
+    while (!signal.aborted) {
+      let page: ObjectList<T>;
+      try {
+        page = await listerWatcher.list({ labelSelector, fieldSelector, limit, continue: token, signal });
+      } catch (error) {
+        // An expired continue token: like client-go's pager, fall back to one unpaginated list.
+        if (token !== undefined && isGone(error)) {
+          listed.clear();
+          token = undefined;
+          limit = undefined;
+          continue;
+        }
+        throw error;
+      }
+      const itemKind = page.kind?.endsWith("List") ? page.kind.slice(0, -4) : undefined;
+      for (const item of page.items) {
+        // List items come without apiVersion/kind; restore them so consumers can build owner refs.
+        if (item.apiVersion === undefined && page.apiVersion !== undefined) item.apiVersion = page.apiVersion;
+        if (item.kind === undefined && itemKind !== undefined) item.kind = itemKind;
+        listed.set(objectKey(item), item);
+      }
+      // Every page of one list carries the snapshot's resourceVersion.
+      resourceVersion = page.metadata.resourceVersion ?? resourceVersion;
+      token = page.metadata.continue || undefined;
+      if (token === undefined) break;
+    }
+    if (signal.aborted) return;
+    this.replace(listed);
+    this.resourceVersion = resourceVersion;
+    if (!this.synced) {
+      this.synced = true;
+      const waiters = this.syncWaiters;
+      this.syncWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** Brings the store to `listed`, emitting the differences. */
+  private replace(listed: Map<string, T>): void {
+    const store = this.storeImpl;
+    for (const key of store.keys()) {
+      if (listed.has(key)) continue;
+      const last = store.delete(key) as T;
+      this.emitDelete(new DeletedFinalStateUnknown(key, last));
+    }
+    for (const [key, obj] of listed) {
+      const current = store.get(key);
+      if (current === undefined) {
+        this.emitAdd(store.upsert(obj).stored);
+      } else if (current.metadata?.resourceVersion !== obj.metadata?.resourceVersion) {
+        this.emitUpdate(current, store.upsert(obj).stored);
+      }
+    }
+  }
+
+  private async watchOnce(signal: AbortSignal): Promise<WatchOutcome> {
+    const { labelSelector, fieldSelector, listerWatcher } = this.options;
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 * (1 + this.random()));
+    const startedAt = this.clock.now();
+    let events = 0;
+    try {
+      const stream = await listerWatcher.watch({
+        labelSelector,
+        fieldSelector,
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+        signal,
+      });
+      for await (const event of stream) {
+        if (signal.aborted) break;
+        events++;
+        this.apply(event);
+      }
+    } catch (error) {
+      return isGone(error) ? { kind: "gone", error } : { kind: "error", error };
+    }
+    if (!signal.aborted && events === 0 && this.clock.now() - startedAt < SHORT_WATCH_MS) {
+      return { kind: "error", error: new Error("very short watch: closed by the server without any event") };
+    }
+    return { kind: "closed" };
+  }
+
+  private apply(event: WatchEvent<T>): void {
+    const rv = event.object.metadata?.resourceVersion;
+    switch (event.type) {
+      case "BOOKMARK":
+        break;
+      case "ADDED":
+      case "MODIFIED": {
+        const { stored, previous } = this.storeImpl.upsert(event.object);
+        if (previous === undefined) this.emitAdd(stored);
+        else this.emitUpdate(previous, stored);
+        break;
+      }
+      case "DELETED": {
+        // The event carries the object's final state; prefer it over the cached version.
+        this.storeImpl.delete(objectKey(event.object));
+        this.emitDelete(event.object);
+        break;
+      }
+      default:
+        this.logger.warn({ informer: this.name, type: (event as { type: unknown }).type }, "unknown watch event");
+        return;
+    }
+    if (rv !== undefined && rv !== "") this.resourceVersion = rv;
+  }
+
+  private async resyncLoop(signal: AbortSignal): Promise<void> {
+    while (await sleep(this.resyncMs, signal)) {
+      if (!this.synced) continue;
+      for (const obj of this.storeImpl.list()) this.emitUpdate(obj, obj);
+    }
+  }
+
+  private emitAdd(obj: T): void {
+    for (const h of this.handlers) if (h.onAdd) this.call(h, "onAdd", () => h.onAdd?.(obj));
+  }
+
+  private emitUpdate(oldObj: T, newObj: T): void {
+    for (const h of this.handlers) if (h.onUpdate) this.call(h, "onUpdate", () => h.onUpdate?.(oldObj, newObj));
+  }
+
+  private emitDelete(obj: T | DeletedFinalStateUnknown<T>): void {
+    for (const h of this.handlers) if (h.onDelete) this.call(h, "onDelete", () => h.onDelete?.(obj));
+  }
+
+  private call(_handler: InformerEventHandler<T>, what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.logger.error({ informer: this.name, err, handler: what }, "event handler threw");
+    }
+  }
+}

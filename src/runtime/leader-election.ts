@@ -1,0 +1,336 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm.
+ *
+ * ## Expected flow
+ * `new LeaderElector({ leases, namespace, name, identity, onStartedLeading, onStoppedLeading })`
+ * then `await elector.run(signal)`. The elector is a `candidate` until it acquires the Lease, then
+ * `leader` (calls `onStartedLeading(leaderSignal)` and renews every `retryPeriod`), then
+ * `stopping` (leaderSignal aborted, Lease released on a graceful stop), then `stopped`, and
+ * `run` resolves. Lost leadership ends `run` too: the caller decides whether to exit (as
+ * controller-runtime does) or to run a new elector.
+ *
+ * ## Guarantees
+ * - A candidate takes the Lease only if it is free (no holder), or its record has not changed for
+ *   the lease duration the record announces, measured on this process's clock from when this
+ *   candidate first saw that record (remote timestamps are not trusted; clock skew between nodes
+ *   does not matter, only clock rate).
+ * - Every write carries the resourceVersion that was read: two candidates racing for a free Lease
+ *   cannot both win (the loser gets 409 Conflict and stays a candidate).
+ * - `leaderSignal` aborts as soon as the leader fails to renew within `renewDeadline`, or when the
+ *   run signal aborts — before anything else happens (release, `onStoppedLeading`).
+ * - On a graceful stop (run signal aborted while leading) with `releaseOnCancel` (default), the
+ *   elector waits for the `onStartedLeading` promise to settle — the guarded work has finished —
+ *   then clears `holderIdentity` and sets `leaseDurationSeconds: 1`, as client-go's
+ *   ReleaseOnCancel does, so another candidate takes over at its next try instead of waiting a
+ *   full lease duration.
+ *
+ * ## Assumptions
+ * - `renewDeadline` is shorter than `leaseDuration` (enforced): the old leader stops acting
+ *   before anyone else can acquire the Lease, given clocks that run at the same rate.
+ * - `onStartedLeading` stops its work promptly when its signal aborts; a graceful release waits
+ *   for it.
+ *
+ * ## Caveats
+ * - This is not fencing: a leader paused longer than the lease duration (GC pause, frozen VM) may
+ *   act for a moment after another candidate took over, exactly as with client-go.
+ */
+import type { Lease, LeaseSpec } from "kubernetes-types/coordination/v1.d.ts";
+import { isNotFound } from "./api-status.ts";
+import { type Clock, sleep, systemClock } from "./clock.ts";
+import { type Duration, toMilliseconds } from "./duration.ts";
+import { type RuntimeLogger, silentLogger } from "./log.ts";
+
+/** The Lease calls the elector makes: a structural subset of the client's `ResourceClient<Lease>`. */
+export interface LeaseApi {
+  get(name: string, opts?: { namespace?: string; signal?: AbortSignal }): Promise<Lease>;
+  create(obj: Lease): Promise<Lease>;
+  update(obj: Lease): Promise<Lease>;
+}
+
+/** Where an elector is. */
+export type LeaderElectionState = "idle" | "candidate" | "leader" | "stopping" | "stopped";
+
+/** Options of a {@link LeaderElector}. */
+export interface LeaderElectionOptions {
+  leases: LeaseApi;
+  namespace: string;
+  /** Name of the Lease object. */
+  name: string;
+  /** This candidate's identity (pod name + random suffix is customary); must be unique. */
+  identity: string;
+  /**
+   * How long a Lease is valid after its last observed change (default 15 s, client-go's): the
+   * longest a crash leaves the operator without a leader. Shorter means faster failover but more
+   * lease writes and less tolerance for API-server hiccups.
+   */
+  leaseDuration?: Duration;
+  /**
+   * How long the leader keeps retrying a failed renewal before it steps down (default 10 s): it
+   * must give up before `leaseDuration` so it has stopped acting before anyone else may take over;
+   * 10 s leaves room for ~5 retries and a 5 s safety margin.
+   */
+  renewDeadline?: Duration;
+  /**
+   * Pause between attempts to acquire or renew (default 2 s): 0.5 writes per second per
+   * candidate is negligible load, and 5 renewals fit in one renewDeadline.
+   */
+  retryPeriod?: Duration;
+  /** Release the Lease when the run signal aborts while leading (default true). */
+  releaseOnCancel?: boolean;
+  /** Called when this candidate becomes leader; its signal aborts when leadership ends. */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  /** Called once leadership has ended (after the signal aborted and, if graceful, the release). */
+  onStoppedLeading?(): void;
+  /** Called when the observed holder changes (including to this candidate). */
+  onNewLeader?(identity: string): void;
+  logger?: RuntimeLogger;
+  clock?: Clock;
+  random?: () => number;
+}
+
+// client-go's JitterFactor: candidates retry after retryPeriod * [1, 2.2), so several candidates
+// started together do not hit the Lease in lockstep.
+const ACQUIRE_JITTER = 1.2;
+
+/** Formats a time as a Kubernetes MicroTime (RFC 3339 with 6 fractional digits). */
+function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/** Lease-based leader election; see the module documentation for the contract. */
+export class LeaderElector {
+  private readonly options: LeaderElectionOptions;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly logger: RuntimeLogger;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private current: LeaderElectionState = "idle";
+  /** The last Lease read or written, with its resourceVersion. */
+  private lease: Lease | undefined;
+  private observedRecord = "";
+  private observedAt = 0;
+  private reportedLeader = "";
+  /** The renewal attempt that may still be in flight after a deadline gave up on it. */
+  private inflight: Promise<boolean> = Promise.resolve(false);
+
+  constructor(options: LeaderElectionOptions) {
+    this.options = options;
+    this.leaseDurationMs = toMilliseconds(options.leaseDuration ?? "15s");
+    this.renewDeadlineMs = toMilliseconds(options.renewDeadline ?? "10s");
+    this.retryPeriodMs = toMilliseconds(options.retryPeriod ?? "2s");
+    this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    if (this.retryPeriodMs <= 0) throw new Error("leader election: retryPeriod must be greater than zero");
+    if (this.leaseDurationMs <= this.renewDeadlineMs) {
+      throw new Error("leader election: leaseDuration must be greater than renewDeadline");
+    }
+    if (this.renewDeadlineMs <= ACQUIRE_JITTER * this.retryPeriodMs) {
+      throw new Error("leader election: renewDeadline must be greater than retryPeriod * 1.2");
+    }
+    if (!options.identity) throw new Error("leader election: identity must not be empty");
+  }
+
+  /** Where the elector is. */
+  get state(): LeaderElectionState {
+    return this.current;
+  }
+
+  /** Whether this candidate holds the Lease according to the last record it saw. */
+  isLeader(): boolean {
+    return this.lease?.spec?.holderIdentity === this.options.identity;
+  }
+
+  /** The holder of the Lease according to the last record seen (`""` if none). */
+  leader(): string {
+    return this.lease?.spec?.holderIdentity ?? "";
+  }
+
+  /** Campaigns, leads, and resolves once leadership ended or `signal` aborted. Runs once. */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.current !== "idle") throw new Error("leader elector can run only once");
+    this.current = "candidate";
+    while (!signal.aborted) {
+      if (await this.tryAcquireOrRenew(signal)) break;
+      const wait = this.retryPeriodMs * (1 + ACQUIRE_JITTER * this.random());
+      await sleep(wait, signal);
+    }
+    if (signal.aborted) {
+      this.current = "stopped";
+      return;
+    }
+
+    this.current = "leader";
+    this.logger.info({ lease: this.options.name, identity: this.options.identity }, "became leader");
+    const leading = new AbortController();
+    const stopLeading = () => leading.abort();
+    signal.addEventListener("abort", stopLeading, { once: true });
+    const work = Promise.resolve()
+      .then(() => this.options.onStartedLeading(leading.signal))
+      .catch((err: unknown) => this.logger.error({ err }, "onStartedLeading failed"));
+
+    let lost = false;
+    while (!signal.aborted) {
+      if (!(await sleep(this.retryPeriodMs, signal))) break;
+      if (!(await this.renewBeforeDeadline(signal))) {
+        lost = !signal.aborted;
+        break;
+      }
+    }
+    this.current = "stopping";
+    leading.abort();
+    signal.removeEventListener("abort", stopLeading);
+    if (lost) {
+      this.logger.warn({ lease: this.options.name, identity: this.options.identity }, "lost leadership");
+    } else if (this.options.releaseOnCancel ?? true) {
+      await work;
+      // An abandoned renewal could still land and change the resourceVersion; let it settle.
+      await this.inflight;
+      await this.release();
+    }
+    try {
+      this.options.onStoppedLeading?.();
+    } finally {
+      this.current = "stopped";
+    }
+  }
+
+  /** Retries renewal every retryPeriod until it succeeds (true) or renewDeadline passes (false). */
+  private async renewBeforeDeadline(signal: AbortSignal): Promise<boolean> {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.renewDeadlineMs);
+    const onAbort = () => deadline.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      for (;;) {
+        const attempt = this.tryAcquireOrRenew(deadline.signal);
+        this.inflight = attempt;
+        const renewed = await Promise.race([attempt, abortedAsFalse(deadline.signal)]);
+        if (renewed) return true;
+        if (!(await sleep(this.retryPeriodMs, deadline.signal))) return false;
+      }
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      // Settle the abort listener of abortedAsFalse.
+      deadline.abort();
+    }
+  }
+
+  /** One read-modify-write of the Lease; true if this candidate holds it afterwards. */
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const { leases, namespace, name, identity } = this.options;
+    const now = this.clock.now();
+    const mine: LeaseSpec = {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
+      acquireTime: microTime(now),
+      renewTime: microTime(now),
+      leaseTransitions: 0,
+    };
+    let current: Lease;
+    try {
+      current = await leases.get(name, { namespace, signal });
+    } catch (err) {
+      if (signal.aborted) return false;
+      if (!isNotFound(err)) {
+        this.logger.warn({ err, lease: name }, "cannot read the lease");
+        return false;
+      }
+      try {
+        const created = await leases.create({
+          apiVersion: "coordination.k8s.io/v1",
+          kind: "Lease",
+          metadata: { name, namespace },
+          spec: mine,
+        });
+        this.observe(created, this.clock.now());
+        return true;
+      } catch (createErr) {
+        this.logger.debug({ err: createErr, lease: name }, "cannot create the lease (another candidate did?)");
+        return false;
+      }
+    }
+
+    this.observe(current, now);
+    const spec = current.spec ?? {};
+    const holder = spec.holderIdentity ?? "";
+    const validForMs = (spec.leaseDurationSeconds ?? 0) * 1000;
+    if (holder !== "" && holder !== identity && this.observedAt + validForMs > now) return false;
+
+    if (holder === identity) {
+      mine.acquireTime = spec.acquireTime ?? mine.acquireTime;
+      mine.leaseTransitions = spec.leaseTransitions ?? 0;
+    } else {
+      mine.leaseTransitions = (spec.leaseTransitions ?? 0) + 1;
+    }
+    try {
+      // The read resourceVersion rides along: a concurrent writer makes this a 409.
+      const updated = await leases.update({ ...current, spec: { ...spec, ...mine } });
+      this.observe(updated, this.clock.now());
+      return true;
+    } catch (err) {
+      this.logger.debug({ err, lease: name }, "cannot update the lease");
+      return false;
+    }
+  }
+
+  /** Gives the Lease up so another candidate can take it at once. */
+  private async release(): Promise<void> {
+    const lease = this.lease;
+    if (lease === undefined || !this.isLeader()) return;
+    const now = microTime(this.clock.now());
+    try {
+      const released = await this.options.leases.update({
+        ...lease,
+        spec: {
+          ...lease.spec,
+          holderIdentity: "",
+          leaseDurationSeconds: 1,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+        },
+      });
+      this.observe(released, this.clock.now());
+      this.logger.info({ lease: this.options.name }, "released the lease");
+    } catch (err) {
+      this.logger.warn({ err, lease: this.options.name }, "cannot release the lease");
+    }
+  }
+
+  /** Records the Lease; restarts the expiry clock when its record changed. */
+  private observe(lease: Lease, now: number): void {
+    this.lease = lease;
+    const spec = lease.spec ?? {};
+    const record = JSON.stringify([
+      spec.holderIdentity ?? "",
+      spec.leaseDurationSeconds,
+      spec.acquireTime,
+      spec.renewTime,
+      spec.leaseTransitions,
+    ]);
+    if (record !== this.observedRecord) {
+      this.observedRecord = record;
+      this.observedAt = now;
+    }
+    const holder = spec.holderIdentity ?? "";
+    if (holder !== this.reportedLeader) {
+      this.reportedLeader = holder;
+      if (holder !== "") {
+        try {
+          this.options.onNewLeader?.(holder);
+        } catch (err) {
+          this.logger.error({ err }, "onNewLeader failed");
+        }
+      }
+    }
+  }
+}
+
+function abortedAsFalse(signal: AbortSignal): Promise<false> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(false), { once: true }));
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../src/client/types.ts";
+import {
+  CONTROLLER_OWNER_INDEX,
+  NAMESPACE_INDEX,
+  OWNER_INDEX,
+  objectKey,
+  Store,
+  splitObjectKey,
+} from "../../src/runtime/cache.ts";
+
+type Obj = KubeObject & { data?: Record<string, string> };
+
+function obj(name: string, namespace: string | undefined, extra: Partial<NonNullable<Obj["metadata"]>> = {}): Obj {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, ...extra }, data: { k: "v" } };
+}
+
+const owner = (uid: string, controller = false) => ({ apiVersion: "v1", kind: "X", name: uid, uid, controller });
+
+describe("Store", () => {
+  it("keys objects by namespace/name, or name when cluster-scoped", () => {
+    expect(objectKey(obj("a", "ns"))).toBe("ns/a");
+    expect(objectKey(obj("node-1", undefined))).toBe("node-1");
+    expect(splitObjectKey("ns/a")).toEqual({ namespace: "ns", name: "a" });
+    expect(splitObjectKey("node-1")).toEqual({ namespace: "", name: "node-1" });
+    expect(() => objectKey({ metadata: {} })).toThrow(/metadata.name/);
+  });
+
+  it("finds objects by namespace, by controller owner and by any owner", () => {
+    const store = new Store<Obj>();
+    store.upsert(obj("a", "ns1", { ownerReferences: [owner("p1", true), owner("p2")] }));
+    store.upsert(obj("b", "ns1", { ownerReferences: [owner("p2", true)] }));
+    store.upsert(obj("c", "ns2"));
+    const names = (xs: Obj[]) => xs.map((o) => o.metadata?.name).sort();
+    expect(names(store.byIndex(NAMESPACE_INDEX, "ns1"))).toEqual(["a", "b"]);
+    expect(names(store.byIndex(CONTROLLER_OWNER_INDEX, "p1"))).toEqual(["a"]);
+    expect(names(store.byIndex(CONTROLLER_OWNER_INDEX, "p2"))).toEqual(["b"]);
+    expect(names(store.byIndex(OWNER_INDEX, "p2"))).toEqual(["a", "b"]);
+    expect(store.byIndex(NAMESPACE_INDEX, "nowhere")).toEqual([]);
+  });
+
+  it("moves an object between index values when it changes and drops it on delete", () => {
+    const store = new Store<Obj>({ indexers: { byLabel: (o) => [o.metadata?.labels?.app ?? ""] } });
+    store.upsert(obj("a", "ns", { labels: { app: "one" } }));
+    store.upsert(obj("a", "ns", { labels: { app: "two" } }));
+    expect(store.byIndex("byLabel", "one")).toEqual([]);
+    expect(store.byIndex("byLabel", "two").map((o) => o.metadata?.name)).toEqual(["a"]);
+    expect(store.delete("ns/a")?.metadata?.labels?.app).toBe("two");
+    expect(store.byIndex("byLabel", "two")).toEqual([]);
+    expect(store.indexValues("byLabel")).toEqual([]);
+    expect(store.size).toBe(0);
+  });
+
+  it("indexes existing objects when an index is added later", () => {
+    const store = new Store<Obj>();
+    store.upsert(obj("a", "ns", { labels: { tier: "web" } }));
+    store.addIndexer("tier", (o) => (o.metadata?.labels?.tier ? [o.metadata.labels.tier] : []));
+    expect(store.byIndex("tier", "web")).toHaveLength(1);
+    expect(() => store.addIndexer("tier", () => [])).toThrow(/already exists/);
+    expect(() => store.byIndex("missing", "x")).toThrow(/no index named "missing"/);
+  });
+
+  it("strips managedFields on insert by default, and keeps them when asked", () => {
+    const managedFields = [{ manager: "kubectl", operation: "Apply" }];
+    const stripped = new Store<Obj>().upsert(obj("a", "ns", { managedFields })).stored;
+    expect(stripped.metadata?.managedFields).toBeUndefined();
+    expect(stripped.metadata?.name).toBe("a");
+    const kept = new Store<Obj>({ stripManagedFields: false }).upsert(obj("a", "ns", { managedFields })).stored;
+    expect(kept.metadata?.managedFields).toEqual(managedFields);
+  });
+
+  it("hands out deep-frozen objects, so a consumer's mutation throws instead of corrupting the cache", () => {
+    const store = new Store<Obj>();
+    store.upsert(obj("a", "ns", { labels: { app: "one" } }));
+    const cached = store.get("ns/a")!;
+    expect(() => {
+      cached.metadata!.labels!.app = "changed";
+    }).toThrow(TypeError);
+    expect(() => {
+      cached.data!.k = "changed";
+    }).toThrow(TypeError);
+    expect(store.get("ns/a")?.metadata?.labels?.app).toBe("one");
+    const copy = structuredClone(cached);
+    copy.data!.k = "fine";
+    expect(copy.data!.k).toBe("fine");
+  });
+
+  it("skips freezing when freeze is false", () => {
+    const store = new Store<Obj>({ freeze: false });
+    const stored = store.upsert(obj("a", "ns")).stored;
+    expect(Object.isFrozen(stored)).toBe(false);
+  });
+
+  it("gives consumers a reader without write methods", () => {
+    const store = new Store<Obj>();
+    store.upsert(obj("a", "ns"));
+    const reader = store.reader();
+    expect(reader.get("ns/a")?.metadata?.name).toBe("a");
+    expect(reader.keys()).toEqual(["ns/a"]);
+    expect(reader.list()).toHaveLength(1);
+    expect(reader.size).toBe(1);
+    expect("upsert" in reader).toBe(false);
+    expect("delete" in reader).toBe(false);
+  });
+});

@@ -1,0 +1,315 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DeletedFinalStateUnknown, Informer, type InformerOptions } from "../../src/runtime/informer.ts";
+import type { RuntimeLogger } from "../../src/runtime/log.ts";
+import {
+  apiError,
+  eventually,
+  FakeListerWatcher,
+  type TestObject,
+  trackRuntimeTimers,
+} from "./support/fake-lister-watcher.ts";
+
+const stops: AbortController[] = [];
+const runs: Promise<void>[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0)) s.abort();
+  await Promise.all(runs.splice(0));
+});
+
+interface Recorded {
+  events: string[];
+  deletes: (TestObject | DeletedFinalStateUnknown<TestObject>)[];
+  updates: [TestObject, TestObject][];
+}
+
+function start(api: FakeListerWatcher, options: Partial<InformerOptions<TestObject>> = {}) {
+  const informer = new Informer<TestObject>({
+    listerWatcher: api,
+    // Short backoff with no jitter keeps error tests quick and deterministic.
+    backoff: { initial: 2, max: 20, random: () => 0 },
+    ...options,
+  });
+  const rec: Recorded = { events: [], deletes: [], updates: [] };
+  informer.addEventHandler({
+    onAdd: (o) => rec.events.push(`add ${o.metadata?.name}`),
+    onUpdate: (a, b) => {
+      rec.updates.push([a, b]);
+      rec.events.push(`update ${b.metadata?.name}`);
+    },
+    onDelete: (o) => {
+      rec.deletes.push(o);
+      const name = o instanceof DeletedFinalStateUnknown ? `${o.key} (final state unknown)` : o.metadata?.name;
+      rec.events.push(`delete ${name}`);
+    },
+  });
+  const stop = new AbortController();
+  stops.push(stop);
+  const run = informer.run(stop.signal);
+  runs.push(run);
+  return { informer, rec, stop, run };
+}
+
+describe("Informer", () => {
+  it("lists every page, then watches from the list's resourceVersion with bookmarks and the selectors", async () => {
+    const api = new FakeListerWatcher();
+    for (const n of ["a", "b", "c", "d", "e"]) api.upsert(n);
+    const listVersion = api.resourceVersion;
+    const { informer, rec } = start(api, { pageSize: 2, labelSelector: "app=x", fieldSelector: "metadata.name!=z" });
+    expect(await informer.waitForSync()).toBe(true);
+    expect(api.listCalls.map((c) => [c.limit, c.continue])).toEqual([
+      [2, undefined],
+      [2, "2"],
+      [2, "4"],
+    ]);
+    expect(api.listCalls[0]).toMatchObject({ labelSelector: "app=x", fieldSelector: "metadata.name!=z" });
+    expect(rec.events).toEqual(["add a", "add b", "add c", "add d", "add e"]);
+    // List items lack apiVersion/kind; the informer restores them from the list.
+    expect(informer.store.get("default/a")).toMatchObject({ apiVersion: "v1", kind: "ConfigMap" });
+    await eventually(() => api.watchCalls.length === 1, 2000, "the watch");
+    expect(api.watchCalls[0]).toMatchObject({
+      resourceVersion: listVersion,
+      allowWatchBookmarks: true,
+      labelSelector: "app=x",
+      fieldSelector: "metadata.name!=z",
+    });
+    expect(informer.phase).toEqual({ phase: "watching", resourceVersion: listVersion });
+  });
+
+  it("applies watch events to the store before calling the handlers", async () => {
+    const api = new FakeListerWatcher();
+    api.upsert("a", { v: "1" });
+    const seenInStore: (string | undefined)[] = [];
+    const { informer, rec } = start(api);
+    informer.addEventHandler({
+      onUpdate: (_old, next) => seenInStore.push(informer.store.get("default/a")?.data?.v ?? next.data?.v),
+    });
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1);
+    api.upsert("a", { v: "2" });
+    api.upsert("b");
+    api.remove("a");
+    await eventually(() => rec.events.length === 4);
+    expect(rec.events).toEqual(["add a", "update a", "add b", "delete a"]);
+    expect(rec.updates[0]?.[0].data?.v).toBe("1");
+    expect(rec.updates[0]?.[1].data?.v).toBe("2");
+    expect(seenInStore).toEqual(["2"]);
+    expect(informer.store.keys()).toEqual(["default/b"]);
+  });
+
+  it("advances the resume version on a bookmark and re-watches from it", async () => {
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    const { informer } = start(api);
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1);
+    api.bookmark();
+    const bookmarkVersion = api.resourceVersion;
+    await eventually(() => informer.lastSyncResourceVersion === bookmarkVersion, 2000, "bookmark version");
+    api.closeWatches();
+    await eventually(() => api.watchCalls.length === 2, 2000, "the re-watch");
+    expect(api.watchCalls[1]?.resourceVersion).toBe(bookmarkVersion);
+    expect(api.listCalls).toHaveLength(1);
+  });
+
+  it("re-watches from the last seen version, without re-listing, when the server closes the watch", async () => {
+    const api = new FakeListerWatcher();
+    const { informer, rec } = start(api);
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1);
+    api.upsert("a");
+    await eventually(() => rec.events.length === 1);
+    const seen = api.resourceVersion;
+    api.closeWatches();
+    await eventually(() => api.watchCalls.length === 2 && api.openWatches === 1, 2000, "the re-watch");
+    expect(api.watchCalls[1]?.resourceVersion).toBe(seen);
+    expect(api.listCalls).toHaveLength(1);
+    api.upsert("b");
+    await eventually(() => rec.events.length === 2);
+    expect(rec.events).toEqual(["add a", "add b"]);
+  });
+
+  it("re-lists after a 410 ERROR event and emits the deletions and updates it missed", async () => {
+    const api = new FakeListerWatcher();
+    for (const n of ["keep", "change", "gone"]) api.upsert(n, { v: "1" });
+    const { informer, rec } = start(api);
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1);
+    // The stream stalls while things change, then the history is compacted away.
+    api.muted = true;
+    api.upsert("change", { v: "2" });
+    api.remove("gone");
+    api.upsert("new");
+    api.compact();
+    api.expireWatches();
+    await eventually(() => api.listCalls.length === 2 && rec.events.length === 6, 2000, "the relist");
+    expect(rec.events.slice(3).sort()).toEqual([
+      "add new",
+      "delete default/gone (final state unknown)",
+      "update change",
+    ]);
+    const tombstone = rec.deletes[0] as DeletedFinalStateUnknown<TestObject>;
+    expect(tombstone).toBeInstanceOf(DeletedFinalStateUnknown);
+    expect(tombstone.obj.metadata?.name).toBe("gone");
+    expect(rec.updates[0]?.[1].data?.v).toBe("2");
+    expect(informer.store.keys().sort()).toEqual(["default/change", "default/keep", "default/new"]);
+    await eventually(() => api.watchCalls.length === 2);
+    expect(api.watchCalls[1]?.resourceVersion).toBe(api.resourceVersion);
+  });
+
+  it("re-lists when the watch itself is refused with 410 because the version expired while disconnected", async () => {
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    const { informer, rec } = start(api);
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1);
+    api.muted = true;
+    api.remove("a");
+    api.compact();
+    api.closeWatches();
+    await eventually(() => api.listCalls.length === 2 && rec.events.length === 2, 2000, "the relist");
+    expect(rec.events).toEqual(["add a", "delete default/a (final state unknown)"]);
+    expect(informer.store.size).toBe(0);
+  });
+
+  it("falls back to one unpaginated list when a continue token expires", async () => {
+    const api = new FakeListerWatcher();
+    for (const n of ["a", "b", "c"]) api.upsert(n);
+    const informer = new Informer<TestObject>({
+      listerWatcher: {
+        list: async (opts) => (opts.continue ? Promise.reject(apiError(410, "continue expired")) : api.list(opts)),
+        watch: (opts) => api.watch(opts),
+      },
+      pageSize: 2,
+    });
+    const stop = new AbortController();
+    stops.push(stop);
+    runs.push(informer.run(stop.signal));
+    await informer.waitForSync();
+    expect(informer.store.size).toBe(3);
+    expect(api.listCalls.map((c) => c.limit)).toEqual([2, undefined]);
+  });
+
+  it("backs off exponentially on list and watch errors, then recovers", async () => {
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    api.listFailures.push(apiError(500), apiError(503));
+    api.watchFailures.push(apiError(500));
+    const delays: number[] = [];
+    const logger: RuntimeLogger = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (fields) => {
+        const d = (fields as { delayMs?: number }).delayMs;
+        if (d !== undefined) delays.push(d);
+      },
+    };
+    const { informer } = start(api, { logger, backoff: { initial: 2, max: 100, random: () => 0 } });
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1, 2000, "the watch after the failed one");
+    expect(api.listCalls).toHaveLength(3);
+    expect(api.watchCalls).toHaveLength(2);
+    expect(delays).toEqual([2, 4, 8]);
+  });
+
+  it("backs off instead of spinning when the server closes every watch at once", async () => {
+    const api = new FakeListerWatcher();
+    const informer = new Informer<TestObject>({
+      listerWatcher: {
+        list: (o) => api.list(o),
+        watch: async () => (async function* () {})(),
+      },
+      backoff: { initial: 5, max: 5, random: () => 0 },
+    });
+    const stop = new AbortController();
+    stops.push(stop);
+    runs.push(informer.run(stop.signal));
+    await informer.waitForSync();
+    await eventually(() => informer.phase.phase === "backingOff", 2000, "backoff");
+    expect(informer.phase).toMatchObject({ phase: "backingOff", next: "watch" });
+  });
+
+  it("re-delivers every cached object as an update on each resync period", async () => {
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    api.upsert("b");
+    const { informer, rec } = start(api, { resyncPeriod: 10 });
+    await informer.waitForSync();
+    await eventually(() => rec.updates.length >= 4, 2000, "two resyncs");
+    for (const [oldObj, newObj] of rec.updates) expect(oldObj).toBe(newObj);
+    expect(new Set(rec.updates.map(([, o]) => o.metadata?.name))).toEqual(new Set(["a", "b"]));
+  });
+
+  it("replays the cache as adds to a handler registered after sync", async () => {
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    api.upsert("b");
+    const { informer } = start(api);
+    await informer.waitForSync();
+    const late: string[] = [];
+    const remove = informer.addEventHandler({ onAdd: (o) => late.push(o.metadata!.name!) });
+    expect(late.sort()).toEqual(["a", "b"]);
+    remove();
+    await eventually(() => api.openWatches === 1);
+    api.upsert("c");
+    await eventually(() => informer.store.size === 3);
+    expect(late).toHaveLength(2);
+  });
+
+  it("keeps going when a handler throws", async () => {
+    const api = new FakeListerWatcher();
+    const { informer, rec } = start(api);
+    informer.addEventHandler({
+      onAdd: () => {
+        throw new Error("handler bug");
+      },
+    });
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1);
+    api.upsert("a");
+    api.upsert("b");
+    await eventually(() => rec.events.length === 2);
+    expect(informer.store.size).toBe(2);
+  });
+
+  it("waitForSync resolves false when its signal aborts before the first list succeeds", async () => {
+    const api = new FakeListerWatcher();
+    api.listFailures.push(apiError(500), apiError(500), apiError(500));
+    const { informer } = start(api, { backoff: { initial: 1000, random: () => 0 } });
+    const ctl = new AbortController();
+    const waiting = informer.waitForSync(ctl.signal);
+    ctl.abort();
+    expect(await waiting).toBe(false);
+    expect(informer.hasSynced()).toBe(false);
+  });
+
+  it("stops on abort with no timer left behind, from watching, backing off or resyncing", async () => {
+    const timers = trackRuntimeTimers();
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    const watching = start(api, { resyncPeriod: "1h" });
+    await watching.informer.waitForSync();
+    await eventually(() => api.openWatches === 1);
+
+    const failing = new FakeListerWatcher();
+    failing.listFailures.push(apiError(500));
+    const backingOff = start(failing, { backoff: { initial: "1h", random: () => 0 } });
+    await eventually(() => backingOff.informer.phase.phase === "backingOff");
+    expect(await timers.pending()).toBeGreaterThanOrEqual(2);
+
+    watching.stop.abort();
+    backingOff.stop.abort();
+    await Promise.all([watching.run, backingOff.run]);
+    expect(watching.informer.phase).toEqual({ phase: "stopped" });
+    expect(backingOff.informer.phase).toEqual({ phase: "stopped" });
+    expect(api.openWatches).toBe(0);
+    expect(await timers.pending()).toBe(0);
+    timers.stop();
+  });
+
+  it("refuses to run twice at once", async () => {
+    const api = new FakeListerWatcher();
+    const { informer } = start(api);
+    await expect(informer.run(new AbortController().signal)).rejects.toThrow(/already running/);
+  });
+});

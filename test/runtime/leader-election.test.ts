@@ -1,0 +1,173 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type LeaderElectionOptions, LeaderElector } from "../../src/runtime/leader-election.ts";
+import { FakeLeases } from "./support/fake-leases.ts";
+import { eventually, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
+
+// Short, consistent timings (lease 1 s > renew deadline 0.5 s > retry 0.1 s * 1.2) instead of
+// client-go's 15 s / 10 s / 2 s, so hand-overs happen within a second or two.
+const timings = { leaseDuration: "1s", renewDeadline: 500, retryPeriod: 100 };
+
+const stops: AbortController[] = [];
+const runs: Promise<void>[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0)) s.abort();
+  await Promise.all(runs.splice(0));
+});
+
+/** Tracks who leads, and whether two ever led at once. */
+function arena() {
+  const leaders = new Set<string>();
+  const log: string[] = [];
+  let overlaps = 0;
+  const candidate = (leases: FakeLeases, identity: string, extra: Partial<LeaderElectionOptions> = {}) => {
+    const view = leases.view();
+    let leaderSignal: AbortSignal | undefined;
+    const elector = new LeaderElector({
+      leases: view,
+      namespace: "ops",
+      name: "capstan-lock",
+      identity,
+      ...timings,
+      onStartedLeading: (signal) => {
+        if (leaders.size > 0) overlaps++;
+        leaders.add(identity);
+        log.push(`${identity} leads`);
+        leaderSignal = signal;
+        signal.addEventListener("abort", () => {
+          leaders.delete(identity);
+          log.push(`${identity} stops`);
+        });
+      },
+      onStoppedLeading: () => log.push(`${identity} stopped`),
+      ...extra,
+    });
+    const stop = new AbortController();
+    stops.push(stop);
+    const run = elector.run(stop.signal);
+    runs.push(run);
+    return { elector, view, stop, run, signal: () => leaderSignal };
+  };
+  return { leaders, log, candidate, overlaps: () => overlaps };
+}
+
+describe("LeaderElector", () => {
+  it("elects exactly one of two candidates started together", async () => {
+    const leases = new FakeLeases();
+    const a = arena();
+    const one = a.candidate(leases, "one");
+    const two = a.candidate(leases, "two");
+    await eventually(() => a.leaders.size === 1, 3000, "a leader");
+    const leader = [...a.leaders][0];
+    expect(leases.lease?.spec?.holderIdentity).toBe(leader);
+    expect(leases.lease?.spec?.leaseDurationSeconds).toBe(1);
+    expect(leases.lease?.spec?.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    // Renewals keep it; the other stays a candidate.
+    await eventually(() => leases.writes.length >= 4, 3000, "renewals");
+    expect(a.leaders.size).toBe(1);
+    const states = [one.elector.state, two.elector.state].sort();
+    expect(states).toEqual(["candidate", "leader"]);
+    expect(a.overlaps()).toBe(0);
+  });
+
+  it("hands over at once when the leader stops gracefully, releasing the lease after its work finished", async () => {
+    const leases = new FakeLeases();
+    const a = arena();
+    let workDone = false;
+    const first = a.candidate(leases, "first", {
+      onStartedLeading: async (signal) => {
+        a.leaders.add("first");
+        a.log.push("first leads");
+        await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+        a.leaders.delete("first");
+        // Work guarded by the lease finishes after the signal; the release must wait for it.
+        await new Promise((r) => setTimeout(r, 20));
+        workDone = true;
+        a.log.push("first finished work");
+      },
+    });
+    await eventually(() => first.elector.state === "leader", 3000, "first leads");
+    const second = a.candidate(leases, "second");
+    // Still a candidate while the lease is held and renewed.
+    await eventually(() => leases.writes.length >= 3, 3000, "renewals");
+    expect(second.elector.state).toBe("candidate");
+
+    first.stop.abort();
+    await first.run;
+    expect(workDone).toBe(true);
+    const released = leases.writes.at(-1)!;
+    expect(released.spec).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(a.log).toEqual(["first leads", "first finished work", "first stopped"]);
+
+    // The released lease is free: the second takes it at its next try, well within the lease duration.
+    const releasedAt = Date.now();
+    await eventually(() => second.elector.state === "leader", 3000, "second leads");
+    expect(Date.now() - releasedAt).toBeLessThan(1000);
+    expect(leases.lease?.spec).toMatchObject({ holderIdentity: "second", leaseTransitions: 1 });
+    expect(first.elector.state).toBe("stopped");
+  });
+
+  it("aborts the leader's signal when it cannot renew, and the other candidate takes over only after that", async () => {
+    const leases = new FakeLeases();
+    const a = arena();
+    const first = a.candidate(leases, "first");
+    await eventually(() => first.elector.state === "leader", 3000, "first leads");
+    const second = a.candidate(leases, "second");
+    await eventually(() => leases.writes.length >= 3, 3000, "renewals");
+
+    first.view.partitioned = true;
+    await eventually(() => first.signal()?.aborted === true, 3000, "first's signal aborted");
+    await first.run;
+    expect(first.elector.state).toBe("stopped");
+    expect(a.log.slice(0, 3)).toEqual(["first leads", "first stops", "first stopped"]);
+
+    await eventually(() => second.elector.state === "leader", 5000, "second takes over");
+    expect(a.log.at(-1)).toBe("second leads");
+    expect(a.overlaps()).toBe(0);
+    expect(leases.lease?.spec).toMatchObject({ holderIdentity: "second", leaseTransitions: 1 });
+  });
+
+  it("does not take a lease that another holder keeps renewing", async () => {
+    const leases = new FakeLeases();
+    const a = arena();
+    a.candidate(leases, "holder");
+    await eventually(() => a.leaders.has("holder"), 3000, "holder leads");
+    const other = a.candidate(leases, "other");
+    // Several lease durations' worth of renewals later, the other is still waiting.
+    await eventually(() => leases.writes.length >= 25, 6000, "many renewals");
+    expect(other.elector.state).toBe("candidate");
+    expect(other.elector.leader()).toBe("holder");
+  });
+
+  it("rejects timings where the leader could act after others may take over", () => {
+    const base = {
+      leases: new FakeLeases().view(),
+      namespace: "ns",
+      name: "l",
+      identity: "me",
+      onStartedLeading: () => {},
+    };
+    expect(() => new LeaderElector({ ...base, leaseDuration: "10s", renewDeadline: "10s" })).toThrow(
+      /leaseDuration must be greater than renewDeadline/,
+    );
+    expect(() => new LeaderElector({ ...base, renewDeadline: "2s", retryPeriod: "2s" })).toThrow(/retryPeriod \* 1.2/);
+    expect(() => new LeaderElector({ ...base, identity: "" })).toThrow(/identity/);
+    // client-go's defaults are valid.
+    expect(new LeaderElector(base).state).toBe("idle");
+  });
+
+  it("leaves no timer behind once stopped, as candidate or as leader", async () => {
+    const timers = trackRuntimeTimers();
+    const leases = new FakeLeases();
+    const a = arena();
+    const leader = a.candidate(leases, "l");
+    await eventually(() => leader.elector.state === "leader", 3000, "leader");
+    const waiting = a.candidate(leases, "w");
+    await eventually(() => leases.writes.length >= 2, 3000, "a renewal");
+    expect(await timers.pending()).toBeGreaterThan(0);
+    leader.stop.abort();
+    waiting.stop.abort();
+    await Promise.all([leader.run, waiting.run]);
+    expect(await timers.pending()).toBe(0);
+    timers.stop();
+  });
+});
