@@ -98,6 +98,8 @@ export interface RecordedRequest {
   body: string;
   /** CN of the client certificate, if one was presented. */
   clientCn: string | undefined;
+  /** Resolves when the connection that carried this request is closed. */
+  socketClosed: Promise<void>;
 }
 
 export type Handler = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
@@ -145,7 +147,12 @@ export async function startTestServer(): Promise<TestServer> {
       req.on("end", () => {
         const url = new URL(req.url ?? "/", "https://x");
         const peer = (req.socket as TLSSocket).getPeerCertificate?.();
+        const socket = req.socket;
+        const socketClosed = socket.destroyed
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => socket.once("close", () => resolve()));
         const recorded: RecordedRequest = {
+          socketClosed,
           method: req.method ?? "",
           path: url.pathname,
           query: url.searchParams,
