@@ -4,8 +4,16 @@
  * `encoding/json.Marshal` of composite values (sorted map keys, HTML-safe escaping).
  *
  * Values here are JSON-decoded values. Go decodes JSON integers of custom objects into int64 and
- * everything else into float64; we treat a safe integer as int64 and any other number as float64.
+ * everything else into float64; we treat an integral number within int64's range as int64 and any other
+ * number as float64 (JavaScript cannot tell `2` from `2.0`, and integer literals are the common case).
  */
+
+const INT64_BOUND = 2 ** 63;
+
+/** Whether Go would hold this decoded JSON number as an int64. */
+export function isGoInt64(n: number): boolean {
+  return Number.isInteger(n) && n >= -INT64_BOUND && n < INT64_BOUND;
+}
 
 const NON_PRINTABLE = /[^\p{L}\p{M}\p{N}\p{P}\p{S} ]/u;
 const SHORT_ESCAPES: Record<string, string> = {
@@ -84,6 +92,15 @@ export function goFloatV(n: number): string {
   return fixedForm(n < 0, digits, point);
 }
 
+/** Go's strconv.FormatFloat(n, 'f', -1, 64): shortest digits, never an exponent. */
+export function goFloatF(n: number): string {
+  if (Number.isNaN(n)) return "NaN";
+  if (!Number.isFinite(n)) return n > 0 ? "+Inf" : "-Inf";
+  if (n === 0) return Object.is(n, -0) ? "-0" : "0";
+  const { digits, point } = shortestDigits(n);
+  return fixedForm(n < 0, digits, point);
+}
+
 /** How Go's encoding/json writes a float64: fixed unless |n| < 1e-6 or >= 1e21, exponent without padding. */
 function goJSONFloat(n: number): string {
   if (!Number.isFinite(n)) return "null"; // Go fails to marshal these; JSON has no spelling for them.
@@ -96,7 +113,7 @@ function goJSONFloat(n: number): string {
 
 /** Renders a number as Go's `%v` renders the int64 or float64 it decodes to. */
 export function goNumberV(n: number): string {
-  return Number.isSafeInteger(n) ? String(n) : goFloatV(n);
+  return isGoInt64(n) ? BigInt(n).toString() : goFloatV(n);
 }
 
 function goJSONString(s: string): string {
@@ -122,7 +139,7 @@ export function goJSON(value: unknown): string {
     case "string":
       return goJSONString(value);
     case "number":
-      return Number.isSafeInteger(value) ? String(value) : goJSONFloat(value);
+      return isGoInt64(value) ? BigInt(value).toString() : goJSONFloat(value);
     case "bigint":
       return value.toString();
     case "boolean":
