@@ -58,6 +58,8 @@ export class Transport {
   readonly #config: ClientConfig;
   readonly #baseHeaders: HeaderRecord;
   #closed = false;
+  #authSeen: HeaderRecord | undefined;
+  readonly #merged = new Map<string, HeaderRecord>();
 
   constructor(config: ClientConfig, opts: TransportOptions = {}) {
     this.#config = config;
@@ -79,11 +81,28 @@ export class Transport {
     this.#baseHeaders = { accept: "application/json", ...opts.headers };
   }
 
-  async #headers(req: TransportRequest): Promise<HeaderRecord> {
+  /**
+   * Request headers: base + credentials + content type. Merged objects are cached per content type and
+   * reused until the credentials hand out a different header object, so the hot path allocates none.
+   */
+  #headers(contentType: string | undefined): HeaderRecord | Promise<HeaderRecord> {
     const creds = this.#config.credentials.headers();
-    const auth = creds instanceof Promise ? await creds : creds;
-    const h: HeaderRecord = { ...this.#baseHeaders, ...auth };
-    if (req.contentType) h["content-type"] = req.contentType;
+    if (creds instanceof Promise) return creds.then((auth) => this.#merge(auth, contentType));
+    return this.#merge(creds, contentType);
+  }
+
+  #merge(auth: HeaderRecord, contentType: string | undefined): HeaderRecord {
+    if (auth !== this.#authSeen) {
+      this.#authSeen = auth;
+      this.#merged.clear();
+    }
+    const key = contentType ?? "";
+    let h = this.#merged.get(key);
+    if (h === undefined) {
+      h = { ...this.#baseHeaders, ...auth };
+      if (contentType) h["content-type"] = contentType;
+      this.#merged.set(key, h);
+    }
     return h;
   }
 
@@ -94,7 +113,7 @@ export class Transport {
     const res = await this.#pool.request({
       method: req.method as "GET",
       path: this.#prefix + req.path,
-      headers: await this.#headers(req),
+      headers: await this.#headers(req.contentType),
       body: req.body ?? null,
       signal: req.signal ?? null,
       headersTimeout: timeout,
@@ -110,7 +129,7 @@ export class Transport {
     const res = await this.#pool.request({
       method: req.method as "GET",
       path: this.#prefix + req.path,
-      headers: await this.#headers(req),
+      headers: await this.#headers(req.contentType),
       body: req.body ?? null,
       signal: req.signal ?? null,
       headersTimeout: req.timeoutMs ?? 0,

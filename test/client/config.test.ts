@@ -191,6 +191,36 @@ process.stdout.write(JSON.stringify({ apiVersion: "client.authentication.k8s.io/
     expect(readFileSync(counter, "utf8")).toBe("xx");
   });
 
+  it("sends the id-token of an oidc auth-provider user while it is valid", async () => {
+    const d = tmp();
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const idToken = `${b64({ alg: "none" })}.${b64({ exp: Math.floor(Date.now() / 1000) + 3600, sub: "alice" })}.sig`;
+    const path = join(d, "config");
+    writeFileSync(
+      path,
+      kubeconfig({
+        current: "test",
+        clusters: [{ name: "c", server: "https://x.example" }],
+        users: [
+          {
+            name: "u",
+            user: {
+              "auth-provider": {
+                name: "oidc",
+                config: { "id-token": idToken, "client-id": "k", "idp-issuer-url": "https://idp.example" },
+              },
+            },
+          },
+        ],
+        contexts: [{ name: "test", cluster: "c", user: "u" }],
+      }),
+    );
+    const config = loadClientConfig({ kubeconfig: path, env: {} });
+    await expect(config.credentials.headers()).resolves.toEqual({ authorization: `Bearer ${idToken}` });
+    // Cached: the second call is answered synchronously, without asking the plugin.
+    expect(config.credentials.headers()).toEqual({ authorization: `Bearer ${idToken}` });
+  });
+
   it("re-reads a kubeconfig tokenFile after the refresh period", async () => {
     const d = tmp();
     writeFileSync(join(d, "ca.crt"), server.pki.caPem);
