@@ -1,0 +1,158 @@
+/**
+ * Pruning of fields a structural schema does not know, as kube-apiserver does when it decodes a
+ * custom object (apiextensions-apiserver `pkg/apiserver/schema/pruning/algorithm.go`,
+ * `defaulting/prunenulls.go`, and the metadata round trip of customresource_handler.go).
+ *
+ * Expected flow (decode of a create/update body): `applyDefaults` (schema-default.ts) first, then
+ * `pruneUnknownFields`, then validation. The real server defaults during decoding and prunes after.
+ *
+ * Guarantees: mutates `obj` in place; returns the removed fields' paths, sorted, in the server's
+ * unknown-field form (`spec.foo`, `spec.items[0].bar`, `metadata.foo`) for `fieldValidation`
+ * warnings/errors (`unknown field "spec.foo"`).
+ * - `x-kubernetes-preserve-unknown-fields` keeps unknown fields at that node but still prunes inside
+ *   the properties it does specify.
+ * - The root and every `x-kubernetes-embedded-resource` keep `apiVersion`, `kind` and `metadata`;
+ *   `metadata` itself keeps only ObjectMeta's fields.
+ * - Non-nullable nulls without a default are removed (PruneNonNullableNullsWithoutDefaults).
+ */
+import type { JSONSchemaProps } from "./schema-types.ts";
+
+const META_FIELDS = new Set(["apiVersion", "kind", "metadata"]);
+
+/** The JSON fields of metav1.ObjectMeta; anything else in `metadata` is dropped when decoding. */
+const OBJECT_META_FIELDS = new Set([
+  "name",
+  "generateName",
+  "namespace",
+  "selfLink",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "labels",
+  "annotations",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
+]);
+
+type Json = Record<string, unknown>;
+
+function isMap(x: unknown): x is Json {
+  return x !== null && typeof x === "object" && !Array.isArray(x);
+}
+
+/** The structural view of additionalProperties: a schema, or present-without-schema (a boolean). */
+function additional(s: JSONSchemaProps): { schema: JSONSchemaProps | undefined } | undefined {
+  const ap = s.additionalProperties;
+  if (ap === undefined || ap === null) return undefined;
+  return { schema: typeof ap === "boolean" ? undefined : ap };
+}
+
+function itemsOf(s: JSONSchemaProps | undefined): JSONSchemaProps | undefined {
+  const items = s?.items;
+  return items && !Array.isArray(items) ? items : undefined;
+}
+
+class Pruner {
+  readonly unknown: string[] = [];
+
+  private join(parent: string, key: string): string {
+    return parent === "" ? key : `${parent}.${key}`;
+  }
+
+  prune(x: unknown, s: JSONSchemaProps | undefined, embedded: boolean, path: string): void {
+    if (s?.["x-kubernetes-preserve-unknown-fields"]) {
+      this.skipPrune(x, s, embedded, path);
+      return;
+    }
+    if (isMap(x)) {
+      if (s === undefined) {
+        for (const k of Object.keys(x)) {
+          this.unknown.push(this.join(path, k));
+          delete x[k];
+        }
+        return;
+      }
+      const isEmbedded = embedded || s["x-kubernetes-embedded-resource"] === true;
+      const ap = additional(s);
+      for (const k of Object.keys(x)) {
+        if (isEmbedded && META_FIELDS.has(k)) {
+          if (k === "metadata") this.pruneMetadata(x[k], this.join(path, k));
+          continue;
+        }
+        const prop = s.properties?.[k];
+        if (prop) this.prune(x[k], prop, false, this.join(path, k));
+        else if (ap) this.prune(x[k], ap.schema, false, this.join(path, k));
+        else {
+          if (!META_FIELDS.has(k) || path !== "") this.unknown.push(this.join(path, k));
+          delete x[k];
+        }
+      }
+    } else if (Array.isArray(x)) {
+      const items = s === undefined ? undefined : itemsOf(s);
+      x.forEach((v, i) => this.prune(v, items, false, `${path}[${i}]`));
+    }
+  }
+
+  private skipPrune(x: unknown, s: JSONSchemaProps, embedded: boolean, path: string): void {
+    if (isMap(x)) {
+      const ap = additional(s);
+      for (const k of Object.keys(x)) {
+        if ((embedded || s["x-kubernetes-embedded-resource"]) && META_FIELDS.has(k)) {
+          if (k === "metadata") this.pruneMetadata(x[k], this.join(path, k));
+          continue;
+        }
+        const prop = s.properties?.[k];
+        if (prop) this.prune(x[k], prop, false, this.join(path, k));
+        else if (ap) this.prune(x[k], ap.schema, false, this.join(path, k));
+      }
+    } else if (Array.isArray(x)) {
+      const items = itemsOf(s);
+      if (items) x.forEach((v, i) => this.skipPrune(v, items, false, `${path}[${i}]`));
+    }
+  }
+
+  /** The ObjectMeta round trip: fields ObjectMeta does not have are dropped. */
+  private pruneMetadata(meta: unknown, path: string): void {
+    if (!isMap(meta)) return;
+    for (const k of Object.keys(meta)) {
+      if (!OBJECT_META_FIELDS.has(k)) {
+        this.unknown.push(this.join(path, k));
+        delete meta[k];
+      }
+    }
+  }
+}
+
+function isNonNullableNonDefaultableNull(x: unknown, s: JSONSchemaProps | undefined): boolean {
+  return x === null && s !== undefined && s.nullable !== true && (s.default === undefined || s.default === null);
+}
+
+/** PruneNonNullableNullsWithoutDefaults: drops `null` map values whose schema is neither nullable nor defaulted. */
+export function pruneNonNullableNulls(x: unknown, s: JSONSchemaProps | undefined): void {
+  if (isMap(x)) {
+    for (const k of Object.keys(x)) {
+      const child = s === undefined ? undefined : (s.properties?.[k] ?? additional(s)?.schema);
+      if (isNonNullableNonDefaultableNull(x[k], child)) delete x[k];
+      else pruneNonNullableNulls(x[k], child);
+    }
+  } else if (Array.isArray(x)) {
+    const items = itemsOf(s);
+    for (const v of x) pruneNonNullableNulls(v, items);
+  }
+}
+
+/**
+ * Removes, in place, every field of the custom object `obj` its schema does not specify, then the
+ * non-nullable nulls without defaults. Returns the sorted paths of the removed unknown fields.
+ */
+export function pruneUnknownFields(schema: JSONSchemaProps | undefined, obj: unknown): string[] {
+  const pruner = new Pruner();
+  // The resource root is always treated as an embedded resource (PruneWithOptions isResourceRoot).
+  pruner.prune(obj, schema ?? {}, true, "");
+  pruneNonNullableNulls(obj, schema);
+  return pruner.unknown.sort();
+}
