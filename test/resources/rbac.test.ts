@@ -1,0 +1,155 @@
+import { Type } from "typebox";
+import { describe, expect, it } from "vitest";
+import { ConfigMap, Namespace, Pod } from "../../src/resources/builtins.ts";
+import { defineResource } from "../../src/resources/define-resource.ts";
+import { checkVerb, deriveRules, InvalidVerbError, needs, rbacManifests, type Verb } from "../../src/resources/rbac.ts";
+
+const ExchangeRate = defineResource({
+  group: "operators.example.com",
+  version: "v1",
+  kind: "ExchangeRate",
+  scope: "Namespaced",
+  spec: Type.Object({ currency: Type.String() }),
+  status: Type.Object({ rate: Type.Optional(Type.Number()) }),
+});
+
+/** What the seed exchangerates operator needs: its CRD, its kind, ConfigMaps it owns, Events. */
+const exchangeRateNeeds = [
+  ...needs.crdRegistration(),
+  ...needs.watch(ExchangeRate),
+  ...needs.writeStatus(ExchangeRate),
+  ...needs.own(ConfigMap),
+  ...needs.events(),
+  ...needs.leaderElection(),
+];
+
+describe("deriveRules", () => {
+  it("derives the exchangerates operator's rules, merged and sorted", () => {
+    expect(deriveRules(exchangeRateNeeds)).toEqual([
+      {
+        apiGroups: [""],
+        resources: ["configmaps"],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
+      { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions"],
+        verbs: ["get", "create", "update", "patch"],
+      },
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+      { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+      { apiGroups: ["operators.example.com"], resources: ["exchangerates"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["operators.example.com"], resources: ["exchangerates/status"], verbs: ["get", "update", "patch"] },
+    ]);
+  });
+
+  it("deduplicates repeated needs and unions the verbs of one resource", () => {
+    const rules = deriveRules([...needs.watch(Pod), ...needs.watch(Pod), ...needs.custom(Pod, ["delete", "get"])]);
+    expect(rules).toEqual([{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] }]);
+  });
+
+  it("merges resources of one group that need the same verbs into one rule", () => {
+    const rules = deriveRules([...needs.watch(Pod), ...needs.watch(ConfigMap), ...needs.watch(Namespace)]);
+    expect(rules).toEqual([
+      { apiGroups: [""], resources: ["configmaps", "namespaces", "pods"], verbs: ["get", "list", "watch"] },
+    ]);
+  });
+
+  it("lets * absorb the other verbs of a resource", () => {
+    expect(deriveRules([...needs.watch(Pod), ...needs.custom(Pod, ["*"])])).toEqual([
+      { apiGroups: [""], resources: ["pods"], verbs: ["*"] },
+    ]);
+  });
+
+  it("keeps rules restricted to resource names apart from unrestricted ones", () => {
+    const rules = deriveRules([
+      ...needs.custom(ConfigMap, ["get", "update"], { resourceNames: ["b", "a", "a"] }),
+      ...needs.watch(ConfigMap),
+    ]);
+    expect(rules).toEqual([
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "update"], resourceNames: ["a", "b"] },
+    ]);
+  });
+
+  it("grants finalizers for owner references with blockOwnerDeletion", () => {
+    expect(deriveRules(needs.ownerReferencesTo(ExchangeRate))).toEqual([
+      { apiGroups: ["operators.example.com"], resources: ["exchangerates/finalizers"], verbs: ["update"] },
+    ]);
+  });
+
+  it('makes the seed\'s verbs: ["create, patch"] impossible', () => {
+    const seedRule = { kind: ConfigMap, verbs: ["create, patch"] as unknown as Verb[] };
+    expect(() => deriveRules([seedRule])).toThrow(InvalidVerbError);
+    expect(() => deriveRules([seedRule])).toThrow(
+      'permission need for configmaps: verb "create, patch" is not a verb but several in one string; write them as separate entries: ["create","patch"]',
+    );
+  });
+
+  it("refuses unknown verbs and empty verb lists", () => {
+    expect(() => checkVerb("fetch", "here")).toThrow(
+      'here: unknown verb "fetch"; RBAC verbs are get, list, watch, create',
+    );
+    expect(() => checkVerb("GET", "here")).toThrow(InvalidVerbError);
+    expect(() => deriveRules([{ kind: Pod, verbs: [] }])).toThrow("permission need for pods: no verbs");
+  });
+});
+
+describe("rbacManifests", () => {
+  it("writes a ServiceAccount, ClusterRole and ClusterRoleBinding for a cluster-wide operator", () => {
+    const manifests = rbacManifests({ name: "exchangerates", namespace: "ops", needs: exchangeRateNeeds });
+    expect(manifests.map((m) => `${m.kind}/${m.metadata?.namespace ?? ""}/${m.metadata?.name}`)).toEqual([
+      "ServiceAccount/ops/exchangerates",
+      "ClusterRole//exchangerates",
+      "ClusterRoleBinding//exchangerates",
+    ]);
+    expect(manifests[1]).toMatchObject({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      rules: deriveRules(exchangeRateNeeds),
+    });
+    expect(manifests[2]).toEqual({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "exchangerates" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "exchangerates" },
+      subjects: [{ kind: "ServiceAccount", name: "exchangerates", namespace: "ops" }],
+    });
+  });
+
+  it("puts namespaced rules in Roles per namespace and cluster-scoped ones (CRDs) in a ClusterRole", () => {
+    const manifests = rbacManifests({
+      name: "er",
+      namespace: "ops",
+      needs: exchangeRateNeeds,
+      scope: "Namespace",
+      namespaces: ["team-a", "team-b"],
+      labels: { app: "er" },
+    });
+    expect(manifests.map((m) => `${m.kind}/${m.metadata?.namespace ?? ""}`)).toEqual([
+      "ServiceAccount/ops",
+      "Role/team-a",
+      "RoleBinding/team-a",
+      "Role/team-b",
+      "RoleBinding/team-b",
+      "ClusterRole/",
+      "ClusterRoleBinding/",
+    ]);
+    const role = manifests[1] as { rules: { resources: string[] }[] };
+    expect(role.rules.flatMap((r) => r.resources)).not.toContain("customresourcedefinitions");
+    const clusterRole = manifests[5] as { rules: unknown[] };
+    expect(clusterRole.rules).toEqual([
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions"],
+        verbs: ["get", "create", "update", "patch"],
+      },
+    ]);
+    expect(manifests.every((m) => m.metadata?.labels?.app === "er")).toBe(true);
+  });
+
+  it("writes no ClusterRole in namespace scope when nothing cluster-scoped is needed", () => {
+    const manifests = rbacManifests({ name: "x", namespace: "ops", needs: needs.own(ConfigMap), scope: "Namespace" });
+    expect(manifests.map((m) => m.kind)).toEqual(["ServiceAccount", "Role", "RoleBinding"]);
+  });
+});
