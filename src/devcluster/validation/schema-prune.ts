@@ -93,7 +93,7 @@ class Pruner {
       }
     } else if (Array.isArray(x)) {
       const items = s === undefined ? undefined : itemsOf(s);
-      x.forEach((v, i) => this.prune(v, items, false, `${path}[${i}]`));
+      for (let i = 0; i < x.length; i++) this.prune(x[i], items, false, `${path}[${i}]`);
     }
   }
 
@@ -111,7 +111,7 @@ class Pruner {
       }
     } else if (Array.isArray(x)) {
       const items = itemsOf(s);
-      if (items) x.forEach((v, i) => this.skipPrune(v, items, false, `${path}[${i}]`));
+      if (items) for (let i = 0; i < x.length; i++) this.skipPrune(x[i], items, false, `${path}[${i}]`);
     }
   }
 
