@@ -235,13 +235,17 @@ export class KubeClient {
 
   /**
    * One API call with rate limiting, retries (retry.ts), a 401 re-authentication and error mapping.
-   * Resolves with the parsed JSON body (undefined for an empty body); rejects with `ApiError` for a
-   * non-2xx answer.
+   * Resolves with the parsed JSON body (the text for a non-JSON content type, undefined for an empty
+   * body); rejects with `ApiError` for a non-2xx answer.
    */
   async request<R>(method: string, path: string, opts: RequestOptions = {}): Promise<R> {
-    const res = await this.#execute(method, path, opts, false);
-    const text = (res as TransportResponse).body;
-    return (text === "" ? undefined : JSON.parse(text)) as R;
+    const res = (await this.#execute(method, path, opts, false)) as TransportResponse;
+    const text = res.body;
+    if (text === "") return undefined as R;
+    // Non-resource endpoints (/healthz, /livez, /metrics) answer text; hand it back as is.
+    const type = headerValue(res.headers["content-type"]);
+    if (type !== undefined && !type.includes("json")) return text as R;
+    return JSON.parse(text) as R;
   }
 
   /** Opens a streaming GET (a watch); resolves once the server answered 200. */

@@ -179,6 +179,26 @@ describe("verbs on the wire", () => {
   });
 });
 
+describe("raw requests", () => {
+  it("request() parses JSON bodies and hands text bodies back as text", async () => {
+    server.on("GET", "/version", (_r, res) => json(res, 200, { major: "1", minor: "32" }));
+    server.on("GET", "/healthz", (_r, res) => {
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+      res.end("ok");
+    });
+    await expect(client.request("GET", "/version")).resolves.toEqual({ major: "1", minor: "32" });
+    await expect(client.request("GET", "/healthz")).resolves.toBe("ok");
+  });
+
+  it("request() encodes query parameters and leaves out undefined ones", async () => {
+    server.on("GET", "/api/v1/pods", (_r, res) => json(res, 200, { items: [] }));
+    await client.request("GET", "/api/v1/pods", {
+      query: { labelSelector: "a in (b,c)", limit: 5, continue: undefined },
+    });
+    expect(server.requests[0]!.query.toString()).toBe("labelSelector=a+in+%28b%2Cc%29&limit=5");
+  });
+});
+
 describe("namespace resolution", () => {
   it("prefers the call's namespace, then the object's, then the bound one", async () => {
     server.on("PUT", "/api/v1/namespaces/call/configmaps/a", (_r, res) => json(res, 200, {}));
