@@ -40,8 +40,9 @@
  * - Metadata-only mode is not a flag here: give a ListerWatcher whose list/watch return
  *   `PartialObjectMetadata` (the client's metadata view); the store then holds only metadata.
  */
+
+import { isGone } from "../client/errors.ts";
 import type { KubeObject, ListerWatcher, ObjectList, WatchEvent } from "../client/types.ts";
-import { isGone } from "./api-status.ts";
 import { type BackoffOptions, ExponentialBackoff } from "./backoff.ts";
 import { type CacheReader, type IndexFunc, objectKey, Store, type StoreOptions } from "./cache.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";

@@ -35,7 +35,7 @@
  *   act for a moment after another candidate took over, exactly as with client-go.
  */
 import type { Lease, LeaseSpec } from "kubernetes-types/coordination/v1.d.ts";
-import { isNotFound } from "./api-status.ts";
+import { isNotFound } from "../client/errors.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 import { type Duration, toMilliseconds } from "./duration.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";

@@ -4,6 +4,7 @@
  * 410s, dropped watches and injected errors. Watch streams end when their signal aborts.
  */
 import { createHook } from "node:async_hooks";
+import { ApiError } from "../../../src/client/errors.ts";
 import type {
   KubeObject,
   ListerWatcher,
@@ -15,12 +16,16 @@ import type {
 
 export type TestObject = KubeObject & { data?: Record<string, string> };
 
-export function apiError(code: number, message = `status ${code}`): Error {
-  const reason = code === 410 ? "Expired" : code === 404 ? "NotFound" : code === 409 ? "Conflict" : "InternalError";
-  return Object.assign(new Error(message), {
-    code,
-    status: { kind: "Status", status: "Failure", code, reason, message },
-  });
+/** The client's error for an API answer with `code`, as the real client throws it. */
+export function apiError(code: number, message = `status ${code}`): ApiError {
+  const reasons: Record<number, string> = {
+    404: "NotFound",
+    409: "Conflict",
+    410: "Expired",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+  };
+  return new ApiError({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason: reasons[code], message });
 }
 
 class FakeWatch<T extends KubeObject> implements AsyncIterable<WatchEvent<T>> {
