@@ -1,0 +1,47 @@
+import { parseArgs } from "node:util";
+import { startApiServer } from "../devcluster/index.ts";
+
+const USAGE = `Usage: capstan apiserver [--host 127.0.0.1] [--port 6443|0] [--kubeconfig .capstan/kubeconfig]
+
+Starts the embedded Kubernetes API server (HTTPS, its own CA, a random bearer token), writes a
+kubeconfig for it (mode 0600) and prints one line "ready <https-url> <kubeconfig-path>" once it
+accepts requests. Stops cleanly on SIGINT/SIGTERM.
+`;
+
+/** `capstan apiserver`: runs the embedded API server until SIGINT/SIGTERM. */
+export async function run(args: string[]): Promise<number> {
+  let values: { host?: string; port?: string; kubeconfig?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        host: { type: "string", default: "127.0.0.1" },
+        port: { type: "string", default: "6443" },
+        kubeconfig: { type: "string", default: ".capstan/kubeconfig" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    process.stderr.write(`capstan apiserver: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`capstan apiserver: --port must be an integer from 0 to 65535, got "${values.port}"\n`);
+    return 2;
+  }
+  const server = await startApiServer({ host: values.host, port, kubeconfigPath: values.kubeconfig });
+  process.stdout.write(`ready ${server.url} ${values.kubeconfig}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await server.stop();
+  return 0;
+}

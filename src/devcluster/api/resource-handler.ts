@@ -1,0 +1,333 @@
+/**
+ * The HTTP side of resource requests: decodes the URL and body into an ObjectStore call and encodes
+ * its answer (JSON or Table, status codes as k8s.io/apiserver/pkg/endpoints/handlers give them).
+ */
+import type { ServerResponse } from "node:http";
+import type { PatchTypes } from "../patch/patchers.ts";
+import type { ResourceRegistry } from "../registry/registry.ts";
+import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import { decodeObject, mediaType, readBody } from "../request/body.ts";
+import { type RequestContext, writeJson } from "../request/pipeline.ts";
+import type { DeleteOptions, ListQuery, ObjectStore, WriteTarget } from "../rest/object-store.ts";
+import { gr } from "../rest/object-store.ts";
+import { negotiate, type ResponseShape } from "./negotiation.ts";
+import { readScale, scaleOf, writeScale } from "./scale.ts";
+import { ApiError, badRequest, failure, methodNotSupported, resourceNotServed } from "./status.ts";
+import { toTable } from "./table.ts";
+import { serveWatch, type WatchTimers } from "./watch-handler.ts";
+
+export interface ResourceHandlerDeps {
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  patchTypes: PatchTypes;
+  watchTimers: WatchTimers;
+  /** Every open watch response, so that stop() can end them. */
+  openWatches: Set<ServerResponse>;
+}
+
+/** Handles one resource request (ctx.info.isResourceRequest). */
+export async function handleResourceRequest(ctx: RequestContext, deps: ResourceHandlerDeps): Promise<void> {
+  const { info, url } = ctx;
+  const served = deps.registry.get(info.apiGroup, info.apiVersion, info.resource);
+  if (!served) throw resourceNotServed();
+  // A cluster-scoped resource under /namespaces/x/ (other than namespaces themselves) is not served there.
+  if (!served.namespaced && info.namespace !== "" && served.plural !== "namespaces") throw resourceNotServed();
+  const namespace = served.namespaced ? info.namespace : "";
+  const name = served.plural === "namespaces" && info.name === "" && info.namespace !== "" ? info.namespace : info.name;
+  const subresource = info.subresource;
+  if (info.parts.length > 3) throw resourceNotServed();
+  const target = subresourceTarget(served, subresource);
+  const query = url.searchParams;
+  const store = deps.store;
+  const dryRun = query.getAll("dryRun").includes("All");
+
+  switch (info.verb) {
+    case "get": {
+      const shape = negotiate(ctx.req.headers.accept);
+      if (target === "scale")
+        return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, store.getObject(served, namespace, name))));
+      const data = store.get(served, namespace, name);
+      return sendObject(ctx.res, 200, served, data, shape, query);
+    }
+    case "list": {
+      if (subresource !== "") throw methodNotSupported(gr(served), "list");
+      const shape = negotiate(ctx.req.headers.accept);
+      const listQuery = listQueryOf(query);
+      const page = store.list(served, namespace, listQuery);
+      if (shape.as === "Table") {
+        const objects = page.items.map((d) => JSON.parse(d) as JsonObject);
+        const table = toTable(served, objects, page, {
+          includeObject: includeObjectOf(query),
+          apiVersion: shape.apiVersion,
+        });
+        return sendJson(ctx.res, 200, JSON.stringify(table));
+      }
+      return sendJson(ctx.res, 200, listJson(served, page));
+    }
+    case "watch": {
+      if (subresource !== "") throw methodNotSupported(gr(served), "watch");
+      const shape = negotiate(ctx.req.headers.accept);
+      const listQuery = listQueryOf(query);
+      if (info.name !== "") {
+        listQuery.fieldSelector = [`metadata.name=${info.name}`, listQuery.fieldSelector].filter(Boolean).join(",");
+      }
+      return serveWatch(ctx, served, namespace, listQuery, shape, includeObjectOf(query), deps);
+    }
+    case "create": {
+      if (subresource !== "" || info.name !== "") throw methodNotSupported(gr(served), "create");
+      const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
+      checkKind(served, obj);
+      const data = await store.create(served, namespace, obj, dryRun);
+      return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
+    }
+    case "update": {
+      const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
+      if (target === "scale") {
+        const data = await store.guaranteedUpdate(
+          served,
+          namespace,
+          name,
+          "main",
+          (current) => writeScale(served, current, obj),
+          dryRun,
+        );
+        return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
+      }
+      if (target === "main") checkKind(served, obj);
+      const data = await store.update(served, namespace, name, obj, target, dryRun);
+      return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
+    }
+    case "patch": {
+      const body = (await readBody(ctx.req)).toString("utf8");
+      const patcher = deps.patchTypes.resolve(mediaType(ctx.req.headers["content-type"]), served);
+      const context = { served, query };
+      if (target === "scale") {
+        const data = await store.guaranteedUpdate(
+          served,
+          namespace,
+          name,
+          "main",
+          (current) => {
+            const scale = patcher(readScale(served, current), body, context);
+            return writeScale(served, current, scale);
+          },
+          dryRun,
+        );
+        return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
+      }
+      const data = await store.guaranteedUpdate(
+        served,
+        namespace,
+        name,
+        target,
+        (current) => patcher(current, body, context),
+        dryRun,
+      );
+      return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
+    }
+    case "delete": {
+      if (subresource !== "") throw methodNotSupported(gr(served), "delete");
+      const options = await deleteOptionsOf(ctx, query);
+      const result = await store.delete(served, namespace, name, { ...options, dryRun });
+      // 202 only when not deleted yet and the client asked for orphanDependents=false (handlers/delete.go).
+      const code = !result.deleted && options.orphanDependents === false ? 202 : 200;
+      return sendJson(ctx.res, code, JSON.stringify(result.body));
+    }
+    case "deletecollection": {
+      if (subresource !== "") throw methodNotSupported(gr(served), "deletecollection");
+      const options = await deleteOptionsOf(ctx, query);
+      const list = await store.deleteCollection(served, namespace, listQueryOf(query), { ...options, dryRun });
+      return sendJson(ctx.res, 200, JSON.stringify(list));
+    }
+    default:
+      throw methodNotSupported(gr(served), info.verb);
+  }
+}
+
+function subresourceTarget(served: ServedResource, subresource: string): WriteTarget | "scale" {
+  if (subresource === "") return "main";
+  if (subresource === "status" && served.subresources.status) return "status";
+  if (subresource === "scale" && served.subresources.scale) return "scale";
+  if (subresource === "finalize" && served.plural === "namespaces" && served.group === "") return "finalize";
+  throw resourceNotServed();
+}
+
+function checkKind(served: ServedResource, obj: JsonObject): void {
+  if (obj.kind !== undefined && obj.kind !== "" && obj.kind !== served.kind) {
+    throw badRequest(
+      `Object kind "${obj.kind}" does not match the expected kind "${served.kind}" of ${groupVersion(served)}`,
+    );
+  }
+  if (obj.apiVersion !== undefined && obj.apiVersion !== "" && obj.apiVersion !== groupVersion(served)) {
+    throw badRequest(
+      `the API version in the data (${obj.apiVersion}) does not match the expected API version (${groupVersion(served)})`,
+    );
+  }
+}
+
+function listQueryOf(query: URLSearchParams): ListQuery {
+  const limitText = query.get("limit");
+  let limit: number | undefined;
+  if (limitText !== null && limitText !== "") {
+    if (!/^-?\d+$/.test(limitText)) throw badRequest(`strconv.ParseInt: parsing "${limitText}": invalid syntax`);
+    limit = Number(limitText);
+  }
+  const q: ListQuery = {
+    labelSelector: query.get("labelSelector") ?? undefined,
+    fieldSelector: query.get("fieldSelector") ?? undefined,
+    limit,
+    continue: query.get("continue") ?? undefined,
+    resourceVersion: query.get("resourceVersion") ?? undefined,
+    resourceVersionMatch: query.get("resourceVersionMatch") ?? undefined,
+  };
+  validateListQuery(q, query);
+  return q;
+}
+
+/** metainternalversion validation.ValidateListOptions: the combinations the real server refuses with 422. */
+function validateListQuery(q: ListQuery, query: URLSearchParams): void {
+  const isWatch = query.get("watch") === "true" || query.get("watch") === "1";
+  const errors: { field: string; message: string; reason: string }[] = [];
+  const match = q.resourceVersionMatch;
+  if (match) {
+    if (isWatch && query.get("sendInitialEvents") === null) {
+      errors.push({
+        field: "resourceVersionMatch",
+        reason: "FieldValueForbidden",
+        message: "Forbidden: resourceVersionMatch is forbidden for watch",
+      });
+    } else if (!q.resourceVersion) {
+      errors.push({
+        field: "resourceVersionMatch",
+        reason: "FieldValueForbidden",
+        message: "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+      });
+    } else if (q.continue) {
+      errors.push({
+        field: "resourceVersionMatch",
+        reason: "FieldValueForbidden",
+        message: "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+      });
+    } else if (match !== "Exact" && match !== "NotOlderThan") {
+      errors.push({
+        field: "resourceVersionMatch",
+        reason: "FieldValueNotSupported",
+        message: `Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`,
+      });
+    } else if (match === "Exact" && q.resourceVersion === "0") {
+      errors.push({
+        field: "resourceVersionMatch",
+        reason: "FieldValueForbidden",
+        message: 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+      });
+    }
+  }
+  if (errors.length === 0) return;
+  const message =
+    errors.length === 1
+      ? `${errors[0]!.field}: ${errors[0]!.message}`
+      : `[${errors.map((e) => `${e.field}: ${e.message}`).join(", ")}]`;
+  throw new ApiError(
+    failure(422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: ${message}`, {
+      group: "meta.k8s.io",
+      kind: "ListOptions",
+      causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field })),
+    }),
+  );
+}
+
+function includeObjectOf(query: URLSearchParams): "None" | "Metadata" | "Object" {
+  const value = query.get("includeObject");
+  return value === "None" || value === "Object" ? value : "Metadata";
+}
+
+async function deleteOptionsOf(ctx: RequestContext, query: URLSearchParams): Promise<DeleteOptions> {
+  const body = await readBody(ctx.req);
+  let options: DeleteOptions = {};
+  if (body.length > 0) {
+    const decoded = decodeObject(body, ctx.req.headers["content-type"]) as DeleteOptions & { kind?: string };
+    options = decoded;
+  }
+  const policy = query.get("propagationPolicy");
+  if (policy !== null) options.propagationPolicy = policy as DeleteOptions["propagationPolicy"];
+  const grace = query.get("gracePeriodSeconds");
+  if (grace !== null && grace !== "") options.gracePeriodSeconds = Number(grace);
+  const orphan = query.get("orphanDependents");
+  if (orphan !== null) options.orphanDependents = orphan === "true";
+  if (
+    options.propagationPolicy !== undefined &&
+    !["Orphan", "Background", "Foreground"].includes(options.propagationPolicy)
+  ) {
+    throw new ApiError(
+      failure(
+        422,
+        "Invalid",
+        `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`,
+        {
+          group: "meta.k8s.io",
+          kind: "DeleteOptions",
+          causes: [
+            {
+              reason: "FieldValueNotSupported",
+              message: `Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`,
+              field: "propagationPolicy",
+            },
+          ],
+        },
+      ),
+    );
+  }
+  if (options.propagationPolicy !== undefined && options.orphanDependents !== undefined) {
+    throw new ApiError(
+      failure(
+        422,
+        "Invalid",
+        `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "${options.propagationPolicy}": orphanDependents and deletionPropagation cannot be both set`,
+        {
+          group: "meta.k8s.io",
+          kind: "DeleteOptions",
+          causes: [
+            {
+              reason: "FieldValueInvalid",
+              message: `Invalid value: "${options.propagationPolicy}": orphanDependents and deletionPropagation cannot be both set`,
+              field: "propagationPolicy",
+            },
+          ],
+        },
+      ),
+    );
+  }
+  return options;
+}
+
+function listJson(
+  served: ServedResource,
+  page: { items: string[]; resourceVersion: string; continue?: string; remainingItemCount?: number },
+): string {
+  const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
+  if (page.continue) meta["continue"] = page.continue;
+  if (page.remainingItemCount !== undefined) meta["remainingItemCount"] = page.remainingItemCount;
+  // Items are already serialized: splice them in rather than parse and re-serialize (the list fast path).
+  return `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(groupVersion(served))},"metadata":${JSON.stringify(meta)},"items":[${page.items.join(",")}]}`;
+}
+
+function sendObject(
+  res: ServerResponse,
+  code: number,
+  served: ServedResource,
+  data: string,
+  shape: ResponseShape,
+  query: URLSearchParams,
+): void {
+  if (shape.as === "Table") {
+    const obj = JSON.parse(data) as JsonObject;
+    const table = toTable(served, [obj], {}, { includeObject: includeObjectOf(query), apiVersion: shape.apiVersion });
+    sendJson(res, code, JSON.stringify(table));
+    return;
+  }
+  sendJson(res, code, data);
+}
+
+function sendJson(res: ServerResponse, code: number, body: string): void {
+  writeJson(res, code, body);
+}

@@ -1,0 +1,151 @@
+/**
+ * Watch responses: newline-delimited JSON events over a chunked HTTP response, with bookmarks and a
+ * server-side timeout, as k8s.io/apiserver/pkg/endpoints/handlers/watch.go serves them.
+ *
+ * ## Expected flow
+ * Headers go out at once (clients treat the 200 as "watch established"), then the ObjectStore's
+ * events (initial ADDED events first when no resourceVersion was given), then BOOKMARKs every
+ * `bookmarkIntervalMs` when asked for. The watch ends at timeoutSeconds, when the client goes, when the
+ * server stops, or after an ERROR event (410 Expired).
+ *
+ * ## Guarantees
+ * - Events reach the client in resourceVersion order; a bookmark's resourceVersion is never ahead of an
+ *   event not yet written to this client.
+ * - Every timer and subscription is released when the response closes, whatever closed it.
+ */
+import type { ServerResponse } from "node:http";
+import type { Status } from "kubernetes-types/meta/v1.d.ts";
+import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import type { RequestContext } from "../request/pipeline.ts";
+import type { ListQuery, ObjectStore } from "../rest/object-store.ts";
+import type { ResponseShape } from "./negotiation.ts";
+import { badRequest } from "./status.ts";
+import { type IncludeObject, toTable } from "./table.ts";
+
+export interface WatchTimers {
+  /** How often a watch with allowWatchBookmarks gets a BOOKMARK. */
+  bookmarkIntervalMs: number;
+  /** The timeout of a watch that sent no timeoutSeconds. */
+  defaultTimeoutMs(): number;
+}
+
+/**
+ * Why a minute: kube-apiserver's cacher sends each bookmark-enabled watcher a bookmark about once a
+ * minute (and shortly before its timeout) — often enough that a reconnecting informer resumes from a
+ * recent version, rarely enough to cost nothing.
+ */
+export const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;
+
+/** Why 30-60 minutes: kube-apiserver's --min-request-timeout (1800 s) times a random factor in [1, 2), spreading reconnects. */
+export function defaultWatchTimeoutMs(): number {
+  return 1_800_000 * (1 + Math.random());
+}
+
+/**
+ * Why 16 MiB: a watcher that stops reading while events keep coming would buffer without bound; the real
+ * cacher terminates watchers whose buffers fill. 16 MiB is thousands of ordinary objects behind.
+ */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+interface WatchDeps {
+  store: ObjectStore;
+  watchTimers: WatchTimers;
+  openWatches: Set<ServerResponse>;
+}
+
+export function serveWatch(
+  ctx: RequestContext,
+  served: ServedResource,
+  namespace: string,
+  query: ListQuery,
+  shape: ResponseShape,
+  includeObject: IncludeObject,
+  deps: WatchDeps,
+): Promise<void> {
+  const params = ctx.url.searchParams;
+  const timeoutText = params.get("timeoutSeconds");
+  let timeoutMs = deps.watchTimers.defaultTimeoutMs();
+  if (timeoutText !== null && timeoutText !== "") {
+    if (!/^\d+$/.test(timeoutText)) throw badRequest(`strconv.ParseInt: parsing "${timeoutText}": invalid syntax`);
+    timeoutMs = Number(timeoutText) * 1000;
+  }
+  const bookmarks = params.get("allowWatchBookmarks") === "true" || params.get("allowWatchBookmarks") === "1";
+  const sendInitialText = params.get("sendInitialEvents");
+  const sendInitialEvents =
+    sendInitialText === null ? undefined : sendInitialText === "true" || sendInitialText === "1";
+
+  const res = ctx.res;
+  res.writeHead(200, {
+    "Content-Type": "application/json",
+    "Cache-Control": "no-cache, private",
+    "Transfer-Encoding": "chunked",
+  });
+  res.flushHeaders();
+  deps.openWatches.add(res);
+
+  let tableHeadersSent = false;
+  const encode = (object: string): string => {
+    if (shape.as !== "Table") return object;
+    const obj = JSON.parse(object) as JsonObject;
+    const table = toTable(
+      served,
+      [obj],
+      {},
+      { includeObject, apiVersion: shape.apiVersion, noHeaders: tableHeadersSent },
+    );
+    tableHeadersSent = true;
+    return JSON.stringify(table);
+  };
+
+  return new Promise<void>((resolve) => {
+    let closed = false;
+    let stopWatch: () => void = () => {};
+    const timers: NodeJS.Timeout[] = [];
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      stopWatch();
+      for (const t of timers) clearTimeout(t);
+      deps.openWatches.delete(res);
+      if (!res.writableEnded) res.end();
+      resolve();
+    };
+    const write = (line: string) => {
+      if (closed) return;
+      res.write(line);
+      if (res.writableLength > MAX_BUFFERED_BYTES) close();
+    };
+    res.on("close", close);
+    ctx.signal.addEventListener("abort", close, { once: true });
+
+    const bookmark = (annotations?: Record<string, string>) => {
+      const metadata: Record<string, unknown> = { resourceVersion: String(deps.store.storage.currentRevision()) };
+      if (annotations) metadata["annotations"] = annotations;
+      write(
+        `{"type":"BOOKMARK","object":${JSON.stringify({ kind: served.kind, apiVersion: groupVersion(served), metadata })}}\n`,
+      );
+    };
+
+    stopWatch = deps.store.watch(
+      served,
+      namespace,
+      query,
+      {
+        event: (type, object) => write(`{"type":"${type}","object":${encode(object)}}\n`),
+        error: (status: Status) => {
+          write(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
+          close();
+        },
+      },
+      sendInitialEvents,
+    );
+    if (closed) return;
+    // WatchList (sendInitialEvents=true): a bookmark marks the end of the initial state.
+    if (sendInitialEvents && bookmarks) bookmark({ "k8s.io/initial-events-end": "true" });
+    if (bookmarks) {
+      const interval = setInterval(() => bookmark(), deps.watchTimers.bookmarkIntervalMs);
+      timers.push(interval);
+    }
+    timers.push(setTimeout(close, timeoutMs));
+  });
+}

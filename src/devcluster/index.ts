@@ -1,0 +1,18 @@
+/**
+ * The embedded Kubernetes API server (devcluster). Start one with {@link startApiServer}; it serves
+ * HTTPS with its own CA, answers real kubectl, and stops cleanly.
+ */
+
+export type { ClusterChange, ResourceRef } from "./in-process-api.ts";
+export { InProcessApi } from "./in-process-api.ts";
+export { ResourceRegistry } from "./registry/registry.ts";
+export type { ServedResource } from "./registry/served-resource.ts";
+export type {
+  ApiServer,
+  ApiServerOptions,
+  NonResourceHandler,
+  PluginContext,
+  ServerInternals,
+  ServerPlugin,
+} from "./server.ts";
+export { startApiServer } from "./server.ts";

@@ -1,0 +1,360 @@
+/**
+ * The built-in kinds the devcluster serves, each with its per-kind behaviour (scope, generation,
+ * subresources, short names, field selectors, defaulting), as kube-apiserver's registries define them
+ * in pkg/registry/<group>/<kind>/strategy.go.
+ */
+import { ALL_VERBS, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
+
+type Spec = Partial<ServedResource> & Pick<ServedResource, "group" | "version" | "kind" | "plural" | "namespaced">;
+
+function served(spec: Spec): ServedResource {
+  return {
+    listKind: `${spec.kind}List`,
+    singular: spec.kind.toLowerCase(),
+    shortNames: [],
+    categories: [],
+    verbs: ALL_VERBS,
+    subresources: {},
+    generation: "none",
+    ...spec,
+  };
+}
+
+/** Reads a dotted path (`spec.nodeName`) as a field-selector string value. */
+function path(dotted: string): FieldGetter {
+  const parts = dotted.split(".");
+  return (obj) => {
+    let value: unknown = obj;
+    for (const part of parts) {
+      if (value === null || typeof value !== "object") return undefined;
+      value = (value as Record<string, unknown>)[part];
+    }
+    if (value === undefined || value === null) return "";
+    return typeof value === "string" ? value : String(value);
+  };
+}
+
+function fields(...paths: string[]): Record<string, FieldGetter> {
+  return Object.fromEntries(paths.map((p) => [p, path(p)]));
+}
+
+function record(obj: JsonObject, key: string): Record<string, unknown> {
+  const value = obj[key];
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  const fresh: Record<string, unknown> = {};
+  obj[key] = fresh;
+  return fresh;
+}
+
+/** Pod defaults the real server fills (pkg/apis/core/v1/defaults.go) that clients and kubectl rely on. */
+function defaultPod(pod: JsonObject): void {
+  const spec = record(pod, "spec");
+  spec["restartPolicy"] ??= "Always";
+  spec["terminationGracePeriodSeconds"] ??= 30;
+  spec["dnsPolicy"] ??= "ClusterFirst";
+  spec["schedulerName"] ??= "default-scheduler";
+  spec["securityContext"] ??= {};
+  spec["enableServiceLinks"] ??= true;
+  spec["preemptionPolicy"] ??= "PreemptLowerPriority";
+  spec["priority"] ??= 0;
+  if (Array.isArray(spec["containers"])) {
+    for (const c of spec["containers"] as Record<string, unknown>[]) {
+      if (c === null || typeof c !== "object") continue;
+      c["terminationMessagePath"] ??= "/dev/termination-log";
+      c["terminationMessagePolicy"] ??= "File";
+      c["resources"] ??= {};
+      const image = typeof c["image"] === "string" ? c["image"] : "";
+      c["imagePullPolicy"] ??= image.endsWith(":latest") || !/:[^/]+$/.test(image) ? "Always" : "IfNotPresent";
+    }
+  }
+  const status = record(pod, "status");
+  status["phase"] ??= "Pending";
+  status["qosClass"] ??= "BestEffort";
+}
+
+/** Pods: graceful deletion only for pods bound to a node that have not finished (pod strategy CheckGracefulDelete). */
+function podGracePeriod(pod: JsonObject, requested: number | undefined): number {
+  const spec = (pod["spec"] ?? {}) as Record<string, unknown>;
+  const status = (pod["status"] ?? {}) as Record<string, unknown>;
+  if (!spec["nodeName"]) return 0;
+  if (status["phase"] === "Failed" || status["phase"] === "Succeeded") return 0;
+  if (requested !== undefined) return requested;
+  const fromSpec = spec["terminationGracePeriodSeconds"];
+  return typeof fromSpec === "number" ? fromSpec : 30;
+}
+
+function defaultNamespace(ns: JsonObject): void {
+  const spec = record(ns, "spec");
+  spec["finalizers"] ??= ["kubernetes"];
+  const status = record(ns, "status");
+  status["phase"] = "Active";
+  const meta = record(ns, "metadata");
+  const labels = record(meta, "labels");
+  // NamespaceDefaultLabelName: kube-apiserver labels every namespace with its own name.
+  if (typeof meta["name"] === "string") labels["kubernetes.io/metadata.name"] = meta["name"];
+}
+
+function defaultService(svc: JsonObject): void {
+  const spec = record(svc, "spec");
+  spec["type"] ??= "ClusterIP";
+  spec["sessionAffinity"] ??= "None";
+  spec["internalTrafficPolicy"] ??= "Cluster";
+  spec["ipFamilyPolicy"] ??= "SingleStack";
+  spec["ipFamilies"] ??= ["IPv4"];
+  if (Array.isArray(spec["ports"])) {
+    for (const p of spec["ports"] as Record<string, unknown>[]) {
+      if (p === null || typeof p !== "object") continue;
+      p["protocol"] ??= "TCP";
+      p["targetPort"] ??= p["port"];
+    }
+  }
+  record(svc, "status")["loadBalancer"] ??= {};
+}
+
+function defaultDeployment(deploy: JsonObject): void {
+  const spec = record(deploy, "spec");
+  spec["replicas"] ??= 1;
+  spec["revisionHistoryLimit"] ??= 10;
+  spec["progressDeadlineSeconds"] ??= 600;
+  const strategy = record(spec, "strategy");
+  strategy["type"] ??= "RollingUpdate";
+  if (strategy["type"] === "RollingUpdate") {
+    const rolling = record(strategy, "rollingUpdate");
+    rolling["maxUnavailable"] ??= "25%";
+    rolling["maxSurge"] ??= "25%";
+  }
+  const template = record(spec, "template");
+  if (template["spec"] && typeof template["spec"] === "object") defaultPodTemplate(template);
+}
+
+function defaultReplicaSet(rs: JsonObject): void {
+  const spec = record(rs, "spec");
+  spec["replicas"] ??= 1;
+  const template = record(spec, "template");
+  if (template["spec"] && typeof template["spec"] === "object") defaultPodTemplate(template);
+}
+
+function defaultPodTemplate(template: Record<string, unknown>): void {
+  const pod = { spec: template["spec"] } as JsonObject;
+  defaultPod(pod);
+  template["spec"] = pod["spec"];
+}
+
+const EVENT_FIELDS = fields(
+  "involvedObject.kind",
+  "involvedObject.namespace",
+  "involvedObject.name",
+  "involvedObject.uid",
+  "involvedObject.apiVersion",
+  "involvedObject.resourceVersion",
+  "involvedObject.fieldPath",
+  "reason",
+  "reportingComponent",
+  "source",
+  "type",
+);
+
+/** The built-in kinds, in the order discovery lists them. */
+export function builtinResources(): ServedResource[] {
+  return [
+    served({
+      group: "",
+      version: "v1",
+      kind: "Namespace",
+      plural: "namespaces",
+      namespaced: false,
+      shortNames: ["ns"],
+      subresources: { status: true },
+      fieldSelectors: fields("status.phase"),
+      defaultOnCreate: defaultNamespace,
+      returnDeletedObject: true,
+      deletion: {
+        // spec.finalizers holds a namespace until the namespace controller has emptied it and calls /finalize.
+        holds: (ns) => {
+          const spec = ns["spec"] as { finalizers?: unknown[] } | undefined;
+          return Array.isArray(spec?.finalizers) && spec.finalizers.length > 0;
+        },
+        markTerminating: (ns) => {
+          record(ns, "status")["phase"] = "Terminating";
+        },
+      },
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "Pod",
+      plural: "pods",
+      namespaced: true,
+      shortNames: ["po"],
+      categories: ["all"],
+      subresources: { status: true },
+      fieldSelectors: fields(
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+      ),
+      defaultOnCreate: defaultPod,
+      returnDeletedObject: true,
+      gracePeriod: podGracePeriod,
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "Node",
+      plural: "nodes",
+      namespaced: false,
+      shortNames: ["no"],
+      subresources: { status: true },
+      keepStatusOnCreate: true,
+      fieldSelectors: fields("spec.unschedulable"),
+    }),
+    served({ group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true, shortNames: ["cm"] }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "Secret",
+      plural: "secrets",
+      namespaced: true,
+      fieldSelectors: fields("type"),
+      defaultOnCreate: (s) => {
+        s["type"] ??= "Opaque";
+      },
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "Service",
+      plural: "services",
+      namespaced: true,
+      shortNames: ["svc"],
+      categories: ["all"],
+      subresources: { status: true },
+      fieldSelectors: fields("spec.clusterIP", "spec.type"),
+      defaultOnCreate: defaultService,
+      returnDeletedObject: true,
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "ServiceAccount",
+      plural: "serviceaccounts",
+      namespaced: true,
+      shortNames: ["sa"],
+      returnDeletedObject: true,
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "Event",
+      plural: "events",
+      namespaced: true,
+      shortNames: ["ev"],
+      fieldSelectors: EVENT_FIELDS,
+    }),
+    served({
+      group: "events.k8s.io",
+      version: "v1",
+      kind: "Event",
+      plural: "events",
+      namespaced: true,
+      shortNames: ["ev"],
+      fieldSelectors: fields(
+        "regarding.kind",
+        "regarding.namespace",
+        "regarding.name",
+        "regarding.uid",
+        "reason",
+        "reportingController",
+        "type",
+      ),
+    }),
+    served({
+      group: "apps",
+      version: "v1",
+      kind: "Deployment",
+      plural: "deployments",
+      namespaced: true,
+      shortNames: ["deploy"],
+      categories: ["all"],
+      subresources: {
+        status: true,
+        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" },
+      },
+      generation: "spec-and-annotations",
+      defaultOnCreate: defaultDeployment,
+    }),
+    served({
+      group: "apps",
+      version: "v1",
+      kind: "ReplicaSet",
+      plural: "replicasets",
+      namespaced: true,
+      shortNames: ["rs"],
+      categories: ["all"],
+      subresources: {
+        status: true,
+        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" },
+      },
+      generation: "spec",
+      defaultOnCreate: defaultReplicaSet,
+    }),
+    served({ group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true }),
+    served({ group: "rbac.authorization.k8s.io", version: "v1", kind: "Role", plural: "roles", namespaced: true }),
+    served({
+      group: "rbac.authorization.k8s.io",
+      version: "v1",
+      kind: "RoleBinding",
+      plural: "rolebindings",
+      namespaced: true,
+    }),
+    served({
+      group: "rbac.authorization.k8s.io",
+      version: "v1",
+      kind: "ClusterRole",
+      plural: "clusterroles",
+      namespaced: false,
+    }),
+    served({
+      group: "rbac.authorization.k8s.io",
+      version: "v1",
+      kind: "ClusterRoleBinding",
+      plural: "clusterrolebindings",
+      namespaced: false,
+    }),
+    served({
+      group: "apiextensions.k8s.io",
+      version: "v1",
+      kind: "CustomResourceDefinition",
+      plural: "customresourcedefinitions",
+      namespaced: false,
+      shortNames: ["crd", "crds"],
+      categories: ["api-extensions"],
+      subresources: { status: true },
+      generation: "spec",
+    }),
+    served({
+      group: "admissionregistration.k8s.io",
+      version: "v1",
+      kind: "ValidatingWebhookConfiguration",
+      plural: "validatingwebhookconfigurations",
+      namespaced: false,
+      categories: ["api-extensions"],
+      // Their content is `webhooks`, not `spec`: any change outside metadata bumps generation.
+      generation: "all-but-metadata-and-status",
+    }),
+    served({
+      group: "admissionregistration.k8s.io",
+      version: "v1",
+      kind: "MutatingWebhookConfiguration",
+      plural: "mutatingwebhookconfigurations",
+      namespaced: false,
+      categories: ["api-extensions"],
+      generation: "all-but-metadata-and-status",
+    }),
+  ];
+}

@@ -1,0 +1,109 @@
+/**
+ * The descriptor of one served resource (one group/version/plural): what discovery shows about it
+ * and every per-kind behaviour the generic REST layer asks of it. Built-in kinds are described in
+ * builtins.ts; CRD-backed ones are made from their CRD by the CRD lifecycle controller.
+ */
+
+/** A Kubernetes object as parsed JSON. The REST layer only relies on `metadata`. */
+export type JsonObject = Record<string, unknown> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Record<string, unknown>;
+};
+
+/** The scale subresource's paths, as in a CRD's `subresources.scale`. */
+export interface ScaleSubresource {
+  /** JSON path of the desired replicas, e.g. `.spec.replicas`. */
+  specReplicasPath: string;
+  /** JSON path of the observed replicas, e.g. `.status.replicas`. */
+  statusReplicasPath: string;
+  /** JSON path of the serialized label selector, e.g. `.status.selector`. */
+  labelSelectorPath?: string;
+}
+
+/** A CRD additionalPrinterColumn (also used by built-in Table output). */
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+  jsonPath: string;
+}
+
+/** How `metadata.generation` behaves for a kind. */
+export type GenerationPolicy =
+  /** No generation (ConfigMaps, Pods in 1.32, RBAC...): the field is left as the client sent it on create, kept on update. */
+  | "none"
+  /** Starts at 1 and increments when `spec` changes (ReplicaSets, webhook configurations, CRDs). */
+  | "spec"
+  /** Starts at 1 and increments when `spec` or `metadata.annotations` change (Deployments: rollbacks ride on annotations). */
+  | "spec-and-annotations"
+  /** Starts at 1 and increments on any change outside `metadata` and `status` (custom resources). */
+  | "all-but-metadata-and-status";
+
+/** A field selector key a kind supports beyond `metadata.name`/`metadata.namespace`, and how to read it. */
+export type FieldGetter = (obj: JsonObject) => string | undefined;
+
+/**
+ * One served resource. Everything a generic handler needs to know about a kind lives here, so that
+ * adding a kind (or a CRD version) is adding a descriptor.
+ */
+export interface ServedResource {
+  /** API group, `""` for core. */
+  group: string;
+  version: string;
+  kind: string;
+  listKind: string;
+  /** Lower-case plural, the URL segment. */
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  /** Verbs shown in discovery (and allowed on the resource). */
+  verbs: string[];
+  subresources: { status?: boolean; scale?: ScaleSubresource };
+  generation: GenerationPolicy;
+  /** Extra field-selector keys (e.g. pods `spec.nodeName`). `metadata.name`/`metadata.namespace` always work. */
+  fieldSelectors?: Record<string, FieldGetter>;
+  /** Defaulting applied to a new object before it is stored (pod phase, namespace finalizers...). */
+  defaultOnCreate?: (obj: JsonObject) => void;
+  /** Delete answers with the deleted object instead of a Success Status (pods, serviceaccounts...). */
+  returnDeletedObject?: boolean;
+  /**
+   * Graceful deletion (pods): the grace period to wait before the object really goes, or 0 to delete now.
+   * Kinds without it delete immediately (when no finalizer holds them).
+   */
+  gracePeriod?: (obj: JsonObject, requested: number | undefined) => number;
+  /** Kinds whose create keeps a client-sent status although they have a status subresource (nodes). */
+  keepStatusOnCreate?: boolean;
+  /** Deletion beyond metadata.finalizers (namespaces: spec.finalizers and the Terminating phase). */
+  deletion?: {
+    /** True while something other than metadata.finalizers keeps a deleted object. */
+    holds(obj: JsonObject): boolean;
+    /** Applied when deletion starts (sets the Terminating phase). */
+    markTerminating(obj: JsonObject): void;
+  };
+  /** Storage bucket shared by all versions of one resource: `group/plural` unless set. */
+  storageBucket?: string;
+  /** CRD-backed resources: the additionalPrinterColumns of this version. */
+  printerColumns?: PrinterColumn[];
+  /** CRD-backed resources: the structural openAPIV3Schema of this version. */
+  schema?: unknown;
+  /** True for CRD-backed resources (validation, pruning, 415 for strategic merge). */
+  custom?: boolean;
+}
+
+/** The verbs of an ordinary read-write resource. */
+export const ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+/** `group/version`, or `version` for the core group. */
+export function groupVersion(served: Pick<ServedResource, "group" | "version">): string {
+  return served.group === "" ? served.version : `${served.group}/${served.version}`;
+}
+
+/** The storage bucket of a served resource. */
+export function bucketOf(served: ServedResource): string {
+  return served.storageBucket ?? `${served.group}/${served.plural}`;
+}

@@ -1,0 +1,53 @@
+/**
+ * Bearer-token authentication: the kubeconfig's token maps to the cluster admin; anything else is 401.
+ * Part 2 adds ServiceAccount tokens (TokenRequest) by registering more tokens here.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { unauthorized } from "../api/status.ts";
+import type { Stage, UserInfo } from "./pipeline.ts";
+
+/** The identity the admin token stands for (kubeadm's admin user is in system:masters). */
+export const ADMIN_USER: UserInfo = { username: "capstan-admin", groups: ["system:masters", "system:authenticated"] };
+
+/** Paths anyone may read without a token, as kube-apiserver's default system:public-info-viewer allows. */
+const PUBLIC_PATHS = new Set(["/healthz", "/livez", "/readyz", "/version"]);
+
+/** Token -> user. */
+export class TokenAuthenticator {
+  private readonly tokens = new Map<string, UserInfo>();
+
+  add(token: string, user: UserInfo): void {
+    this.tokens.set(token, user);
+  }
+
+  remove(token: string): void {
+    this.tokens.delete(token);
+  }
+
+  authenticate(token: string): UserInfo | undefined {
+    for (const [known, user] of this.tokens) {
+      const a = Buffer.from(known);
+      const b = Buffer.from(token);
+      if (a.length === b.length && timingSafeEqual(a, b)) return user;
+    }
+    return undefined;
+  }
+}
+
+/** The authentication stage: sets `ctx.user` or answers 401. */
+export function authenticationStage(authenticator: TokenAuthenticator): Stage {
+  return async (ctx, next) => {
+    const header = ctx.req.headers.authorization ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const user = match ? authenticator.authenticate(match[1]!) : undefined;
+    if (!user) {
+      if (!match && PUBLIC_PATHS.has(ctx.url.pathname)) {
+        ctx.user = { username: "system:anonymous", groups: ["system:unauthenticated"] };
+        return next();
+      }
+      throw unauthorized();
+    }
+    ctx.user = user;
+    return next();
+  };
+}

@@ -1,0 +1,824 @@
+/**
+ * The generic registry of the devcluster: every verb's semantics over the revisioned storage, for any
+ * served resource, as k8s.io/apiserver/pkg/registry/generic/registry/store.go and the per-kind strategies
+ * give them. The HTTP handlers and the in-process API both call it, so a controller written against the
+ * in-process API sees exactly what an HTTP client sees.
+ *
+ * ## Expected flow
+ * Writes read the current stored object, compute the next one (metadata rules, strategy, status/spec
+ * split, generation), validate it, and commit it with a compare-and-swap on the revision read. Patches
+ * retry that loop when another writer got in between (GuaranteedUpdate), unless the client pinned a
+ * resourceVersion.
+ *
+ * ## Guarantees
+ * - An update carrying a stale `metadata.resourceVersion` fails with 409 Conflict; no write is lost.
+ * - A write that changes nothing does not commit (no new resourceVersion, no watch event), as etcd3's
+ *   GuaranteedUpdate skips identical bytes.
+ * - Deleting an object with finalizers marks it (deletionTimestamp) and keeps it; the update that removes
+ *   its last finalizer deletes it.
+ *
+ * ## Assumptions
+ * - Objects are stored serialized (see storage.ts); every read that needs fields parses once.
+ *
+ * ## Caveats
+ * - Validation is metadata plus, for custom resources, the CRD schema; built-in kinds' spec validation is
+ *   not emulated (documented in docs/limitations.md).
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { ObjectMeta, Status } from "kubernetes-types/meta/v1.d.ts";
+import {
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  expired,
+  failure,
+  forbidden,
+  type GroupResource,
+  notFound,
+  OPTIMISTIC_LOCK_ERROR_MSG,
+  success,
+} from "../api/status.ts";
+import { bucketOf, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import type { Change, Storage, StoredObject } from "../storage/storage.ts";
+import { StorageError } from "../storage/storage.ts";
+import { type FieldError, invalidStatus } from "../validation/field-errors.ts";
+import {
+  prepareObjectMetaForUpdate,
+  validateObjectMeta,
+  validateObjectMetaUpdateCommon,
+} from "../validation/object-meta.ts";
+import { decodeContinue, encodeContinue } from "./continue-token.ts";
+import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field-selector.ts";
+import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
+import { jsonEqual } from "./semantic-equal.ts";
+
+/** ObjectMeta as the server writes it: the fields kubernetes-types marks readonly are the server's to set. */
+type MutableMeta = { -readonly [K in keyof ObjectMeta]: ObjectMeta[K] } & Record<string, unknown>;
+
+/** Query of a list or watch, as the URL carries it. */
+export interface ListQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+/** One page of a list: serialized items plus the list metadata. */
+export interface ListPage {
+  items: string[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: "Orphan" | "Background" | "Foreground";
+  orphanDependents?: boolean;
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+/** The outcome of a delete: the body the server answers with and whether the object is gone. */
+export interface DeleteResult {
+  deleted: boolean;
+  body: JsonObject | Status;
+}
+
+/** What a watch hands its consumer: events with the object serialized, or one terminal error. */
+export interface WatchSink {
+  event(type: "ADDED" | "MODIFIED" | "DELETED", object: string): void;
+  /** The watch cannot continue (410 and such); the consumer sends an ERROR event and closes. */
+  error(status: Status): void;
+}
+
+/** Which part of the object a write addresses. */
+export type WriteTarget = "main" | "status" | "finalize";
+
+/** Optional per-kind validation the CRD engineer's schema validation plugs into. */
+export type ObjectValidator = (served: ServedResource, obj: JsonObject, old: JsonObject | undefined) => FieldError[];
+
+/** Mutation applied to custom objects before validation (schema pruning and defaulting). */
+export type ObjectMutator = (served: ServedResource, obj: JsonObject) => void;
+
+/** Finalizers the garbage collector honours (metav1.FinalizerOrphanDependents / FinalizerDeleteDependents). */
+export const FINALIZER_ORPHAN = "orphan";
+export const FINALIZER_FOREGROUND = "foregroundDeletion";
+
+/** How often a patch re-reads and re-applies after losing a race to another writer (GuaranteedUpdate retries). */
+const MAX_PATCH_RETRIES = 16;
+
+const GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
+/** utilrand.String(5): the random suffix kube-apiserver appends to generateName. */
+const GENERATED_SUFFIX_LENGTH = 5;
+
+export class ObjectStore {
+  /** Extra validation of objects (custom resource schemas). */
+  readonly validators: ObjectValidator[] = [];
+  /** Pruning and defaulting of objects before validation. */
+  readonly mutators: ObjectMutator[] = [];
+
+  constructor(readonly storage: Storage) {}
+
+  // ---------------------------------------------------------------- reads
+
+  /** The stored object, serialized in `served`'s version. 404 when absent. */
+  get(served: ServedResource, namespace: string, name: string): string {
+    const stored = this.storage.get(bucketOf(served), keyOf(served, namespace, name));
+    if (!stored) throw notFound(gr(served), name);
+    return present(served, stored.data);
+  }
+
+  /** The stored object, parsed. 404 when absent. */
+  getObject(served: ServedResource, namespace: string, name: string): JsonObject {
+    return JSON.parse(this.get(served, namespace, name)) as JsonObject;
+  }
+
+  /** One page of a list, with selectors, limit/continue and resourceVersion semantics. */
+  list(served: ServedResource, namespace: string, query: ListQuery): ListPage {
+    const bucket = bucketOf(served);
+    const prefix = served.namespaced && namespace !== "" ? `${namespace}/` : "";
+    const filter = compileFilter(served, query);
+    const limit = query.limit !== undefined && query.limit > 0 ? query.limit : undefined;
+
+    let rev = this.storage.currentRevision();
+    let start: string | undefined;
+    let items: StoredObject[];
+    if (query.continue) {
+      const token = decodeContinue(query.continue);
+      start = token.start;
+      if (token.rv === -1) {
+        items = this.storage.list(bucket, prefix, start);
+      } else {
+        rev = token.rv;
+        try {
+          items = this.storage.listAt(bucket, prefix, rev, start);
+        } catch (err) {
+          if (err instanceof StorageError && err.code === "TooOld") throw expiredContinue(start);
+          throw err;
+        }
+      }
+    } else {
+      const requested = parseResourceVersion(query.resourceVersion);
+      if (query.resourceVersionMatch === "Exact" && requested !== undefined) {
+        if (requested > this.storage.currentRevision()) {
+          throw tooLarge(requested, this.storage.currentRevision());
+        }
+        rev = requested;
+        try {
+          items = this.storage.listAt(bucket, prefix, rev);
+        } catch (err) {
+          if (err instanceof StorageError && err.code === "TooOld") {
+            throw expired(`too old resource version: ${requested} (${err.rev})`);
+          }
+          throw err;
+        }
+      } else {
+        if (requested !== undefined && requested > rev) throw tooLarge(requested, rev);
+        items = this.storage.list(bucket, prefix);
+      }
+    }
+
+    const out: string[] = [];
+    let i = 0;
+    for (; i < items.length; i++) {
+      if (limit !== undefined && out.length >= limit) break;
+      const item = items[i]!;
+      if (filter && !filter(JSON.parse(item.data) as JsonObject)) continue;
+      out.push(present(served, item.data));
+    }
+    const page: ListPage = { items: out, resourceVersion: String(rev) };
+    if (i < items.length) {
+      const last = items[i - 1]!;
+      page.continue = encodeContinue(rev, last.key);
+      if (!filter) page.remainingItemCount = items.length - i;
+    }
+    return page;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /** Creates an object (POST). Returns it as stored. */
+  async create(served: ServedResource, namespace: string, input: JsonObject, dryRun = false): Promise<string> {
+    const obj = this.prepareCreate(served, namespace, input);
+    const meta = obj.metadata as MutableMeta;
+    const name = meta.name as string;
+    if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, name);
+    if (dryRun) {
+      if (this.storage.get(bucketOf(served), keyOf(served, namespace, name))) throw alreadyExists(gr(served), name);
+      return JSON.stringify(obj);
+    }
+    try {
+      const stored = await this.storage.create(bucketOf(served), keyOf(served, namespace, name), (rev) => {
+        meta.resourceVersion = String(rev);
+        return serialize(obj);
+      });
+      return present(served, stored.data);
+    } catch (err) {
+      if (err instanceof StorageError && err.code === "KeyExists") throw alreadyExists(gr(served), name);
+      throw err;
+    }
+  }
+
+  /** Replaces an object (PUT) or its status. Returns the stored object. */
+  async update(
+    served: ServedResource,
+    namespace: string,
+    name: string,
+    input: JsonObject,
+    target: WriteTarget = "main",
+    dryRun = false,
+  ): Promise<string> {
+    checkBodyIdentity(served, namespace, name, input);
+    const inputMeta = (input.metadata ?? {}) as Record<string, unknown>;
+    const requestedRv = typeof inputMeta["resourceVersion"] === "string" ? inputMeta["resourceVersion"] : "";
+    const current = this.storage.get(bucketOf(served), keyOf(served, namespace, name));
+    if (!current) throw notFound(gr(served), name);
+    if (requestedRv === "" && served.custom) {
+      throw invalid(served, name, [
+        {
+          type: "FieldValueInvalid",
+          field: "metadata.resourceVersion",
+          badValue: 0,
+          detail: "must be specified for an update",
+        },
+      ]);
+    }
+    const expectedRev = requestedRv === "" ? current.rev : parseRv(requestedRv);
+    if (expectedRev !== current.rev) throw conflict(gr(served), name, OPTIMISTIC_LOCK_ERROR_MSG);
+    return this.commitUpdate(served, namespace, name, current, structuredClone(input), target, dryRun);
+  }
+
+  /**
+   * Reads the current object, applies `mutate`, and writes the result, re-reading when another writer
+   * got in first (GuaranteedUpdate). A result carrying a resourceVersion other than the one read is a
+   * 409 Conflict (a patch that pins the version).
+   */
+  async guaranteedUpdate(
+    served: ServedResource,
+    namespace: string,
+    name: string,
+    target: WriteTarget,
+    mutate: (current: JsonObject) => JsonObject,
+    dryRun = false,
+  ): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      const current = this.storage.get(bucketOf(served), keyOf(served, namespace, name));
+      if (!current) throw notFound(gr(served), name);
+      const currentObj = JSON.parse(present(served, current.data)) as JsonObject;
+      const next = mutate(currentObj);
+      const nextMeta = (next.metadata ?? {}) as Record<string, unknown>;
+      const rv = nextMeta["resourceVersion"];
+      if (typeof rv === "string" && rv !== "" && rv !== String(current.rev)) {
+        throw conflict(gr(served), name, OPTIMISTIC_LOCK_ERROR_MSG);
+      }
+      if (rv === undefined || rv === "") nextMeta["resourceVersion"] = String(current.rev);
+      next.metadata = nextMeta;
+      try {
+        checkBodyIdentity(served, namespace, name, next);
+        return await this.commitUpdate(served, namespace, name, current, next, target, dryRun);
+      } catch (err) {
+        const raced = err instanceof StorageError && err.code === "Conflict";
+        if (!raced || attempt >= MAX_PATCH_RETRIES)
+          throw raced ? conflict(gr(served), name, OPTIMISTIC_LOCK_ERROR_MSG) : err;
+      }
+    }
+  }
+
+  /** Deletes an object (DELETE), honouring preconditions, finalizers, propagation and graceful deletion. */
+  async delete(
+    served: ServedResource,
+    namespace: string,
+    name: string,
+    options: DeleteOptions = {},
+  ): Promise<DeleteResult> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.deleteOnce(served, namespace, name, options);
+      } catch (err) {
+        if (err instanceof StorageError && err.code === "Conflict" && attempt < MAX_PATCH_RETRIES) continue;
+        if (err instanceof StorageError && err.code === "KeyNotFound") throw notFound(gr(served), name);
+        throw err;
+      }
+    }
+  }
+
+  /** Deletes every object a list query selects (DELETE on the collection). Returns the List the server answers with. */
+  async deleteCollection(
+    served: ServedResource,
+    namespace: string,
+    query: ListQuery,
+    options: DeleteOptions = {},
+  ): Promise<JsonObject> {
+    const page = this.list(served, namespace, { ...query, limit: undefined, continue: undefined });
+    const items: unknown[] = [];
+    for (const data of page.items) {
+      const obj = JSON.parse(data) as JsonObject;
+      const meta = obj.metadata as Record<string, string>;
+      try {
+        const result = await this.delete(served, meta["namespace"] ?? "", meta["name"]!, {
+          ...options,
+          preconditions: undefined,
+        });
+        items.push(result.deleted ? obj : result.body);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 404) continue; // deleted meanwhile: nothing to do
+        throw err;
+      }
+    }
+    return {
+      kind: served.listKind,
+      apiVersion: groupVersion(served),
+      metadata: { resourceVersion: String(this.storage.currentRevision()) },
+      items,
+    };
+  }
+
+  // ---------------------------------------------------------------- watch
+
+  /**
+   * Watches a resource (optionally one namespace) with selectors. With no resourceVersion or "0", first
+   * sends the current objects as ADDED events; with a version, replays every change after it, or reports
+   * 410 Expired through `sink.error` when the history no longer reaches back that far.
+   * Returns the function that stops the watch.
+   */
+  watch(
+    served: ServedResource,
+    namespace: string,
+    query: ListQuery,
+    sink: WatchSink,
+    sendInitialEvents?: boolean,
+  ): () => void {
+    const bucket = bucketOf(served);
+    const prefix = served.namespaced && namespace !== "" ? `${namespace}/` : "";
+    const filter = compileFilter(served, query);
+    const requested = parseResourceVersion(query.resourceVersion);
+    const initial = sendInitialEvents ?? (requested === undefined || requested === 0);
+    let from: number;
+    if (initial) {
+      from = this.storage.currentRevision();
+      for (const item of this.storage.list(bucket, prefix)) {
+        if (filter && !filter(JSON.parse(item.data) as JsonObject)) continue;
+        sink.event("ADDED", present(served, item.data));
+      }
+    } else {
+      from = requested ?? this.storage.currentRevision();
+    }
+    const onChange = (change: Change) => {
+      if (prefix !== "" && !change.key.startsWith(prefix)) return;
+      if (!filter) {
+        sink.event(change.type, present(served, change.data));
+        return;
+      }
+      const now = filter(parsed(change));
+      const before = change.prev !== undefined && change.type !== "DELETED" ? filter(parsedPrev(change)) : false;
+      if (change.type === "DELETED") {
+        if (filter(parsedPrev(change))) sink.event("DELETED", present(served, change.data));
+      } else if (change.type === "ADDED") {
+        if (now) sink.event("ADDED", present(served, change.data));
+      } else if (now && before) sink.event("MODIFIED", present(served, change.data));
+      else if (now) sink.event("ADDED", present(served, change.data));
+      else if (before) {
+        // Left the selection: DELETED carrying the previous state at the new revision (cacher's convertToWatchEvent).
+        const prev = parsedPrev(change);
+        const meta = { ...(prev.metadata ?? {}), resourceVersion: String(change.rev) };
+        sink.event("DELETED", present(served, serialize({ ...prev, metadata: meta })));
+      }
+    };
+    try {
+      return this.storage.watch(from, onChange, bucket);
+    } catch (err) {
+      if (err instanceof StorageError && err.code === "TooOld") {
+        sink.error(failure(410, "Expired", `too old resource version: ${from} (${err.rev})`));
+        return () => {};
+      }
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private prepareCreate(served: ServedResource, namespace: string, input: JsonObject): JsonObject {
+    const source = structuredClone(input);
+    const inMeta = (source.metadata && typeof source.metadata === "object" ? source.metadata : {}) as Record<
+      string,
+      unknown
+    >;
+    if (served.namespaced) {
+      const bodyNs = inMeta["namespace"];
+      if (typeof bodyNs === "string" && bodyNs !== "" && bodyNs !== namespace) {
+        throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+      }
+      inMeta["namespace"] = namespace;
+    } else delete inMeta["namespace"];
+    if (
+      (inMeta["name"] === undefined || inMeta["name"] === "") &&
+      typeof inMeta["generateName"] === "string" &&
+      inMeta["generateName"] !== ""
+    ) {
+      inMeta["name"] = inMeta["generateName"] + randomSuffix();
+    }
+    inMeta["uid"] = randomUUID();
+    inMeta["creationTimestamp"] = nowRfc3339();
+    delete inMeta["resourceVersion"];
+    delete inMeta["deletionTimestamp"];
+    delete inMeta["deletionGracePeriodSeconds"];
+    delete inMeta["selfLink"];
+    if (served.generation !== "none") inMeta["generation"] = 1;
+    else delete inMeta["generation"];
+    source.metadata = inMeta;
+    if (served.subresources.status && !served.keepStatusOnCreate) delete source["status"];
+    const obj: JsonObject = { ...source, apiVersion: groupVersion(served), kind: served.kind };
+    served.defaultOnCreate?.(obj);
+    for (const mutate of this.mutators) mutate(served, obj);
+    const errors = validateObjectMeta(obj.metadata as ObjectMeta, {
+      namespaced: served.namespaced,
+      nameRule: served.plural === "namespaces" ? "dns1123label" : "dns1123subdomain",
+    });
+    for (const validate of this.validators) errors.push(...validate(served, obj, undefined));
+    if (errors.length > 0) throw invalid(served, String(inMeta["name"] ?? ""), errors);
+    return normalize(obj);
+  }
+
+  private checkNamespaceAcceptsCreate(served: ServedResource, namespace: string, name: string): void {
+    const ns = this.storage.get("/namespaces", namespace);
+    if (!ns) throw notFound({ group: "", resource: "namespaces" }, namespace);
+    const parsedNs = JSON.parse(ns.data) as { metadata?: { deletionTimestamp?: string }; status?: { phase?: string } };
+    if (parsedNs.metadata?.deletionTimestamp || parsedNs.status?.phase === "Terminating") {
+      const why = `unable to create new content in namespace ${namespace} because it is being terminated`;
+      throw forbidden(gr(served), name, why, [
+        { reason: "NamespaceTerminating", message: why, field: "metadata.namespace" },
+      ]);
+    }
+  }
+
+  private async commitUpdate(
+    served: ServedResource,
+    namespace: string,
+    name: string,
+    current: StoredObject,
+    input: JsonObject,
+    target: WriteTarget,
+    dryRun: boolean,
+  ): Promise<string> {
+    const old = JSON.parse(current.data) as JsonObject;
+    const next = this.prepareUpdate(served, old, input, target, String(current.rev));
+    const nextMeta = next.metadata as Record<string, unknown>;
+    const bucket = bucketOf(served);
+    const key = keyOf(served, namespace, name);
+    // Removing the last finalizer of an object being deleted deletes it (store.go shouldDeleteDuringUpdate).
+    if (nextMeta["deletionTimestamp"] && !hasHolds(served, next)) {
+      if (dryRun) return JSON.stringify(next);
+      const deleted = await this.storage.delete(bucket, key, current.rev, (rev) => {
+        nextMeta["resourceVersion"] = String(rev);
+        return serialize(next);
+      });
+      return present(served, deleted.data);
+    }
+    nextMeta["resourceVersion"] = String(current.rev);
+    const unchanged = serialize(next);
+    if (unchanged === current.data || jsonEqual(JSON.parse(unchanged), old)) return present(served, current.data);
+    if (dryRun) return unchanged;
+    const stored = await this.storage.update(bucket, key, current.rev, (rev) => {
+      nextMeta["resourceVersion"] = String(rev);
+      return serialize(next);
+    });
+    return present(served, stored.data);
+  }
+
+  /** BeforeUpdate plus the kind's strategy: what an update may change, and what it bumps. */
+  private prepareUpdate(
+    served: ServedResource,
+    old: JsonObject,
+    input: JsonObject,
+    target: WriteTarget,
+    rv: string,
+  ): JsonObject {
+    let next: JsonObject;
+    if (target === "status") {
+      // Status writes take only status from the body (status strategies keep spec and metadata).
+      next = structuredClone(old);
+      if (input["status"] === undefined) delete next["status"];
+      else next["status"] = input["status"];
+      (next.metadata as Record<string, unknown>)["resourceVersion"] = rv;
+      return normalize(next);
+    }
+    if (target === "finalize") {
+      next = structuredClone(old);
+      const spec = (next["spec"] ?? {}) as Record<string, unknown>;
+      const inputSpec = (input["spec"] ?? {}) as Record<string, unknown>;
+      spec["finalizers"] = inputSpec["finalizers"] ?? [];
+      next["spec"] = spec;
+      return normalize(next);
+    }
+    next = { ...input, apiVersion: groupVersion(served), kind: served.kind };
+    const meta = (next.metadata && typeof next.metadata === "object" ? next.metadata : {}) as MutableMeta;
+    next.metadata = meta;
+    const oldMeta = old.metadata as MutableMeta;
+    prepareObjectMetaForUpdate(meta, oldMeta);
+    meta.resourceVersion = rv;
+    if (served.namespaced) meta.namespace = oldMeta.namespace;
+    if (served.subresources.status) {
+      if (old["status"] === undefined) delete next["status"];
+      else next["status"] = old["status"];
+    }
+    for (const mutate of this.mutators) mutate(served, next);
+    const errors = validateObjectMetaUpdateCommon(meta, oldMeta, served.namespaced);
+    for (const validate of this.validators) errors.push(...validate(served, next, old));
+    if (errors.length > 0) throw invalid(served, String(meta.name ?? ""), errors);
+    if (oldMeta.generation !== undefined && generationChanged(served, old, next)) {
+      meta.generation = (oldMeta.generation ?? 0) + 1;
+    }
+    return normalize(next);
+  }
+
+  private async deleteOnce(
+    served: ServedResource,
+    namespace: string,
+    name: string,
+    options: DeleteOptions,
+  ): Promise<DeleteResult> {
+    const bucket = bucketOf(served);
+    const key = keyOf(served, namespace, name);
+    const current = this.storage.get(bucket, key);
+    if (!current) throw notFound(gr(served), name);
+    const obj = JSON.parse(present(served, current.data)) as JsonObject;
+    const meta = obj.metadata as MutableMeta;
+    const pre = options.preconditions;
+    if (pre?.uid !== undefined && pre.uid !== meta.uid) {
+      throw conflict(
+        gr(served),
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid ?? ""}`,
+      );
+    }
+    if (pre?.resourceVersion !== undefined && pre.resourceVersion !== meta.resourceVersion) {
+      throw conflict(
+        gr(served),
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ""}`,
+      );
+    }
+
+    // Finalizers the garbage collector needs for the requested propagation (deletionFinalizersForGarbageCollection).
+    const finalizers = new Set(Array.isArray(meta.finalizers) ? (meta.finalizers as string[]) : []);
+    const policy =
+      options.propagationPolicy ??
+      (options.orphanDependents === true ? "Orphan" : options.orphanDependents === false ? "Background" : undefined);
+    let finalizersChanged = false;
+    if (policy === "Orphan" && !finalizers.has(FINALIZER_ORPHAN)) {
+      finalizers.add(FINALIZER_ORPHAN);
+      finalizers.delete(FINALIZER_FOREGROUND);
+      finalizersChanged = true;
+    } else if (policy === "Foreground" && !finalizers.has(FINALIZER_FOREGROUND)) {
+      finalizers.add(FINALIZER_FOREGROUND);
+      finalizers.delete(FINALIZER_ORPHAN);
+      finalizersChanged = true;
+    } else if (policy === "Background" && (finalizers.has(FINALIZER_ORPHAN) || finalizers.has(FINALIZER_FOREGROUND))) {
+      finalizers.delete(FINALIZER_ORPHAN);
+      finalizers.delete(FINALIZER_FOREGROUND);
+      finalizersChanged = true;
+    }
+    if (finalizersChanged) meta.finalizers = [...finalizers];
+
+    const grace = served.gracePeriod ? served.gracePeriod(obj, options.gracePeriodSeconds) : 0;
+    const holds = finalizers.size > 0 || (served.deletion?.holds(obj) ?? false);
+    if (!holds && grace === 0) {
+      if (options.dryRun)
+        return { deleted: true, body: served.returnDeletedObject ? obj : deletedStatus(served, meta) };
+      const deleted = await this.storage.delete(bucket, key, current.rev, (rev) => {
+        meta.resourceVersion = String(rev);
+        return serialize(obj);
+      });
+      return {
+        deleted: true,
+        body: served.returnDeletedObject
+          ? (JSON.parse(present(served, deleted.data)) as JsonObject)
+          : deletedStatus(served, meta),
+      };
+    }
+
+    // Graceful or held by finalizers: mark it (BeforeDelete) and keep it.
+    let changed = finalizersChanged;
+    if (!meta.deletionTimestamp) {
+      const now = Date.now();
+      meta.deletionTimestamp = rfc3339(new Date(now + grace * 1000));
+      meta.deletionGracePeriodSeconds = grace;
+      // A first graceful deletion bumps generation, where the kind has one (rest/delete.go).
+      if (typeof meta.generation === "number" && meta.generation > 0) meta.generation = meta.generation + 1;
+      served.deletion?.markTerminating(obj);
+      changed = true;
+    } else if (
+      grace > 0 &&
+      typeof meta.deletionGracePeriodSeconds === "number" &&
+      grace < meta.deletionGracePeriodSeconds
+    ) {
+      // A shorter grace period shortens a pending graceful deletion.
+      meta.deletionTimestamp = rfc3339(new Date(Date.now() + grace * 1000));
+      meta.deletionGracePeriodSeconds = grace;
+      changed = true;
+    }
+    if (!changed || options.dryRun) return { deleted: false, body: obj };
+    const stored = await this.storage.update(bucket, key, current.rev, (rev) => {
+      meta.resourceVersion = String(rev);
+      return serialize(normalize(obj));
+    });
+    return { deleted: false, body: JSON.parse(present(served, stored.data)) as JsonObject };
+  }
+}
+
+// ---------------------------------------------------------------- helpers of this module
+
+export function gr(served: ServedResource): GroupResource {
+  return { group: served.group, resource: served.plural };
+}
+
+/** The key of an object inside its bucket. */
+export function keyOf(served: ServedResource, namespace: string, name: string): string {
+  return served.namespaced ? `${namespace}/${name}` : name;
+}
+
+function invalid(served: ServedResource, name: string, errors: FieldError[]): ApiError {
+  return new ApiError(invalidStatus(served.group, served.kind, name, errors) as unknown as Status);
+}
+
+function hasHolds(served: ServedResource, obj: JsonObject): boolean {
+  const finalizers = (obj.metadata as { finalizers?: unknown[] }).finalizers;
+  if (Array.isArray(finalizers) && finalizers.length > 0) return true;
+  return served.deletion?.holds(obj) ?? false;
+}
+
+function deletedStatus(served: ServedResource, meta: ObjectMeta): Status {
+  return success({ name: meta.name, group: served.group, kind: served.plural, uid: meta.uid });
+}
+
+function checkBodyIdentity(served: ServedResource, namespace: string, name: string, input: JsonObject): void {
+  const meta = (input.metadata ?? {}) as Record<string, unknown>;
+  const bodyName = meta["name"];
+  if (typeof bodyName === "string" && bodyName !== "" && bodyName !== name) {
+    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
+  }
+  if (bodyName === undefined || bodyName === "") meta["name"] = name;
+  const bodyNs = meta["namespace"];
+  if (served.namespaced && typeof bodyNs === "string" && bodyNs !== "" && bodyNs !== namespace) {
+    throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+  }
+  input.metadata = meta;
+}
+
+function generationChanged(served: ServedResource, old: JsonObject, next: JsonObject): boolean {
+  switch (served.generation) {
+    case "none":
+      return false;
+    case "spec":
+      return !jsonEqual(old["spec"], next["spec"]);
+    case "spec-and-annotations":
+      return (
+        !jsonEqual(old["spec"], next["spec"]) ||
+        !jsonEqual((old.metadata as ObjectMeta).annotations ?? {}, (next.metadata as ObjectMeta).annotations ?? {})
+      );
+    case "all-but-metadata-and-status": {
+      const strip = (o: JsonObject) => {
+        const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+        return served.subresources.status ? rest : { ...rest, status: o["status"] };
+      };
+      return !jsonEqual(strip(old), strip(next));
+    }
+  }
+}
+
+/** The filter a list or watch applies, or undefined when it selects everything. Throws a 400 for a bad selector. */
+function compileFilter(served: ServedResource, query: ListQuery): ((obj: JsonObject) => boolean) | undefined {
+  const labels = query.labelSelector ? tryParse(() => parseLabelSelector(query.labelSelector!)) : [];
+  const fields = query.fieldSelector
+    ? tryParse(() => compileFieldSelector(served, parseFieldSelector(query.fieldSelector!)))
+    : [];
+  if (labels.length === 0 && fields.length === 0) return undefined;
+  return (obj) =>
+    matchesLabels(labels, (obj.metadata as { labels?: Record<string, string> } | undefined)?.labels) &&
+    matchesFields(fields, obj);
+}
+
+function tryParse<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw badRequest((err as Error).message);
+  }
+}
+
+function parseResourceVersion(value: string | undefined): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  return parseRv(value);
+}
+
+function parseRv(value: string): number {
+  if (!/^\d+$/.test(value)) {
+    throw badRequest(`invalid resource version "${value}": strconv.ParseUint: parsing "${value}": invalid syntax`);
+  }
+  return Number(value);
+}
+
+function tooLarge(requested: number, current: number): ApiError {
+  return new ApiError(
+    failure(504, "Timeout", `Too large resource version: ${requested}, current: ${current}`, {
+      causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+      retryAfterSeconds: 1,
+    }),
+  );
+}
+
+/** etcd3's inconsistentContinue answer: 410 with a token that resumes, inconsistently, at the latest state. */
+function expiredContinue(start: string): ApiError {
+  const error = expired(
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+  );
+  // rv -1 reads the latest state; `start` already carries the NUL successor of the last key sent.
+  error.status.metadata = {
+    continue: Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: -1, start })).toString("base64url"),
+  };
+  return error;
+}
+
+const parsedCache = new WeakMap<Change, JsonObject>();
+const parsedPrevCache = new WeakMap<Change, JsonObject>();
+
+function parsed(change: Change): JsonObject {
+  let obj = parsedCache.get(change);
+  if (!obj) {
+    obj = JSON.parse(change.data) as JsonObject;
+    parsedCache.set(change, obj);
+  }
+  return obj;
+}
+
+function parsedPrev(change: Change): JsonObject {
+  let obj = parsedPrevCache.get(change);
+  if (!obj) {
+    obj = JSON.parse(change.prev ?? change.data) as JsonObject;
+    parsedPrevCache.set(change, obj);
+  }
+  return obj;
+}
+
+/**
+ * The serialized object as `served`'s version shows it. Versions of one resource share storage; with
+ * no conversion webhook (CRD conversion strategy None) only apiVersion differs.
+ */
+function present(served: ServedResource, data: string): string {
+  const apiVersion = groupVersion(served);
+  const head = `{"apiVersion":${JSON.stringify(apiVersion)},`;
+  if (data.startsWith(head)) return data;
+  const obj = JSON.parse(data) as JsonObject;
+  return serialize({ ...obj, apiVersion });
+}
+
+const META_ORDER = [
+  "name",
+  "generateName",
+  "namespace",
+  "selfLink",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "labels",
+  "annotations",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
+];
+
+/** apiVersion, kind, metadata first, metadata keys in ObjectMeta's field order: the JSON the real server prints. */
+function normalize(obj: JsonObject): JsonObject {
+  const { apiVersion, kind, metadata, ...rest } = obj;
+  const meta: Record<string, unknown> = {};
+  const source = (metadata ?? {}) as Record<string, unknown>;
+  for (const key of META_ORDER) if (source[key] !== undefined) meta[key] = source[key];
+  for (const key of Object.keys(source)) if (!(key in meta) && source[key] !== undefined) meta[key] = source[key];
+  return { apiVersion, kind, metadata: meta, ...rest };
+}
+
+function serialize(obj: JsonObject): string {
+  return JSON.stringify(normalize(obj));
+}
+
+function randomSuffix(): string {
+  const bytes = randomBytes(GENERATED_SUFFIX_LENGTH);
+  let out = "";
+  for (const b of bytes) out += GENERATE_NAME_ALPHABET[b % GENERATE_NAME_ALPHABET.length];
+  return out;
+}
+
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function nowRfc3339(): string {
+  return rfc3339(new Date());
+}

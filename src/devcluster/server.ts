@@ -1,0 +1,260 @@
+/**
+ * The embedded Kubernetes API server: HTTPS, bearer-token authentication, the request pipeline, the
+ * revisioned storage, the registry of served resources, discovery, and the in-process API for
+ * server-side controllers.
+ *
+ * ## Expected flow
+ * `startApiServer()` makes a CA and serving certificate, a token and kubeconfig, creates the storage and
+ * the registry with the built-in kinds, creates the namespaces every cluster has, starts the plugins
+ * (server-side controllers), then listens. `stop()` stops the plugins, ends every watch and connection
+ * and closes the listener.
+ *
+ * ## Guarantees
+ * - After `stop()` resolves, no socket, timer or watch of this server is left.
+ * - No request, however malformed, crashes the process: every failure is answered with a Status.
+ */
+import { readFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
+import { createServer, type Server } from "node:https";
+import type { Socket } from "node:net";
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./api/discovery.ts";
+import { handleResourceRequest, type ResourceHandlerDeps } from "./api/resource-handler.ts";
+import { resourceNotServed } from "./api/status.ts";
+import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./api/watch-handler.ts";
+import { InProcessApi } from "./in-process-api.ts";
+import { newBearerToken, renderKubeconfig, writeKubeconfig } from "./kubeconfig.ts";
+import { defaultPatchTypes, type PatchTypes } from "./patch/patchers.ts";
+import { builtinResources } from "./registry/builtins.ts";
+import { ResourceRegistry } from "./registry/registry.ts";
+import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/authentication.ts";
+import { composePipeline, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
+import { parseRequestInfo } from "./request/request-info.ts";
+import { ObjectStore } from "./rest/object-store.ts";
+import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
+import type { Storage } from "./storage/storage.ts";
+import { createServingCertificates } from "./tls.ts";
+
+/** A server-side controller or extension started with the server and stopped before it. */
+export type ServerPlugin = (
+  context: PluginContext,
+) => void | (() => void | Promise<void>) | Promise<void | (() => void | Promise<void>)>;
+
+export interface PluginContext {
+  api: InProcessApi;
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  patchTypes: PatchTypes;
+  /** Aborted when the server stops. */
+  signal: AbortSignal;
+  /** Adds a handler for a non-resource path prefix (e.g. `/openapi/`). */
+  addRoute(prefix: string, handler: NonResourceHandler): void;
+}
+
+/** Answers a non-resource request (after authentication). */
+export type NonResourceHandler = (ctx: RequestContext) => Promise<void> | void;
+
+export interface ApiServerOptions {
+  /** Address to bind; 127.0.0.1 unless told otherwise. */
+  host?: string;
+  /** Port; 0 (the default) picks a free one. */
+  port?: number;
+  /** Where to write the kubeconfig (mode 0600). Not written when absent. */
+  kubeconfigPath?: string;
+  /** The admin bearer token; random when absent. */
+  token?: string;
+  /** How many changes the watch history keeps (see memory-storage.ts for the default's reason). */
+  historySize?: number;
+  /** BOOKMARK interval of watches with allowWatchBookmarks (ms). */
+  bookmarkIntervalMs?: number;
+  /** Server-side controllers and extensions to run inside the server. */
+  plugins?: ServerPlugin[];
+  /** A storage backend (part 2: persistent). Defaults to in-memory. */
+  storage?: Storage;
+}
+
+/** A running API server. */
+export interface ApiServer {
+  /** `https://127.0.0.1:<port>` */
+  url: string;
+  /** The kubeconfig YAML (CA, URL, admin token). */
+  kubeconfig: string;
+  kubeconfigPath?: string;
+  token: string;
+  caPem: string;
+  /** Server internals for in-process use (tests, controllers, fault injection). */
+  internals: ServerInternals;
+  /** Stops serving: ends every watch and connection, stops plugins and timers. */
+  stop(): Promise<void>;
+}
+
+export interface ServerInternals {
+  api: InProcessApi;
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  storage: Storage;
+  patchTypes: PatchTypes;
+  authenticator: TokenAuthenticator;
+  /** The pipeline stages in order; part 2 inserts its stages before the last (the handler). */
+  stages: Stage[];
+}
+
+/** Namespaces every cluster starts with. */
+const INITIAL_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/** Starts an API server. Resolves once it accepts connections. */
+export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+  const host = options.host ?? "127.0.0.1";
+  const certsPromise = createServingCertificates(host);
+  const token = options.token ?? newBearerToken();
+
+  const storage = options.storage ?? new MemoryStorage(options.historySize ?? DEFAULT_HISTORY_SIZE);
+  const registry = new ResourceRegistry();
+  for (const served of builtinResources()) registry.add(served);
+  const store = new ObjectStore(storage);
+  const patchTypes = defaultPatchTypes();
+  const api = new InProcessApi(registry, store, patchTypes);
+  const nsRef = { group: "", version: "v1", plural: "namespaces" };
+  for (const name of INITIAL_NAMESPACES) {
+    if (!api.tryGet(nsRef, "", name)) await api.create(nsRef, "", { metadata: { name } });
+  }
+
+  const authenticator = new TokenAuthenticator();
+  authenticator.add(token, ADMIN_USER);
+  const watchTimers: WatchTimers = {
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS,
+    defaultTimeoutMs: defaultWatchTimeoutMs,
+  };
+  const openWatches = new Set<ServerResponse>();
+  const routes = new Map<string, NonResourceHandler>();
+  const deps: ResourceHandlerDeps = { registry, store, patchTypes, watchTimers, openWatches };
+  let serverAddress = "";
+
+  const handler: Stage = async (ctx) => {
+    if (ctx.info.isResourceRequest) return handleResourceRequest(ctx, deps);
+    return handleNonResource(ctx, registry, routes, serverAddress);
+  };
+  const requestInfoStage: Stage = async (ctx, next) => {
+    ctx.info = parseRequestInfo(ctx.req.method ?? "GET", ctx.url.pathname, ctx.url.searchParams);
+    return next();
+  };
+  const stages: Stage[] = [requestInfoStage, authenticationStage(authenticator), handler];
+  const pipeline = composePipeline(stages);
+
+  const abort = new AbortController();
+  const certs = await certsPromise;
+  const server: Server = createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "https://localhost");
+    } catch {
+      url = new URL("https://localhost/");
+    }
+    const requestAbort = new AbortController();
+    const onAbort = () => requestAbort.abort();
+    abort.signal.addEventListener("abort", onAbort, { once: true });
+    res.on("close", () => {
+      abort.signal.removeEventListener("abort", onAbort);
+      requestAbort.abort();
+    });
+    const ctx = { req, res, url, info: parseRequestInfo("GET", "/", url.searchParams), signal: requestAbort.signal };
+    void pipeline(ctx);
+  });
+  // Keep-alive clients (benchmarks, informers) reuse connections; Node's default 5 s is too short for them.
+  server.keepAliveTimeout = 65_000;
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  server.on("tlsClientError", () => {});
+  server.on("clientError", (_err, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  const url = `https://${urlHost}:${port}`;
+  serverAddress = `${urlHost}:${port}`;
+  const kubeconfig = renderKubeconfig({ server: url, caPem: certs.caPem, token });
+  if (options.kubeconfigPath) await writeKubeconfig(options.kubeconfigPath, kubeconfig);
+
+  const pluginStops: (() => void | Promise<void>)[] = [];
+  const pluginContext: PluginContext = {
+    api,
+    registry,
+    store,
+    patchTypes,
+    signal: abort.signal,
+    addRoute: (prefix, route) => routes.set(prefix, route),
+  };
+  for (const plugin of options.plugins ?? []) {
+    const stopPlugin = await plugin(pluginContext);
+    if (typeof stopPlugin === "function") pluginStops.push(stopPlugin);
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    kubeconfig,
+    kubeconfigPath: options.kubeconfigPath,
+    token,
+    caPem: certs.caPem,
+    internals: { api, registry, store, storage, patchTypes, authenticator, stages },
+    stop: () => {
+      stopped ??= (async () => {
+        abort.abort();
+        for (const stopPlugin of pluginStops.reverse()) await stopPlugin();
+        for (const res of openWatches) res.end();
+        openWatches.clear();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+        await closed;
+        storage.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+async function handleNonResource(
+  ctx: RequestContext,
+  registry: ResourceRegistry,
+  routes: Map<string, NonResourceHandler>,
+  serverAddress: string,
+): Promise<void> {
+  const path = ctx.url.pathname.replace(/\/+$/, "") || "/";
+  for (const [prefix, route] of routes) if (path.startsWith(prefix)) return route(ctx);
+  if (ctx.req.method !== "GET" && ctx.req.method !== "HEAD") throw resourceNotServed();
+  const parts = path.split("/").filter(Boolean);
+  if (path === "/healthz" || path === "/livez" || path === "/readyz" || /^\/(healthz|livez|readyz)\/\w+/.test(path)) {
+    ctx.res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" });
+    ctx.res.end("ok");
+    return;
+  }
+  if (path === "/version") return writeJson(ctx.res, 200, JSON.stringify(versionInfo(), null, 2));
+  if (path === "/api") return writeJson(ctx.res, 200, JSON.stringify(apiVersions(serverAddress)));
+  if (path === "/apis") return writeJson(ctx.res, 200, JSON.stringify(apiGroupList(registry)));
+  let doc: object | undefined;
+  if (parts[0] === "api" && parts.length === 2) doc = apiResourceList(registry, "", parts[1]!);
+  else if (parts[0] === "apis" && parts.length === 2) doc = apiGroup(registry, parts[1]!);
+  else if (parts[0] === "apis" && parts.length === 3) doc = apiResourceList(registry, parts[1]!, parts[2]!);
+  if (doc) return writeJson(ctx.res, 200, JSON.stringify(doc));
+  throw resourceNotServed();
+}
+
+/** The package version, for the CLI's banner. */
+export function capstanVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
+      .version;
+  } catch {
+    return "0.0.0";
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * In-memory implementation of {@link Storage}: one Map per bucket, a ring buffer of recent changes,
+ * and synchronous fan-out to watchers. See storage.ts for the contract it keeps.
+ */
+import {
+  type Build,
+  type Change,
+  type ChangeListener,
+  type Storage,
+  StorageError,
+  type StoredObject,
+} from "./storage.ts";
+
+/**
+ * How many changes the history keeps for watch resume and snapshot reads, across all buckets.
+ *
+ * Why 10,000: kube-apiserver's watch cache keeps roughly the last 75 s of events per resource
+ * (capacity adapting up to 100k). A controller that lost its watch reconnects within seconds (client-go
+ * backs off at most ~30 s), and 10k changes covers a few seconds at benchmark write rates and many
+ * minutes of an operator's usual traffic. Memory is bounded too: entries share their strings with the
+ * store until the object is overwritten, so the worst case is 10k superseded versions (~10 MiB at 1 KiB).
+ */
+export const DEFAULT_HISTORY_SIZE = 10_000;
+
+interface Bucket {
+  readonly items: Map<string, StoredObject>;
+  /** Keys in sorted order, rebuilt lazily after a create or delete (updates keep the key set). */
+  sorted: string[] | null;
+}
+
+interface Watcher {
+  readonly listener: ChangeListener;
+  readonly bucket: string | undefined;
+}
+
+export class MemoryStorage implements Storage {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly history: (Change | undefined)[];
+  private historyStart = 0; // index of the oldest kept change
+  private historyLength = 0;
+  private revision = 0;
+  /** Revision of the newest change no longer kept (0 while nothing was dropped). */
+  private compacted = 0;
+  private readonly watchers = new Set<Watcher>();
+
+  constructor(private readonly historySize = DEFAULT_HISTORY_SIZE) {
+    this.history = new Array(historySize);
+  }
+
+  currentRevision(): number {
+    return this.revision;
+  }
+
+  oldestRevision(): number {
+    return this.compacted;
+  }
+
+  get(bucket: string, key: string): StoredObject | undefined {
+    return this.buckets.get(bucket)?.items.get(key);
+  }
+
+  count(bucket: string): number {
+    return this.buckets.get(bucket)?.items.size ?? 0;
+  }
+
+  list(bucketName: string, prefix: string, startKey?: string): StoredObject[] {
+    const bucket = this.buckets.get(bucketName);
+    if (!bucket) return [];
+    const keys = sortedKeys(bucket);
+    const from = startKey !== undefined && startKey > prefix ? startKey : prefix;
+    const out: StoredObject[] = [];
+    for (let i = lowerBound(keys, from); i < keys.length; i++) {
+      const key = keys[i]!;
+      if (!key.startsWith(prefix)) break;
+      out.push(bucket.items.get(key)!);
+    }
+    return out;
+  }
+
+  listAt(bucketName: string, prefix: string, rev: number, startKey?: string): StoredObject[] {
+    if (rev >= this.revision) return this.list(bucketName, prefix, startKey);
+    if (rev < this.compacted) {
+      throw new StorageError("TooOld", `too old resource version: ${rev} (${this.compacted})`, this.compacted);
+    }
+    // Undo, newest first, every change of this bucket made after `rev`.
+    const state = new Map<string, StoredObject | undefined>();
+    for (const item of this.list(bucketName, prefix, startKey)) state.set(item.key, item);
+    for (let i = this.historyLength - 1; i >= 0; i--) {
+      const change = this.history[(this.historyStart + i) % this.historySize]!;
+      if (change.rev <= rev) break;
+      if (change.bucket !== bucketName || !change.key.startsWith(prefix)) continue;
+      if (startKey !== undefined && change.key < startKey) continue;
+      if (change.type === "ADDED") state.delete(change.key);
+      else state.set(change.key, { key: change.key, rev: change.prevRev!, data: change.prev! });
+    }
+    return [...state.values()]
+      .filter((o): o is StoredObject => o !== undefined)
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async create(bucketName: string, key: string, build: Build): Promise<StoredObject> {
+    const bucket = this.bucket(bucketName);
+    if (bucket.items.has(key)) throw new StorageError("KeyExists", `key exists: ${key}`);
+    const rev = this.revision + 1;
+    const stored: StoredObject = { key, rev, data: build(rev) };
+    this.revision = rev;
+    bucket.items.set(key, stored);
+    bucket.sorted = null;
+    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data: stored.data });
+    return stored;
+  }
+
+  async update(bucketName: string, key: string, expectedRev: number | undefined, build: Build): Promise<StoredObject> {
+    const bucket = this.bucket(bucketName);
+    const current = bucket.items.get(key);
+    if (!current) throw new StorageError("KeyNotFound", `key not found: ${key}`);
+    if (expectedRev !== undefined && current.rev !== expectedRev) {
+      throw new StorageError("Conflict", `revision ${expectedRev} is not the current ${current.rev}`, current.rev);
+    }
+    const rev = this.revision + 1;
+    const stored: StoredObject = { key, rev, data: build(rev) };
+    this.revision = rev;
+    bucket.items.set(key, stored);
+    this.commit({
+      type: "MODIFIED",
+      bucket: bucketName,
+      key,
+      rev,
+      data: stored.data,
+      prev: current.data,
+      prevRev: current.rev,
+    });
+    return stored;
+  }
+
+  async delete(bucketName: string, key: string, expectedRev: number | undefined, build: Build): Promise<StoredObject> {
+    const bucket = this.bucket(bucketName);
+    const current = bucket.items.get(key);
+    if (!current) throw new StorageError("KeyNotFound", `key not found: ${key}`);
+    if (expectedRev !== undefined && current.rev !== expectedRev) {
+      throw new StorageError("Conflict", `revision ${expectedRev} is not the current ${current.rev}`, current.rev);
+    }
+    const rev = this.revision + 1;
+    const deleted: StoredObject = { key, rev, data: build(rev) };
+    this.revision = rev;
+    bucket.items.delete(key);
+    bucket.sorted = null;
+    this.commit({
+      type: "DELETED",
+      bucket: bucketName,
+      key,
+      rev,
+      data: deleted.data,
+      prev: current.data,
+      prevRev: current.rev,
+    });
+    return deleted;
+  }
+
+  watch(fromRev: number, listener: ChangeListener, bucket?: string): () => void {
+    if (fromRev < this.compacted) {
+      throw new StorageError("TooOld", `too old resource version: ${fromRev} (${this.compacted})`, this.compacted);
+    }
+    // Replay synchronously, then register: no write can interleave, so nothing is lost or doubled.
+    for (let i = this.firstIndexAfter(fromRev); i < this.historyLength; i++) {
+      const change = this.history[(this.historyStart + i) % this.historySize]!;
+      if (bucket === undefined || change.bucket === bucket) listener(change);
+    }
+    const watcher: Watcher = { listener, bucket };
+    this.watchers.add(watcher);
+    return () => {
+      this.watchers.delete(watcher);
+    };
+  }
+
+  compact(rev: number): void {
+    while (this.historyLength > 0) {
+      const oldest = this.history[this.historyStart]!;
+      if (oldest.rev > rev) break;
+      this.dropOldest();
+    }
+    this.compacted = Math.max(this.compacted, Math.min(rev, this.revision));
+  }
+
+  dropBucket(bucket: string): void {
+    this.buckets.delete(bucket);
+  }
+
+  close(): void {
+    this.watchers.clear();
+  }
+
+  private bucket(name: string): Bucket {
+    let bucket = this.buckets.get(name);
+    if (!bucket) {
+      bucket = { items: new Map(), sorted: null };
+      this.buckets.set(name, bucket);
+    }
+    return bucket;
+  }
+
+  private commit(change: Change): void {
+    if (this.historyLength === this.historySize) this.dropOldest();
+    this.history[(this.historyStart + this.historyLength) % this.historySize] = change;
+    this.historyLength++;
+    for (const watcher of this.watchers) {
+      if (watcher.bucket !== undefined && watcher.bucket !== change.bucket) continue;
+      try {
+        watcher.listener(change);
+      } catch {
+        this.watchers.delete(watcher);
+      }
+    }
+  }
+
+  private dropOldest(): void {
+    const oldest = this.history[this.historyStart]!;
+    this.compacted = oldest.rev;
+    this.history[this.historyStart] = undefined;
+    this.historyStart = (this.historyStart + 1) % this.historySize;
+    this.historyLength--;
+  }
+
+  /** Index (0 = oldest kept) of the first change with a revision greater than `rev`. */
+  private firstIndexAfter(rev: number): number {
+    let lo = 0;
+    let hi = this.historyLength;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.history[(this.historyStart + mid) % this.historySize]!.rev > rev) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+}
+
+function sortedKeys(bucket: Bucket): string[] {
+  if (!bucket.sorted) bucket.sorted = [...bucket.items.keys()].sort();
+  return bucket.sorted;
+}
+
+function lowerBound(keys: string[], target: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
