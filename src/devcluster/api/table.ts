@@ -1,10 +1,21 @@
 /**
- * Table output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), what `kubectl get` asks for.
- * This is the minimal default: a NAME and an AGE column, as the real server's default table convertor
- * and CRD convertor give for kinds without printer columns. The devcluster-kubectl engineer extends it
- * with per-kind columns and CRD additionalPrinterColumns.
+ * Table output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), what `kubectl get` asks
+ * for, converted as kube-apiserver converts it: the kind's printer (built-in column sets, or a
+ * CRD version's additionalPrinterColumns, or the default NAME / CREATED AT convertor — see
+ * table-printers.ts), one row per object, and each row's `object` as `includeObject` asks
+ * (`None`, `Metadata` = PartialObjectMetadata — the server's default —, or `Object`).
+ *
+ * Guarantees: the Table's shape is meta.k8s.io/v1's (columnDefinitions with every field present,
+ * rows with cells in column order, list metadata carried over); the server always renders the wide
+ * set of columns, kubectl hides those with priority > 0 unless `-o wide`.
+ *
+ * Caveats: a CRD column whose JSONPath does not parse makes the resource fall back to the default
+ * convertor, as the apiextensions server does (it also logs; we do not).
  */
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+import { builtinPrinter, customResourcePrinter, defaultPrinter, type TablePrinter } from "./table-printers.ts";
+
+export { humanDuration } from "./human-duration.ts";
 
 /** `includeObject` of TableOptions: what each row carries besides its cells. */
 export type IncludeObject = "None" | "Metadata" | "Object";
@@ -23,6 +34,24 @@ export interface ListMetaLike {
   remainingItemCount?: number;
 }
 
+/** Printers of custom resources, per descriptor (rebuilt when a CRD update registers a new one). */
+const customPrinters = new WeakMap<ServedResource, TablePrinter>();
+
+/** The printer for a served resource. */
+export function printerFor(served: ServedResource): TablePrinter {
+  if (!served.custom) return builtinPrinter(served.group, served.plural);
+  let printer = customPrinters.get(served);
+  if (!printer) {
+    try {
+      printer = customResourcePrinter(served.printerColumns);
+    } catch {
+      printer = defaultPrinter;
+    }
+    customPrinters.set(served, printer);
+  }
+  return printer;
+}
+
 /** Converts objects of one served resource to a meta.k8s.io Table. */
 export function toTable(
   served: ServedResource,
@@ -31,35 +60,15 @@ export function toTable(
   options: TableOptions,
   now: Date = new Date(),
 ): JsonObject {
-  const columnDefinitions = options.noHeaders
-    ? []
-    : [
-        {
-          name: "Name",
-          type: "string",
-          format: "name",
-          description:
-            "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
-          priority: 0,
-        },
-        {
-          name: "Age",
-          type: "date",
-          format: "",
-          description:
-            "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-          priority: 0,
-        },
-      ];
+  const printer = printerFor(served);
+  const at = now.getTime();
   const rows = objects.map((obj) => {
-    const meta = (obj.metadata ?? {}) as Record<string, unknown>;
-    const created = typeof meta["creationTimestamp"] === "string" ? Date.parse(meta["creationTimestamp"]) : Number.NaN;
-    const row: Record<string, unknown> = {
-      cells: [meta["name"] ?? "", Number.isNaN(created) ? "<unknown>" : humanDuration(now.getTime() - created)],
-    };
+    const row: Record<string, unknown> = { cells: printer.cells(obj, at) };
+    const conditions = printer.conditions?.(obj);
+    if (conditions) row["conditions"] = conditions;
     if (options.includeObject === "Object") row["object"] = obj;
     else if (options.includeObject === "Metadata") {
-      row["object"] = { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: meta };
+      row["object"] = { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: obj.metadata ?? {} };
     }
     return row;
   });
@@ -67,36 +76,8 @@ export function toTable(
   if (listMeta.resourceVersion !== undefined) metadata["resourceVersion"] = listMeta.resourceVersion;
   if (listMeta.continue) metadata["continue"] = listMeta.continue;
   if (listMeta.remainingItemCount !== undefined) metadata["remainingItemCount"] = listMeta.remainingItemCount;
-  void served;
-  return { kind: "Table", apiVersion: options.apiVersion, metadata, columnDefinitions, rows };
-}
-
-/** k8s.io/apimachinery/pkg/util/duration.HumanDuration: `5s`, `3m20s`, `2h`, `4d`... */
-export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < -1) return "<invalid>";
-  if (seconds < 0) return "0s";
-  if (seconds < 60 * 2) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 60 * 3) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`;
-  if (hours < 24 * 365 * 8) {
-    const dy = Math.floor(hours / 24) % 365;
-    return dy === 0 ? `${Math.floor(hours / 24 / 365)}y` : `${Math.floor(hours / 24 / 365)}y${dy}d`;
-  }
-  return `${Math.floor(hours / 24 / 365)}y`;
+  const table: JsonObject = { kind: "Table", apiVersion: options.apiVersion, metadata };
+  table["columnDefinitions"] = options.noHeaders ? [] : printer.columns.map((c) => ({ ...c }));
+  table["rows"] = rows;
+  return table;
 }

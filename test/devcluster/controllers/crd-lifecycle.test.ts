@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+type Crd = {
+  metadata: { name: string; finalizers?: string[]; deletionTimestamp?: string };
+  spec: Record<string, unknown>;
+  status?: { conditions?: Condition[]; acceptedNames?: Record<string, unknown>; storedVersions?: string[] };
+};
+
+const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const condition = (crd: Crd, type: string) => crd.status?.conditions?.find((c) => c.type === type);
+
+async function establishedCrd(name: string): Promise<Crd> {
+  return eventually(async () => {
+    const crd = (await cluster.http("GET", `${CRDS}/${name}`)).body as Crd;
+    return condition(crd, "Established")?.status === "True" ? crd : undefined;
+  });
+}
+
+describe("CRD lifecycle", () => {
+  it("accepts names, serves every served version, and reports Established with acceptedNames and storedVersions", async () => {
+    const crd = exchangeRateCrd({ group: "a.example.com" }) as { spec: { versions: Record<string, unknown>[] } };
+    crd.spec.versions.push({
+      ...crd.spec.versions[0],
+      name: "v1beta1",
+      storage: false,
+      subresources: {
+        status: {},
+        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" },
+      },
+    });
+    crd.spec.versions.push({ ...crd.spec.versions[0], name: "v1alpha1", storage: false, served: false });
+    const created = await cluster.http("POST", CRDS, crd);
+    expect(created.status, created.text).toBe(201);
+
+    const established = await establishedCrd("exchangerates.a.example.com");
+    expect(condition(established, "NamesAccepted")).toMatchObject({
+      status: "True",
+      reason: "NoConflicts",
+      message: "no conflicts found",
+    });
+    expect(condition(established, "Established")).toMatchObject({
+      reason: "InitialNamesAccepted",
+      message: "the initial names have been accepted",
+    });
+    expect(established.status?.acceptedNames).toEqual({
+      plural: "exchangerates",
+      singular: "exchangerate",
+      shortNames: ["er"],
+      kind: "ExchangeRate",
+      listKind: "ExchangeRateList",
+      categories: ["all"],
+    });
+    expect(established.status?.storedVersions).toEqual(["v1"]);
+
+    const v1 = (await cluster.http("GET", "/apis/a.example.com/v1")).body as {
+      resources: { name: string; shortNames?: string[]; categories?: string[]; namespaced: boolean }[];
+    };
+    expect(v1.resources.map((r) => r.name).sort()).toEqual(["exchangerates", "exchangerates/status"]);
+    const main = v1.resources.find((r) => r.name === "exchangerates");
+    expect(main).toMatchObject({ namespaced: true, shortNames: ["er"], categories: ["all"] });
+    const beta = (await cluster.http("GET", "/apis/a.example.com/v1beta1")).body as { resources: { name: string }[] };
+    expect(beta.resources.map((r) => r.name).sort()).toEqual([
+      "exchangerates",
+      "exchangerates/scale",
+      "exchangerates/status",
+    ]);
+    expect((await cluster.http("GET", "/apis/a.example.com/v1alpha1")).status).toBe(404);
+
+    const obj = await cluster.http("POST", "/apis/a.example.com/v1beta1/namespaces/default/exchangerates", {
+      apiVersion: "a.example.com/v1beta1",
+      kind: "ExchangeRate",
+      metadata: { name: "usd" },
+      spec: { currency: "USD" },
+    });
+    expect(obj.status, obj.text).toBe(201);
+    // Versions share storage: the object is readable through the other served version.
+    const viaV1 = await cluster.http("GET", "/apis/a.example.com/v1/namespaces/default/exchangerates/usd");
+    expect((viaV1.body as { apiVersion: string }).apiVersion).toBe("a.example.com/v1");
+  });
+
+  it("refuses names another CRD of the group already uses (NamesAccepted False) and does not serve them", async () => {
+    expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "b.example.com" }))).status).toBe(201);
+    await establishedCrd("exchangerates.b.example.com");
+    const rival = exchangeRateCrd({ group: "b.example.com" }) as {
+      metadata: { name: string };
+      spec: { names: Record<string, unknown> };
+    };
+    rival.metadata.name = "rates.b.example.com";
+    rival.spec.names = { plural: "rates", singular: "rate", kind: "Rate", shortNames: ["er"] };
+    expect((await cluster.http("POST", CRDS, rival)).status).toBe(201);
+    const refused = await eventually(async () => {
+      const crd = (await cluster.http("GET", `${CRDS}/rates.b.example.com`)).body as Crd;
+      return condition(crd, "NamesAccepted") ? crd : undefined;
+    });
+    expect(condition(refused, "NamesAccepted")).toMatchObject({
+      status: "False",
+      reason: "ShortNamesConflict",
+      message: '"er" is already in use',
+    });
+    expect(condition(refused, "Established")).toMatchObject({
+      status: "False",
+      reason: "NotAccepted",
+      message: "not all names are accepted",
+    });
+    expect((await cluster.http("GET", "/apis/b.example.com/v1/namespaces/default/rates")).status).toBe(404);
+  });
+
+  it("on deletion marks the CRD Terminating, deletes its instances (waiting for their finalizers), then stops serving", async () => {
+    expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "c.example.com" }))).status).toBe(201);
+    await establishedCrd("exchangerates.c.example.com");
+    const base = "/apis/c.example.com/v1/namespaces/default/exchangerates";
+    for (const [name, finalizers] of [
+      ["free", undefined],
+      ["held", ["example.com/hold"]],
+    ] as const) {
+      const res = await cluster.http("POST", base, {
+        apiVersion: "c.example.com/v1",
+        kind: "ExchangeRate",
+        metadata: { name, finalizers },
+        spec: { currency: "CAD" },
+      });
+      expect(res.status, res.text).toBe(201);
+    }
+
+    const del = await cluster.http("DELETE", `${CRDS}/exchangerates.c.example.com`);
+    expect(del.status, del.text).toBe(200);
+    const marked = del.body as Crd;
+    expect(marked.metadata.deletionTimestamp).toBeDefined();
+    expect(marked.metadata.finalizers).toContain("customresourcecleanup.apiextensions.k8s.io");
+
+    const inProgress = await eventually(async () => {
+      const crd = (await cluster.http("GET", `${CRDS}/exchangerates.c.example.com`)).body as Crd;
+      return condition(crd, "Terminating")?.reason === "InstanceDeletionInProgress" &&
+        (await cluster.http("GET", `${base}/free`)).status === 404
+        ? crd
+        : undefined;
+    });
+    expect(condition(inProgress, "Terminating")).toMatchObject({
+      status: "True",
+      message: "CustomResource deletion is in progress",
+    });
+    // The held instance keeps the CRD (and its serving) alive.
+    const held = (await cluster.http("GET", `${base}/held`)).body as Crd;
+    expect(held.metadata.deletionTimestamp).toBeDefined();
+
+    const release = await cluster.http(
+      "PATCH",
+      `${base}/held`,
+      { metadata: { finalizers: null } },
+      "application/merge-patch+json",
+    );
+    expect(release.status, release.text).toBe(200);
+    await eventually(async () => (await cluster.http("GET", `${CRDS}/exchangerates.c.example.com`)).status === 404);
+    await eventually(async () => (await cluster.http("GET", "/apis/c.example.com/v1")).status === 404);
+    expect((await cluster.http("GET", base)).status).toBe(404);
+
+    // A CRD of the same name starts empty.
+    expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "c.example.com" }))).status).toBe(201);
+    await establishedCrd("exchangerates.c.example.com");
+    const list = (await cluster.http("GET", base)).body as { items: unknown[] };
+    expect(list.items).toEqual([]);
+  });
+});

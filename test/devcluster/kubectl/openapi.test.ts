@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { definitionName } from "../../../src/devcluster/api/openapi.ts";
+import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "./support/cluster.ts";
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+type Discovery = { paths: Record<string, { serverRelativeURL: string }> };
+type Operation = {
+  parameters?: { name: string; in: string }[];
+  "x-kubernetes-group-version-kind"?: Record<string, string>;
+  "x-kubernetes-action"?: string;
+};
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Record<string, unknown>> };
+};
+
+async function groupVersionDoc(key: string): Promise<Doc> {
+  const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+  const entry = index.paths[key];
+  expect(entry, `${key} in /openapi/v3`).toBeDefined();
+  const res = await cluster.http("GET", entry!.serverRelativeURL);
+  expect(res.status).toBe(200);
+  return res.body as Doc;
+}
+
+describe("OpenAPI v3 documents kubectl validates against", () => {
+  it("indexes every served group-version with a content hash", async () => {
+    const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+    expect(Object.keys(index.paths)).toEqual(
+      expect.arrayContaining(["api/v1", "apis/apps/v1", "apis/apiextensions.k8s.io/v1", "apis/coordination.k8s.io/v1"]),
+    );
+    expect(index.paths["api/v1"]?.serverRelativeURL).toMatch(/^\/openapi\/v3\/api\/v1\?hash=[0-9A-F]{128}$/);
+  });
+
+  it("declares fieldValidation on the PATCH of each kind, tagged with its group-version-kind (kubectl's server-side validation check)", async () => {
+    const doc = await groupVersionDoc("api/v1");
+    expect(doc.openapi).toBe("3.0.0");
+    for (const [path, kind] of [
+      ["/api/v1/namespaces/{namespace}/configmaps/{name}", "ConfigMap"],
+      ["/api/v1/namespaces/{name}", "Namespace"],
+    ] as const) {
+      const patch = doc.paths[path]?.["patch"];
+      expect(patch?.["x-kubernetes-group-version-kind"]).toEqual({ group: "", version: "v1", kind });
+      expect(patch?.["x-kubernetes-action"]).toBe("patch");
+      expect(patch?.parameters).toContainEqual(expect.objectContaining({ name: "fieldValidation", in: "query" }));
+    }
+    expect(doc.paths["/api/v1/namespaces/{namespace}/pods/{name}/status"]?.["put"]).toBeDefined();
+    expect(doc.components.schemas["io.k8s.api.core.v1.ConfigMap"]?.["x-kubernetes-group-version-kind"]).toEqual([
+      { group: "", version: "v1", kind: "ConfigMap" },
+    ]);
+  });
+
+  it("publishes a CRD's schema under its reversed-group name once it is served, and drops it when the CRD goes", async () => {
+    const before = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+    expect(before.paths["apis/operators.example.com/v1"]).toBeUndefined();
+    expect(
+      (await cluster.http("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", exchangeRateCrd())).status,
+    ).toBe(201);
+    const doc = await eventually(async () => {
+      const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+      return index.paths["apis/operators.example.com/v1"]
+        ? groupVersionDoc("apis/operators.example.com/v1")
+        : undefined;
+    });
+    const name = definitionName("operators.example.com", "v1", "ExchangeRate");
+    expect(name).toBe("com.example.operators.v1.ExchangeRate");
+    const schema = doc.components.schemas[name] as { properties: Record<string, Record<string, unknown>> };
+    expect(schema.properties["spec"]).toEqual({
+      type: "object",
+      properties: { currency: { type: "string", enum: ["CAD", "USD"] } },
+    });
+    expect(schema.properties["metadata"]).toEqual({
+      description: "Standard object's metadata.",
+      allOf: [{ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" }],
+    });
+    const patch = doc.paths["/apis/operators.example.com/v1/namespaces/{namespace}/exchangerates/{name}"]?.["patch"];
+    expect(patch?.parameters).toContainEqual(expect.objectContaining({ name: "fieldValidation" }));
+    expect(
+      doc.paths["/apis/operators.example.com/v1/namespaces/{namespace}/exchangerates/{name}/status"],
+    ).toBeDefined();
+
+    await cluster.http(
+      "DELETE",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/exchangerates.operators.example.com",
+    );
+    await eventually(async () => {
+      const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+      return index.paths["apis/operators.example.com/v1"] === undefined;
+    });
+  });
+
+  it("does not serve swagger 2.0, so kubectl falls back to its compiled-in types", async () => {
+    const res = await cluster.http("GET", "/openapi/v2");
+    expect(res.status).toBe(404);
+    expect((res.body as { reason: string }).reason).toBe("NotFound");
+  });
+});
+
+describe("definition names", () => {
+  it("names built-in, apiextensions and custom kinds as the apiserver does", () => {
+    expect(definitionName("", "v1", "Pod")).toBe("io.k8s.api.core.v1.Pod");
+    expect(definitionName("apps", "v1", "Deployment")).toBe("io.k8s.api.apps.v1.Deployment");
+    expect(definitionName("rbac.authorization.k8s.io", "v1", "Role")).toBe("io.k8s.api.rbac.v1.Role");
+    expect(definitionName("apiextensions.k8s.io", "v1", "CustomResourceDefinition")).toBe(
+      "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+    );
+  });
+});
