@@ -105,8 +105,18 @@ export function defineResource<const S extends TSchema, const St extends TSchema
       return { apiVersion, kind, ...input } as CustomObject<S, St>;
     },
   };
-  return Object.freeze(resource);
+  Object.freeze(resource);
+  CUSTOM.add(resource);
+  return resource;
 }
+
+/** Whether a kind was made by {@link defineResource} (and so has a CRD to register). */
+export function isCustomResource(kind: unknown): kind is CustomResource {
+  return typeof kind === "object" && kind !== null && CUSTOM.has(kind);
+}
+
+/** Kinds made here; a WeakSet so the check cannot be fooled by a look-alike object. */
+const CUSTOM = new WeakSet<object>();
 
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -4,7 +4,7 @@
  */
 export { BUILTIN_KINDS, type BuiltinKind } from "./builtins.ts";
 export { buildCrd, type CrdSource, toCrd } from "./crd.ts";
-export { defineResource, ResourceDefinitionError } from "./define-resource.ts";
+export { defineResource, isCustomResource, ResourceDefinitionError } from "./define-resource.ts";
 export { Kube, type SchemaOptions } from "./kube-extensions.ts";
 export type { KubeSchema, ValidationRule } from "./kube-schema.ts";
 export { pluralize } from "./plural.ts";

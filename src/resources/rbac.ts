@@ -84,6 +84,13 @@ export const needs = {
   own(kind: KindRef): PermissionNeed[] {
     return [{ kind, verbs: [...READ, ...WRITE] }];
   },
+  /**
+   * Writes to the objects themselves: update, patch. What finalizers, handler-state annotations
+   * and spec changes (the guitar operator's review) need on a watched kind.
+   */
+  update(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: ["update", "patch"] }];
+  },
   /** Writes to the status subresource: get, update, patch on `<plural>/status`. */
   writeStatus(kind: KindRef): PermissionNeed[] {
     return [{ kind, verbs: ["get", "update", "patch"], subresources: ["status"] }];

@@ -2,8 +2,9 @@ import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { Type } from "typebox";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { ResourceKind } from "../../src/client/types.ts";
+import { ConfigMap } from "../../src/resources/builtins.ts";
 import { toCrd } from "../../src/resources/crd.ts";
-import { defineResource, ResourceDefinitionError } from "../../src/resources/define-resource.ts";
+import { defineResource, isCustomResource, ResourceDefinitionError } from "../../src/resources/define-resource.ts";
 import { pluralize } from "../../src/resources/plural.ts";
 import type { ObjectOf, SpecOf, StatusOf } from "../../src/resources/resource-types.ts";
 import { SchemaTranslationError } from "../../src/resources/schema-translate.ts";
@@ -59,6 +60,12 @@ describe("defineResource", () => {
       storageVersion: "v1",
     });
     expect(Object.isFrozen(ExchangeRate)).toBe(true);
+  });
+
+  it("tells its kinds apart from built-in kinds and look-alikes", () => {
+    expect(isCustomResource(ExchangeRate)).toBe(true);
+    expect(isCustomResource({ ...ExchangeRate })).toBe(false);
+    expect(isCustomResource(ConfigMap)).toBe(false);
   });
 
   it("takes explicit plural, singular and listKind", () => {

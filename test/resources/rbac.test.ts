@@ -73,6 +73,16 @@ describe("deriveRules", () => {
     ]);
   });
 
+  it("grants update and patch on the objects for finalizers and handler state, merged with watch", () => {
+    expect(deriveRules([...needs.watch(ExchangeRate), ...needs.update(ExchangeRate)])).toEqual([
+      {
+        apiGroups: ["operators.example.com"],
+        resources: ["exchangerates"],
+        verbs: ["get", "list", "watch", "update", "patch"],
+      },
+    ]);
+  });
+
   it("grants finalizers for owner references with blockOwnerDeletion", () => {
     expect(deriveRules(needs.ownerReferencesTo(ExchangeRate))).toEqual([
       { apiGroups: ["operators.example.com"], resources: ["exchangerates/finalizers"], verbs: ["update"] },
