@@ -203,6 +203,11 @@ describe("TypeBox -> CRD schema: what users reach for", () => {
     expect(JSON.stringify(out)).not.toContain("~");
   });
 
+  it("never copies symbol-keyed markers (older TypeBox kept its Kind there)", () => {
+    const marked = { type: "string", [Symbol.for("TypeBox.Kind")]: "String" };
+    expect(Object.getOwnPropertySymbols(t(marked))).toEqual([]);
+  });
+
   it("drops additionalProperties: false (Kubernetes prunes unknown fields instead)", () => {
     expect(t(Type.Object({ a: Type.String() }, { additionalProperties: false }))).toEqual({
       type: "object",
