@@ -220,6 +220,16 @@ function translateNode(node: Record<string, unknown>, path: string, ctx: Context
   }
   translateBounds(node, out);
   translateMapShape(node, path, ctx, out);
+  for (const name of out.required ?? []) {
+    // The server prunes undeclared fields before validating, so such a field could never be present.
+    if (
+      out.properties?.[name] === undefined &&
+      out.additionalProperties === undefined &&
+      !out["x-kubernetes-preserve-unknown-fields"]
+    ) {
+      fail(ctx, path, `required property "${name}" is not declared in properties, so no object could ever be valid`);
+    }
+  }
   inferType(out, path, ctx);
   checkFormat(out, path, ctx);
   checkShape(out, path, ctx);

@@ -375,6 +375,12 @@ describe("TypeBox -> CRD schema: refusals name the field", () => {
     );
   });
 
+  it("refuses required properties that are never declared (they would be pruned)", () => {
+    expect(refusal(Type.Unsafe({ type: "object", properties: {}, required: ["ghost"] }))).toBe(
+      'Thing spec: required property "ghost" is not declared in properties, so no object could ever be valid',
+    );
+  });
+
   it("refuses malformed CEL rule entries with the server's wording", () => {
     expect(refusal(Type.String(Kube.validations({ rule: "" })))).toMatch(/rule is not specified/);
     expect(refusal(Type.String(Kube.validations({ rule: "self != ''", message: "a\nb" })))).toMatch(
