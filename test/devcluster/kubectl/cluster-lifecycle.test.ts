@@ -1,0 +1,176 @@
+/**
+ * The real kubectl against the devcluster's built-in kinds and controllers: discovery, built-in
+ * table columns, owner-reference garbage collection and namespace deletion as kubectl drives them.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { eventually, startTestCluster, type TestCluster } from "./support/cluster.ts";
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+async function apply(name: string, ...docs: unknown[]) {
+  const path = join(cluster.dir, name);
+  await writeFile(path, docs.map((d) => stringify(d)).join("---\n"));
+  return cluster.kubectl(["apply", "-f", path]);
+}
+
+function table(stdout: string): string[][] {
+  return stdout
+    .trim()
+    .split("\n")
+    .map((line) => line.trim().split(/\s{2,}/));
+}
+
+const cm = (name: string, extra: Record<string, unknown> = {}, namespace = "default") => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace, ...extra },
+  data: { a: "1", b: "2" },
+});
+
+async function uidOf(kind: string, name: string, namespace = "default"): Promise<string> {
+  const res = await cluster.kubectl(["get", kind, name, "-n", namespace, "-o", "jsonpath={.metadata.uid}"]);
+  expect(res.code, res.stderr).toBe(0);
+  return res.stdout;
+}
+
+describe("kubectl with built-in kinds and controllers", () => {
+  it("lists the built-in resources with their short names in api-resources", async () => {
+    const res = await cluster.kubectl(["api-resources"]);
+    expect(res.code, res.stderr).toBe(0);
+    const rows = table(res.stdout);
+    expect(rows[0]).toEqual(["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]);
+    const byName = new Map(rows.slice(1).map((r) => [`${r[0]} ${r[2]}`, r]));
+    expect(byName.get("configmaps v1")).toEqual(["configmaps", "cm", "v1", "true", "ConfigMap"]);
+    expect(byName.get("namespaces v1")).toEqual(["namespaces", "ns", "v1", "false", "Namespace"]);
+    expect(byName.get("deployments apps/v1")).toEqual(["deployments", "deploy", "apps/v1", "true", "Deployment"]);
+    expect(byName.get("customresourcedefinitions apiextensions.k8s.io/v1")).toEqual([
+      "customresourcedefinitions",
+      "crd,crds",
+      "apiextensions.k8s.io/v1",
+      "false",
+      "CustomResourceDefinition",
+    ]);
+    // No short names: the empty SHORTNAMES cell leaves four cells.
+    expect(rows).toContainEqual(["leases", "coordination.k8s.io/v1", "true", "Lease"]);
+  });
+
+  it("shows built-in kinds with kube-apiserver's columns", async () => {
+    expect((await apply("cm.yaml", cm("settings"))).code).toBe(0);
+    const cms = table((await cluster.kubectl(["get", "cm", "settings"])).stdout);
+    expect(cms[0]).toEqual(["NAME", "DATA", "AGE"]);
+    expect(cms[1]?.slice(0, 2)).toEqual(["settings", "2"]);
+    const ns = table((await cluster.kubectl(["get", "ns", "default"])).stdout);
+    expect(ns[0]).toEqual(["NAME", "STATUS", "AGE"]);
+    expect(ns[1]?.slice(0, 2)).toEqual(["default", "Active"]);
+    const crds = await cluster.kubectl(["get", "crd"]);
+    expect(crds.stderr.trim()).toBe("No resources found");
+  });
+
+  it("garbage-collects dependents when kubectl deletes their owner", async () => {
+    expect((await apply("owner.yaml", cm("owner"))).code).toBe(0);
+    const uid = await uidOf("cm", "owner");
+    const ref = { apiVersion: "v1", kind: "ConfigMap", name: "owner", uid };
+    expect(
+      (await apply("deps.yaml", cm("dep-1", { ownerReferences: [ref] }), cm("dep-2", { ownerReferences: [ref] }))).code,
+    ).toBe(0);
+    const del = await cluster.kubectl(["delete", "cm", "owner"]);
+    expect(del.stdout).toBe('configmap "owner" deleted\n');
+    await eventually(
+      async () => (await cluster.kubectl(["get", "cm", "-o", "name"])).stdout === "configmap/settings\n",
+    );
+  });
+
+  it("deletes the owner last with --cascade=foreground and keeps orphans with --cascade=orphan", async () => {
+    expect((await apply("fg.yaml", cm("fg-owner"), cm("orphan-owner"))).code).toBe(0);
+    const fgRef = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name: "fg-owner",
+      uid: await uidOf("cm", "fg-owner"),
+      blockOwnerDeletion: true,
+    };
+    const orphanRef = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name: "orphan-owner",
+      uid: await uidOf("cm", "orphan-owner"),
+    };
+    expect(
+      (
+        await apply(
+          "fg-deps.yaml",
+          cm("fg-dep", { ownerReferences: [fgRef] }),
+          cm("kept", { ownerReferences: [orphanRef] }),
+        )
+      ).code,
+    ).toBe(0);
+
+    const fg = await cluster.kubectl(["delete", "cm", "fg-owner", "--cascade=foreground"]);
+    expect(fg.code, fg.stderr).toBe(0);
+    // kubectl waited for the owner, which goes only after its blocking dependent.
+    expect((await cluster.kubectl(["get", "cm", "fg-dep", "fg-owner", "--ignore-not-found"])).stdout).toBe("");
+
+    const orphan = await cluster.kubectl(["delete", "cm", "orphan-owner", "--cascade=orphan"]);
+    expect(orphan.code, orphan.stderr).toBe(0);
+    const kept = await cluster.kubectl(["get", "cm", "kept", "-o", "jsonpath={.metadata.ownerReferences}"]);
+    expect(kept.code).toBe(0);
+    expect(kept.stdout).toBe("");
+  });
+
+  it("deletes a namespace with its content; kubectl waits until it is gone", async () => {
+    const applied = await apply(
+      "ns.yaml",
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "team-a" } },
+      cm("one", {}, "team-a"),
+      cm("two", { finalizers: ["example.com/hold"] }, "team-a"),
+    );
+    expect(applied.code, applied.stderr).toBe(0);
+    const del = cluster.spawnKubectl(["delete", "ns", "team-a"]);
+    const terminating = await eventually(async () => {
+      const res = await cluster.kubectl(["get", "ns", "team-a", "--no-headers"]);
+      return res.stdout.includes("Terminating") ? res.stdout : undefined;
+    });
+    expect(terminating.trim().split(/\s+/).slice(0, 2)).toEqual(["team-a", "Terminating"]);
+    const conditions = await eventually(async () => {
+      const res = await cluster.kubectl([
+        "get",
+        "ns",
+        "team-a",
+        "-o",
+        'jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].message}',
+      ]);
+      return res.stdout !== "" ? res.stdout : undefined;
+    });
+    expect(conditions).toBe(
+      "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances",
+    );
+    const remaining = await cluster.kubectl(["get", "cm", "-n", "team-a", "-o", "name"]);
+    expect(remaining.stdout).toBe("configmap/two\n");
+
+    const release = await cluster.kubectl([
+      "patch",
+      "cm",
+      "two",
+      "-n",
+      "team-a",
+      "--type=json",
+      "-p",
+      '[{"op":"remove","path":"/metadata/finalizers"}]',
+    ]);
+    expect(release.code, release.stderr).toBe(0);
+    const done = await del.exited;
+    expect(done.stdout).toBe('namespace "team-a" deleted\n');
+    expect(done.code).toBe(0);
+    const after = await cluster.kubectl(["get", "ns", "team-a"]);
+    expect(after.stderr).toContain('namespaces "team-a" not found');
+  });
+});
