@@ -115,6 +115,38 @@ describe("kubeconfig files", () => {
     expect(server.requests[before]!.headers.authorization).toBe("Bearer secret-token");
   });
 
+  it("verifies the server against the CA unless insecure-skip-tls-verify is set, and honours tls-server-name", async () => {
+    const d = tmp();
+    const write = (name: string, cluster: Record<string, unknown>) => {
+      const path = join(d, name);
+      writeFileSync(
+        path,
+        JSON.stringify({
+          "current-context": "t",
+          clusters: [{ name: "c", cluster: { server: server.url, ...cluster } }],
+          users: [{ name: "u", user: { token: "x", as: "alice" } }],
+          contexts: [{ name: "t", context: { cluster: "c", user: "u" } }],
+        }),
+      );
+      return path;
+    };
+    const caData = Buffer.from(server.pki.caPem).toString("base64");
+    const untrusted = await load({ kubeconfig: write("untrusted", {}), retry: false });
+    await expect(untrusted.resource(ConfigMapKind, "ns1").get("a")).rejects.toThrow(/certificate/);
+    const insecure = await load({ kubeconfig: write("insecure", { "insecure-skip-tls-verify": true }) });
+    await expect(insecure.resource(ConfigMapKind, "ns1").get("a")).resolves.toBeDefined();
+    expect(server.requests.at(-1)!.headers["impersonate-user"]).toBe("alice");
+    const wrongName = await load({
+      kubeconfig: write("wrong-name", { "certificate-authority-data": caData, "tls-server-name": "wrong.example" }),
+      retry: false,
+    });
+    await expect(wrongName.resource(ConfigMapKind, "ns1").get("a")).rejects.toThrow(/wrong\.example|altnames/i);
+    const rightName = await load({
+      kubeconfig: write("right-name", { "certificate-authority-data": caData, "tls-server-name": "localhost" }),
+    });
+    await expect(rightName.resource(ConfigMapKind, "ns1").get("a")).resolves.toBeDefined();
+  });
+
   it("presents the client certificate of the user (mutual TLS)", async () => {
     const d = tmp();
     writeFileSync(join(d, "client.crt"), server.pki.clientCertPem);
