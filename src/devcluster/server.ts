@@ -18,9 +18,11 @@ import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Socket } from "node:net";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./api/discovery.ts";
+import { openApiPlugin } from "./api/openapi.ts";
 import { handleResourceRequest, type ResourceHandlerDeps } from "./api/resource-handler.ts";
 import { resourceNotServed } from "./api/status.ts";
 import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./api/watch-handler.ts";
+import { controllersPlugin } from "./controllers/index.ts";
 import { InProcessApi } from "./in-process-api.ts";
 import { newBearerToken, renderKubeconfig, writeKubeconfig } from "./kubeconfig.ts";
 import { defaultPatchTypes, type PatchTypes } from "./patch/patchers.ts";
@@ -29,6 +31,7 @@ import { ResourceRegistry } from "./registry/registry.ts";
 import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/authentication.ts";
 import { composePipeline, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
 import { parseRequestInfo } from "./request/request-info.ts";
+import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
 import { ObjectStore } from "./rest/object-store.ts";
 import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
 import type { Storage } from "./storage/storage.ts";
@@ -66,8 +69,14 @@ export interface ApiServerOptions {
   historySize?: number;
   /** BOOKMARK interval of watches with allowWatchBookmarks (ms). */
   bookmarkIntervalMs?: number;
-  /** Server-side controllers and extensions to run inside the server. */
+  /**
+   * Extra server-side controllers and extensions, started after the built-in ones. Default built-ins:
+   * the OpenAPI v3 documents (api/openapi.ts) and the controllers (CRD lifecycle, garbage collector,
+   * namespace lifecycle; controllers/index.ts).
+   */
   plugins?: ServerPlugin[];
+  /** Run the built-in plugins (default true). Tests of the bare REST layer turn them off. */
+  builtinPlugins?: boolean;
   /** A storage backend (part 2: persistent). Defaults to in-memory. */
   storage?: Storage;
 }
@@ -98,6 +107,9 @@ export interface ServerInternals {
   stages: Stage[];
 }
 
+/** What every server runs unless told otherwise: kubectl needs the OpenAPI documents, a cluster needs its controllers. */
+const BUILTIN_PLUGINS: ServerPlugin[] = [openApiPlugin, controllersPlugin];
+
 /** Namespaces every cluster starts with. */
 const INITIAL_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
@@ -111,6 +123,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const registry = new ResourceRegistry();
   for (const served of builtinResources()) registry.add(served);
   const store = new ObjectStore(storage);
+  store.mutators.push(customObjectMutator);
+  store.validators.push(customObjectValidator());
   const patchTypes = defaultPatchTypes();
   const api = new InProcessApi(registry, store, patchTypes);
   const nsRef = { group: "", version: "v1", plural: "namespaces" };
@@ -193,7 +207,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     signal: abort.signal,
     addRoute: (prefix, route) => routes.set(prefix, route),
   };
-  for (const plugin of options.plugins ?? []) {
+  const plugins = [...(options.builtinPlugins === false ? [] : BUILTIN_PLUGINS), ...(options.plugins ?? [])];
+  for (const plugin of plugins) {
     const stopPlugin = await plugin(pluginContext);
     if (typeof stopPlugin === "function") pluginStops.push(stopPlugin);
   }

@@ -189,12 +189,30 @@ function validateListQuery(q: ListQuery, query: URLSearchParams): void {
   const isWatch = query.get("watch") === "true" || query.get("watch") === "1";
   const errors: { field: string; message: string; reason: string }[] = [];
   const match = q.resourceVersionMatch;
-  if (match) {
-    if (isWatch && query.get("sendInitialEvents") === null) {
+  const sendInitial = query.get("sendInitialEvents");
+  if (isWatch && sendInitial !== null) {
+    // WatchList (client-go's streaming list): its own requirements.
+    if (match !== "NotOlderThan") {
+      errors.push({
+        field: "sendInitialEvents",
+        reason: "FieldValueForbidden",
+        message: "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+      });
+    }
+    const bookmarks = query.get("allowWatchBookmarks");
+    if (bookmarks !== "true" && bookmarks !== "1") {
+      errors.push({
+        field: "allowWatchBookmarks",
+        reason: "FieldValueForbidden",
+        message: "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
+      });
+    }
+  } else if (match) {
+    if (isWatch) {
       errors.push({
         field: "resourceVersionMatch",
         reason: "FieldValueForbidden",
-        message: "Forbidden: resourceVersionMatch is forbidden for watch",
+        message: "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
       });
     } else if (!q.resourceVersion) {
       errors.push({

@@ -1,0 +1,32 @@
+/**
+ * Custom objects against their CRD's structural schema, as apiextensions-apiserver treats them: schema
+ * defaults applied, unknown fields pruned, then validation whose errors make a 422 Invalid.
+ */
+import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+import type { FieldError } from "../validation/field-errors.ts";
+import { applyDefaults } from "../validation/schema-default.ts";
+import { pruneUnknownFields } from "../validation/schema-prune.ts";
+import type { JSONSchemaProps } from "../validation/schema-types.ts";
+import { type ValidationRulesEvaluator, validateCustomObject } from "../validation/schema-validate.ts";
+import type { ObjectMutator, ObjectValidator } from "./object-store.ts";
+
+function schemaOf(served: ServedResource): JSONSchemaProps | undefined {
+  return served.custom && served.schema !== undefined ? (served.schema as JSONSchemaProps) : undefined;
+}
+
+/** Defaults, then prunes (the order of the CRD handler's decoding). */
+export const customObjectMutator: ObjectMutator = (served: ServedResource, obj: JsonObject) => {
+  const schema = schemaOf(served);
+  if (!schema) return;
+  applyDefaults(schema, obj);
+  pruneUnknownFields(schema, obj);
+};
+
+/** Schema validation of custom objects; `rules` evaluates x-kubernetes-validations when part 2 provides CEL. */
+export function customObjectValidator(rules?: ValidationRulesEvaluator): ObjectValidator {
+  return (served: ServedResource, obj: JsonObject, old: JsonObject | undefined): FieldError[] => {
+    const schema = schemaOf(served);
+    if (!schema) return [];
+    return validateCustomObject(schema, obj, { oldObj: old, rules });
+  };
+}
