@@ -18,8 +18,9 @@
  * for hot paths that are known not to mutate; the objects are then read-only by convention only.
  *
  * ## Assumptions
- * - The store takes ownership of inserted objects: the caller must not mutate them afterwards
- *   (with freezing on, the nested parts of an inserted object become frozen too).
+ * - The store takes ownership of inserted objects: the caller must not use them for writing
+ *   afterwards (they are frozen, and their `metadata` may have been replaced by a copy without
+ *   `managedFields`).
  * - Index functions are pure and fast; they run on every insert and delete.
  *
  * ## Caveats
@@ -185,7 +186,11 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     let out = obj;
     if (this.strip && obj.metadata?.managedFields !== undefined) {
       const { managedFields: _dropped, ...metadata } = obj.metadata;
-      out = { ...obj, metadata };
+      // Replace metadata in place rather than spreading the object: in V8 a frozen spread copy
+      // costs ~140 bytes more per object than the frozen original, and `delete` would turn
+      // metadata into a slow dictionary object (~400 bytes more).
+      if (Object.isFrozen(obj)) out = { ...obj, metadata };
+      else (obj as { metadata: typeof metadata }).metadata = metadata;
     }
     if (this.freeze) deepFreeze(out);
     return out;
