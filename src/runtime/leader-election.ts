@@ -138,9 +138,9 @@ export class LeaderElector {
     return this.current;
   }
 
-  /** Whether this candidate holds the Lease according to the last record it saw. */
+  /** Whether this elector is leading right now (false again as soon as its leader signal aborted). */
   isLeader(): boolean {
-    return this.lease?.spec?.holderIdentity === this.options.identity;
+    return this.current === "leader";
   }
 
   /** The holder of the Lease according to the last record seen (`""` if none). */
@@ -280,7 +280,7 @@ export class LeaderElector {
   /** Gives the Lease up so another candidate can take it at once. */
   private async release(): Promise<void> {
     const lease = this.lease;
-    if (lease === undefined || !this.isLeader()) return;
+    if (lease === undefined || lease.spec?.holderIdentity !== this.options.identity) return;
     const now = microTime(this.clock.now());
     try {
       const released = await this.options.leases.update({

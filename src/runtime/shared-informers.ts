@@ -110,7 +110,10 @@ export class SharedInformerFactory {
     }
   }
 
-  /** Resolves `true` when every informer handed out so far has synced, `false` if `signal` aborts first. */
+  /**
+   * Resolves `true` when every informer handed out so far has synced, `false` if `signal` aborts
+   * first. Call it after `start`: informers that are not running never sync.
+   */
   async waitForCacheSync(signal?: AbortSignal): Promise<boolean> {
     const results = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
     return results.every(Boolean);

@@ -118,6 +118,8 @@ describe("LeaderElector", () => {
     await eventually(() => first.signal()?.aborted === true, 3000, "first's signal aborted");
     await first.run;
     expect(first.elector.state).toBe("stopped");
+    // The Lease still names it (it could not write), but it knows it is no longer leading.
+    expect(first.elector.isLeader()).toBe(false);
     expect(a.log.slice(0, 3)).toEqual(["first leads", "first stops", "first stopped"]);
 
     await eventually(() => second.elector.state === "leader", 5000, "second takes over");
