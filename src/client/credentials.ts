@@ -9,8 +9,9 @@
  * (exec / auth-provider) is asked again after a 401, before its JWT `exp`, and at least every
  * `pluginRecheckMs`.
  *
- * Caveats: client certificates returned by an exec plugin are not used (the TLS material of a
- * connection pool is fixed when it is created); only bearer tokens from plugins are.
+ * Caveats: a client certificate returned by an exec plugin is picked up once, when `KubeClient.load`
+ * builds the connection pool (its TLS material is fixed from then on); a later rotated certificate is not
+ * used until the client is rebuilt. Bearer tokens from plugins are refreshed as described above.
  */
 import { readFileSync } from "node:fs";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -111,6 +112,7 @@ export class KubeConfigCredentials implements Credentials {
   #headers: HeaderRecord | undefined;
   #validUntil = 0;
   #pending: Promise<HeaderRecord> | undefined;
+  #clientCertificate: { cert: string; key: string } | undefined;
 
   constructor(kc: KubeConfig, extra: HeaderRecord = {}) {
     this.#kc = kc;
@@ -127,7 +129,9 @@ export class KubeConfigCredentials implements Credentials {
   }
 
   async #fetch(): Promise<HeaderRecord> {
-    const opts: { headers: Record<string, string | string[] | number> } = { headers: {} };
+    const opts: { headers: Record<string, string | string[] | number>; cert?: unknown; key?: unknown } = {
+      headers: {},
+    };
     try {
       await this.#kc.applyToHTTPSOptions(opts);
     } catch (err) {
@@ -145,6 +149,7 @@ export class KubeConfigCredentials implements Credentials {
         if (value.startsWith("Bearer ")) bearer = value.slice(7);
       } else headers[k.toLowerCase()] = value;
     }
+    if (opts.cert && opts.key) this.#clientCertificate = { cert: String(opts.cert), key: String(opts.key) };
     const now = Date.now();
     const exp = bearer ? jwtExpiry(bearer) : undefined;
     this.#validUntil = exp !== undefined ? Math.min(exp - jwtLeewayMs, now + pluginRecheckMs) : now + pluginRecheckMs;
@@ -155,6 +160,11 @@ export class KubeConfigCredentials implements Credentials {
   invalidate(): boolean {
     this.#validUntil = 0;
     return true;
+  }
+
+  /** The client certificate and key the plugin (or the kubeconfig) supplied at the last fetch, if any. */
+  clientCertificate(): { cert: string; key: string } | undefined {
+    return this.#clientCertificate;
   }
 }
 

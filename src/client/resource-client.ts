@@ -2,6 +2,7 @@
  * The typed resource client: one kind, all verbs. Objects are plain Kubernetes JSON.
  */
 import { type ClientConfig, type LoadConfigOptions, loadClientConfig } from "./config.ts";
+import { KubeConfigCredentials } from "./credentials.ts";
 import { Discovery } from "./discovery.ts";
 import { apiErrorFromResponse } from "./errors.ts";
 import { type RateLimiter, TokenBucket } from "./rate-limiter.ts";
@@ -198,9 +199,19 @@ export class KubeClient {
   readonly #onResponse: ResponseObserver | undefined;
   #mapper: RestMapper | undefined;
 
-  /** Loads the configuration (kubeconfig or in-cluster, see `loadClientConfig`) and builds a client. */
+  /**
+   * Loads the configuration (kubeconfig or in-cluster, see `loadClientConfig`) and builds a client.
+   * A user with an exec or auth-provider plugin has it run once here, so that a client certificate it
+   * returns can go into the connection pool's TLS settings (and a failing plugin fails the load, clearly).
+   */
   static async load(opts: LoadConfigOptions & KubeClientOptions = {}): Promise<KubeClient> {
-    return new KubeClient(loadClientConfig(opts), opts);
+    let config = loadClientConfig(opts);
+    if (config.credentials instanceof KubeConfigCredentials) {
+      await config.credentials.headers();
+      const pair = config.credentials.clientCertificate();
+      if (pair && !config.tls.cert) config = { ...config, tls: { ...config.tls, cert: pair.cert, key: pair.key } };
+    }
+    return new KubeClient(config, opts);
   }
 
   constructor(config: ClientConfig, opts: KubeClientOptions = {}) {

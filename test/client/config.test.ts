@@ -223,6 +223,67 @@ process.stdout.write(JSON.stringify({ apiVersion: "client.authentication.k8s.io/
     expect(readFileSync(counter, "utf8")).toBe("xx");
   });
 
+  it("uses the client certificate an exec plugin returns", async () => {
+    const d = tmp();
+    const plugin = join(d, "cert-plugin.mjs");
+    const status = { clientCertificateData: server.pki.clientCertPem, clientKeyData: server.pki.clientKeyPem };
+    writeFileSync(
+      plugin,
+      `process.stdout.write(${JSON.stringify(
+        JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status }),
+      )});\n`,
+    );
+    const path = join(d, "config");
+    writeFileSync(join(d, "ca.crt"), server.pki.caPem);
+    writeFileSync(
+      path,
+      kubeconfig({
+        current: "test",
+        clusters: [{ name: "c", server: server.url, ca: "ca.crt" }],
+        users: [
+          {
+            name: "u",
+            user: {
+              exec: { apiVersion: "client.authentication.k8s.io/v1", command: process.execPath, args: [plugin] },
+            },
+          },
+        ],
+        contexts: [{ name: "test", cluster: "c", user: "u" }],
+      }),
+    );
+    const client = await load({ kubeconfig: path });
+    await client.resource(ConfigMapKind, "ns1").get("a");
+    expect(server.requests.at(-1)!.clientCn).toBe("test-user");
+  });
+
+  it("fails the load with the user's name when its exec plugin fails", async () => {
+    const d = tmp();
+    const path = join(d, "config");
+    writeFileSync(
+      path,
+      kubeconfig({
+        current: "test",
+        clusters: [{ name: "c", server: server.url }],
+        users: [
+          {
+            name: "robot",
+            user: {
+              exec: {
+                apiVersion: "client.authentication.k8s.io/v1",
+                command: process.execPath,
+                args: ["-e", "process.stderr.write('token expired, run login'); process.exit(1)"],
+              },
+            },
+          },
+        ],
+        contexts: [{ name: "test", cluster: "c", user: "robot" }],
+      }),
+    );
+    await expect(load({ kubeconfig: path })).rejects.toThrow(
+      'credentials of kubeconfig user "robot" could not be obtained: token expired, run login',
+    );
+  });
+
   it("sends the id-token of an oidc auth-provider user while it is valid", async () => {
     const d = tmp();
     const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
