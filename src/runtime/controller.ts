@@ -1,0 +1,435 @@
+/**
+ * A controller: informer events -> keys in a work queue -> workers calling the reconcile function
+ * (the contract is in reconcile.ts). This is the primitive the builder (controller-builder.ts)
+ * assembles; build one directly to wire your own sources, or use `controller.queue` to enqueue
+ * keys from anywhere (a timer, an external webhook).
+ *
+ * ## Expected flow
+ * `new Controller({ name, primary, sources, reconcile, ... })`, then `start(signal)` once the
+ * informers run (the manager starts it after the caches synced, and only while leading). Stop it
+ * with `stop(drainTimeout)` (graceful) or by aborting the start signal (at once).
+ *
+ * ## States
+ * `idle` -> `running` -> `draining` (graceful stop: no new keys taken, in-flight reconciles
+ * finishing) -> `stopped`. Aborting the start signal goes straight to `stopped`.
+ *
+ * ## Guarantees
+ * - A key is never reconciled by two workers at once (the work queue's guarantee), and at most
+ *   `maxConcurrentReconciles` reconciles run at any time.
+ * - Event handlers only enqueue keys (never call reconcile), so an informer is never slowed
+ *   down by a reconcile.
+ * - After `stop()` resolves, no handler is registered, the queue holds no timer, and no worker
+ *   takes another key. Reconciles still running after the drain timeout have had their signal
+ *   aborted; one that ignores its signal finishes in the background, unawaited.
+ *
+ * ## Assumptions
+ * - The primary informer's store keys objects as `namespace/name` (the cache's key), which is
+ *   also the work-queue key; sources map their objects to such keys.
+ */
+import { randomUUID } from "node:crypto";
+import pino, { type Logger } from "pino";
+import type { KubeClient } from "../client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../client/types.ts";
+import { apiVersionOf } from "../client/types.ts";
+import { type CacheReader, objectKey, splitObjectKey } from "./cache.ts";
+import { sleep } from "./clock.ts";
+import { type Duration, toMilliseconds } from "./duration.ts";
+import type { EventRecorder, EventType } from "./event-recorder.ts";
+import { DeletedFinalStateUnknown, type InformerEventHandler } from "./informer.ts";
+import type { ControllerObserver, RuntimeMetrics } from "./metrics.ts";
+import { allowsCreate, allowsDelete, allowsUpdate, type Predicate } from "./predicates.ts";
+import type { RateLimiter } from "./rate-limiter.ts";
+import {
+  type DeletedObject,
+  type ObjectRef,
+  type ReconcileOutcome,
+  type ReconcileResult,
+  type ReconcileTarget,
+  TerminalError,
+} from "./reconcile.ts";
+import { WorkQueue } from "./workqueue.ts";
+
+/** What a controller needs of an informer: its events and its cache. */
+export interface EventSource<T extends KubeObject> {
+  addEventHandler(handler: InformerEventHandler<T>): () => void;
+  readonly store: CacheReader<T>;
+}
+
+/** Where a watched kind's events go: maps an object to the keys of the primary objects to reconcile. */
+export interface WatchSource<T extends KubeObject = KubeObject> {
+  source: EventSource<T>;
+  /** Keys (`namespace/name`) of primary objects to reconcile for `obj`; may be empty. */
+  map(obj: T): readonly string[];
+  predicates?: readonly Predicate<T>[];
+  /** The kind, so reconcile can read this cache with `ctx.cache(kind)`. */
+  kind?: ResourceKind<T>;
+}
+
+/** What a reconcile function gets besides the object. */
+export interface ReconcileContext<T extends KubeObject = KubeObject> {
+  /** The reconciled object's namespace (`""` for cluster scope) and name. */
+  readonly key: ObjectRef;
+  /** The controller's name. */
+  readonly controller: string;
+  /** Aborts when this process must stop acting: leadership lost, or the shutdown drain timed out. */
+  readonly signal: AbortSignal;
+  /** A logger bound to controller, namespace, name and a reconcile id. */
+  readonly logger: Logger;
+  /** The API client. */
+  readonly client: KubeClient;
+  /** The read-only cache of a kind this controller watches (`for`, `owns` or `watches`). */
+  cache<K extends KubeObject>(kind: ResourceKind<K>): CacheReader<K>;
+  /** Records an event about the reconciled object (no-op when it is gone). */
+  event(type: EventType, reason: string, message: string): void;
+  /** Records events about any object. */
+  readonly recorder: EventRecorder;
+  /**
+   * A copy of `child` with this object as its controller owner (`controller: true`,
+   * `blockOwnerDeletion: true`) and, for a namespaced owner, its namespace. Throws when the object
+   * is gone or when `child` already has another controller owner.
+   */
+  adopt<C extends KubeObject>(child: C): C;
+  /** Merge-patches the reconciled object's `status` subresource: `ctx.patchStatus({ ready: true })`. */
+  patchStatus(status: Record<string, unknown>): Promise<T>;
+}
+
+/** The user's reconcile function (see reconcile.ts for the contract). */
+export type ReconcileFunction<T extends KubeObject> = (
+  target: ReconcileTarget<T>,
+  ctx: ReconcileContext<T>,
+) => ReconcileResult | Promise<ReconcileResult> | void | Promise<void>;
+
+/** Options of a {@link Controller}. */
+export interface ControllerOptions<T extends KubeObject> {
+  /** Unique per manager: names the queue, the metrics series and the logs. */
+  name: string;
+  /** The reconciled kind (for owner references, status patches and `ctx.cache`). */
+  kind: ResourceKind<T>;
+  /** Events of the reconciled kind; every event enqueues the object's own key. */
+  primary: EventSource<T>;
+  primaryPredicates?: readonly Predicate<T>[];
+  /** Other watched kinds (`owns`, `watches`). */
+  sources?: readonly WatchSource<KubeObject>[];
+  reconcile: ReconcileFunction<T>;
+  /** Workers (default 1, controller-runtime's default: one key at a time is the simplest to reason about). */
+  maxConcurrentReconciles?: number;
+  /** Per-key retry delays; client-go's default controller limiter otherwise. */
+  rateLimiter?: RateLimiter<string>;
+  client?: KubeClient;
+  recorder?: EventRecorder;
+  logger?: Logger;
+  metrics?: RuntimeMetrics;
+}
+
+/** Where a controller is. */
+export type ControllerState = "idle" | "running" | "draining" | "stopped";
+
+const noRecorder: EventRecorder = { event() {} };
+
+/** Identity of a kind for cache lookups (version-independent, as owner references are). */
+function kindId(kind: Pick<ResourceKind, "group" | "kind">): string {
+  return `${kind.kind}.${kind.group}`;
+}
+
+/** A controller; see the module documentation. */
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly kind: ResourceKind<T>;
+  /** The work queue (escape hatch: `controller.queue.add("ns/name")` reconciles that object). */
+  readonly queue: WorkQueue<string>;
+  private readonly options: ControllerOptions<T>;
+  private readonly workers: number;
+  private readonly logger: Logger;
+  private readonly recorder: EventRecorder;
+  private readonly observer: ControllerObserver | undefined;
+  private readonly caches = new Map<string, CacheReader<KubeObject>>();
+  private readonly removers: (() => void)[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private intake = new AbortController();
+  private readonly reconcileAbort = new AbortController();
+  private workerLoops: Promise<void>[] = [];
+  private current: ControllerState = "idle";
+  private detachStartSignal: (() => void) | undefined;
+
+  constructor(options: ControllerOptions<T>) {
+    if (!options.name) throw new Error("a controller needs a name");
+    this.options = options;
+    this.name = options.name;
+    this.kind = options.kind;
+    this.workers = options.maxConcurrentReconciles ?? 1;
+    if (!Number.isInteger(this.workers) || this.workers < 1) {
+      throw new Error(`controller ${options.name}: maxConcurrentReconciles must be an integer >= 1`);
+    }
+    this.logger = (options.logger ?? pino({ level: "silent" })).child({ controller: options.name });
+    this.recorder = options.recorder ?? noRecorder;
+    this.observer = options.metrics?.controller(options.name, this.workers);
+    this.queue = new WorkQueue<string>({
+      name: options.name,
+      rateLimiter: options.rateLimiter,
+      metrics: options.metrics?.workQueue(options.name, () => this.queue.inFlight()),
+    });
+    this.caches.set(kindId(options.kind), options.primary.store as CacheReader<KubeObject>);
+    for (const s of options.sources ?? []) {
+      if (s.kind !== undefined && !this.caches.has(kindId(s.kind))) this.caches.set(kindId(s.kind), s.source.store);
+    }
+  }
+
+  /** Where the controller is. */
+  get state(): ControllerState {
+    return this.current;
+  }
+
+  /**
+   * Registers the event handlers and starts the workers. Aborting `signal` stops at once
+   * (intake stopped, running reconciles' signals aborted): what lost leadership does.
+   */
+  start(signal?: AbortSignal): void {
+    if (this.current !== "idle") throw new Error(`controller ${this.name} was already started`);
+    this.current = "running";
+    if (signal !== undefined) {
+      const onAbort = () => this.stopNow();
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.detachStartSignal = () => signal.removeEventListener("abort", onAbort);
+      if (signal.aborted) {
+        this.stopNow();
+        return;
+      }
+    }
+    this.removers.push(this.options.primary.addEventHandler(this.primaryHandler()));
+    for (const s of this.options.sources ?? []) this.removers.push(s.source.addEventHandler(this.mappedHandler(s)));
+    for (let i = 0; i < this.workers; i++) this.workerLoops.push(this.workerLoop());
+    this.logger.info({ workers: this.workers }, "Starting workers");
+  }
+
+  /**
+   * Graceful stop: takes no new keys, lets running reconciles finish for up to `drainTimeout`,
+   * then aborts their signal. Resolves when the workers ended or the timeout passed.
+   */
+  async stop(drainTimeout: Duration = "30s"): Promise<void> {
+    if (this.current === "stopped" || this.current === "idle") {
+      this.current = "stopped";
+      this.teardown();
+      return;
+    }
+    this.current = "draining";
+    this.teardown();
+    const timeout = new AbortController();
+    const drained = Promise.all(this.workerLoops).then(() => timeout.abort());
+    await Promise.race([drained, sleep(toMilliseconds(drainTimeout), timeout.signal)]);
+    timeout.abort();
+    if (this.running.size > 0) {
+      this.logger.warn(
+        { running: this.running.size },
+        "reconciles still running after the drain timeout; aborting them",
+      );
+    }
+    this.reconcileAbort.abort();
+    this.current = "stopped";
+  }
+
+  /** Stops at once: no new keys, running reconciles' signals aborted. */
+  stopNow(): void {
+    if (this.current === "stopped") return;
+    this.current = "stopped";
+    this.teardown();
+    this.reconcileAbort.abort();
+  }
+
+  /** Resolves once every worker loop has returned (each after its current reconcile). */
+  async stopped(): Promise<void> {
+    await Promise.all(this.workerLoops);
+  }
+
+  private teardown(): void {
+    this.detachStartSignal?.();
+    this.detachStartSignal = undefined;
+    for (const remove of this.removers.splice(0)) remove();
+    this.intake.abort();
+    this.queue.shutDown();
+    this.options.metrics?.forgetWorkQueue(this.name);
+  }
+
+  private primaryHandler(): InformerEventHandler<T> {
+    const predicates = this.options.primaryPredicates ?? [];
+    return {
+      onAdd: (obj) => {
+        if (allowsCreate(predicates, obj)) this.queue.add(objectKey(obj));
+      },
+      onUpdate: (oldObj, newObj) => {
+        if (allowsUpdate(predicates, oldObj, newObj)) this.queue.add(objectKey(newObj));
+      },
+      onDelete: (deleted) => {
+        const obj = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
+        if (allowsDelete(predicates, obj)) this.queue.add(objectKey(obj));
+      },
+    };
+  }
+
+  private mappedHandler(s: WatchSource<KubeObject>): InformerEventHandler<KubeObject> {
+    const predicates = s.predicates ?? [];
+    const enqueue = (obj: KubeObject) => {
+      for (const key of s.map(obj)) this.queue.add(key);
+    };
+    return {
+      onAdd: (obj) => {
+        if (allowsCreate(predicates, obj)) enqueue(obj);
+      },
+      onUpdate: (oldObj, newObj) => {
+        if (!allowsUpdate(predicates, oldObj, newObj)) return;
+        // Both: a child that changed owner (or a mapped field) must reach the old target too.
+        enqueue(newObj);
+        if (oldObj !== newObj) enqueue(oldObj);
+      },
+      onDelete: (deleted) => {
+        const obj = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
+        if (allowsDelete(predicates, obj)) enqueue(obj);
+      },
+    };
+  }
+
+  private async workerLoop(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get(this.intake.signal);
+      if (key === undefined) return;
+      const run = this.reconcileKey(key);
+      this.running.add(run);
+      try {
+        await run;
+      } finally {
+        this.running.delete(run);
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async reconcileKey(key: string): Promise<void> {
+    const started = performance.now();
+    const ref = splitObjectKey(key);
+    const cached = this.options.primary.store.get(key);
+    const target: ReconcileTarget<T> = cached ?? ({ deleted: true, ...ref } satisfies DeletedObject);
+    const ctx = this.context(ref, cached);
+    let outcome: ReconcileOutcome = "success";
+    this.observer?.activeWorkers(1);
+    try {
+      const result = (await this.options.reconcile(target, ctx)) ?? undefined;
+      const requeueAfter = result?.requeueAfter === undefined ? 0 : toMilliseconds(result.requeueAfter);
+      if (requeueAfter > 0) {
+        this.queue.forget(key);
+        this.queue.addAfter(key, requeueAfter);
+        outcome = "requeue_after";
+      } else if (result?.requeue === true) {
+        this.queue.addRateLimited(key);
+        outcome = "requeue";
+      } else {
+        this.queue.forget(key);
+      }
+    } catch (err) {
+      outcome = "error";
+      const terminal = err instanceof TerminalError;
+      if (!terminal) this.queue.addRateLimited(key);
+      this.observer?.failed(terminal);
+      ctx.logger.error({ err, terminal }, "Reconciler error");
+    } finally {
+      this.observer?.activeWorkers(-1);
+      this.observer?.reconciled(outcome, (performance.now() - started) / 1000);
+    }
+  }
+
+  private context(ref: ObjectRef, obj: T | undefined): ReconcileContext<T> {
+    const controller = this;
+    let logger: Logger | undefined;
+    return {
+      key: ref,
+      controller: this.name,
+      signal: this.reconcileAbort.signal,
+      // Built on first use: most reconciles never log, and a pino child costs an allocation.
+      get logger(): Logger {
+        logger ??= controller.logger.child({
+          ...(ref.namespace ? { namespace: ref.namespace } : {}),
+          name: ref.name,
+          reconcileID: randomUUID(),
+        });
+        return logger;
+      },
+      get client(): KubeClient {
+        if (controller.options.client === undefined) throw new Error(`controller ${controller.name} has no client`);
+        return controller.options.client;
+      },
+      cache: <K extends KubeObject>(kind: ResourceKind<K>): CacheReader<K> => {
+        const reader = this.caches.get(kindId(kind));
+        if (reader === undefined) {
+          throw new Error(
+            `controller ${this.name} does not watch ${kind.kind}.${kind.group || "core"}; add it with owns() or watches()`,
+          );
+        }
+        return reader as unknown as CacheReader<K>;
+      },
+      event: (type, reason, message) => {
+        if (obj !== undefined) this.recorder.event(obj, type, reason, message);
+      },
+      recorder: this.recorder,
+      adopt: <C extends KubeObject>(child: C): C => adopt(this.kind, obj, child, this.name),
+      patchStatus: (status) => {
+        const client = controller.options.client;
+        if (client === undefined) return Promise.reject(new Error(`controller ${this.name} has no client`));
+        return client
+          .resource(this.kind, ref.namespace || undefined)
+          .patchStatus(ref.name, { status }, { signal: this.reconcileAbort.signal });
+      },
+    };
+  }
+}
+
+function adopt<T extends KubeObject, C extends KubeObject>(
+  kind: ResourceKind<T>,
+  owner: T | undefined,
+  child: C,
+  controller: string,
+): C {
+  const meta = owner?.metadata;
+  if (owner === undefined || meta?.uid === undefined || meta.name === undefined) {
+    throw new Error(`controller ${controller}: cannot adopt a child for an object that is gone (or has no uid)`);
+  }
+  const refs = child.metadata?.ownerReferences ?? [];
+  const other = refs.find((r) => r.controller === true && r.uid !== meta.uid);
+  if (other !== undefined) {
+    throw new Error(
+      `controller ${controller}: ${child.metadata?.name ?? "child"} is already controlled by ${other.kind} ${other.name}`,
+    );
+  }
+  const ref = {
+    apiVersion: owner.apiVersion ?? apiVersionOf(kind),
+    kind: owner.kind ?? kind.kind,
+    name: meta.name,
+    uid: meta.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  return {
+    ...child,
+    metadata: {
+      ...child.metadata,
+      ...(kind.namespaced && child.metadata?.namespace === undefined ? { namespace: meta.namespace } : {}),
+      ownerReferences: [...refs.filter((r) => r.uid !== meta.uid), ref],
+    },
+  };
+}
+
+/**
+ * Maps a child to the key of its controller owner when that owner is of `ownerKind` (same API
+ * group and kind; the version may differ, as controller-runtime's EnqueueRequestForOwner treats
+ * it). A namespaced owner lives in the child's namespace; a cluster-scoped one has no namespace.
+ */
+export function controllerOwnerKeys(
+  ownerKind: Pick<ResourceKind, "group" | "kind" | "namespaced">,
+  child: KubeObject,
+): string[] {
+  const ref = child.metadata?.ownerReferences?.find((r) => r.controller === true);
+  if (ref === undefined) return [];
+  const slash = ref.apiVersion.indexOf("/");
+  const group = slash < 0 ? "" : ref.apiVersion.slice(0, slash);
+  if (group !== ownerKind.group || ref.kind !== ownerKind.kind) return [];
+  if (!ownerKind.namespaced) return [ref.name];
+  const ns = child.metadata?.namespace;
+  return ns ? [`${ns}/${ref.name}`] : [];
+}

@@ -1,0 +1,394 @@
+/**
+ * The manager runs an operator process: shared informers, the controllers built on them, optional
+ * leader election, the health/readiness/metrics endpoints, and graceful shutdown.
+ *
+ * ## Expected flow
+ * `const mgr = new Manager({ client })`, build controllers with `mgr.controller(Kind)...reconcile(fn)`,
+ * then `await mgr.start(signal)`: it resolves once the manager has stopped (signal aborted,
+ * `stop()` called, or SIGTERM/SIGINT with `handleSignals`), and rejects when it had to stop on
+ * its own (leadership lost, caches not synced within `cacheSyncTimeout`).
+ *
+ * ## States ({@link ManagerState})
+ * `idle` -> `syncing` (informers listing; endpoints up, `/readyz` failing) -> `candidate`
+ * (caches synced, `/readyz` ok; waiting for the Lease; skipped without leader election) ->
+ * `leading` (controllers running) -> `stopping` -> `stopped`.
+ *
+ * ## Guarantees
+ * - Informers start on every replica, leader or not (as controller-runtime's caches do), so a
+ *   standby that takes over has a warm cache; controllers run only while this replica leads.
+ * - `/readyz` is ok once every informer has synced, on the leader and on standbys alike: a
+ *   standby is ready to take over, and readiness gates no traffic for an operator. `/healthz` is
+ *   ok while the process serves it.
+ * - Lost leadership (the Lease could not be renewed within `renewDeadline`) aborts every running
+ *   reconcile's signal at once and stops intake; nothing waits for them. `start()` then rejects
+ *   with {@link LeadershipLostError}; exit the process (as controller-runtime does) and let the
+ *   Deployment restart it.
+ * - Graceful stop: intake stops, running reconciles get up to `gracefulShutdownTimeout` to finish
+ *   (then their signal aborts), the Lease is released (so a standby takes over at once),
+ *   informers stop, pending events are written, the endpoints close.
+ * - After `start()` settles, no timer, socket or signal handler of the manager is left (the client
+ *   is closed only if the manager created it).
+ *
+ * ## Caveats
+ * - A reconcile that ignores its signal keeps running in the background after the drain timeout.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
+import pino, { type Logger } from "pino";
+import type { ClientConfig } from "../client/config.ts";
+import { KubeClient, type KubeClientOptions } from "../client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../client/types.ts";
+import type { Controller } from "./controller.ts";
+import { ControllerBuilder, type WatchOptions } from "./controller-builder.ts";
+import type { Duration } from "./duration.ts";
+import { toMilliseconds } from "./duration.ts";
+import { ApiEventRecorder, EVENT_KIND, type EventRecorder } from "./event-recorder.ts";
+import { type Check, checksHandler, HttpEndpoints, type RouteHandler } from "./health.ts";
+import type { InformerOptions } from "./informer.ts";
+import { LeaderElector } from "./leader-election.ts";
+import { RuntimeMetrics } from "./metrics.ts";
+import { SharedInformerFactory } from "./shared-informers.ts";
+
+/** The coordination.k8s.io/v1 Lease kind used for leader election. */
+export const LEASE_KIND: ResourceKind<Lease> = {
+  group: "coordination.k8s.io",
+  version: "v1",
+  kind: "Lease",
+  plural: "leases",
+  namespaced: true,
+};
+
+/** Leader election settings; durations are client-go's defaults (see leader-election.ts for why). */
+export interface LeaderElectionConfig {
+  /** Namespace of the Lease (default: the client's namespace: kubeconfig context or service account). */
+  namespace?: string;
+  /** Name of the Lease (default `<manager name>-leader`). */
+  name?: string;
+  /** This replica's identity (default `<hostname>_<uuid>`, client-go's convention). */
+  identity?: string;
+  leaseDuration?: Duration;
+  renewDeadline?: Duration;
+  retryPeriod?: Duration;
+}
+
+/** Options of a {@link Manager}. */
+export interface ManagerOptions {
+  /** Names the operator: event source, default Lease name, logs (default `capstan-operator`). */
+  name?: string;
+  /** The client to use; the manager does not close it. Give `config` instead to get rest_client metrics. */
+  client?: KubeClient;
+  /** Build (and close on stop) a client from this configuration, wired to `rest_client_requests_total`. */
+  config?: ClientConfig;
+  clientOptions?: Omit<KubeClientOptions, "onResponse">;
+  /** Watch only this namespace unless a watch says otherwise (default: all namespaces). */
+  namespace?: string;
+  logger?: Logger;
+  /** Metrics registry wrapper (default: a new private one). */
+  metrics?: RuntimeMetrics;
+  /** Enable leader election (`true` for defaults). */
+  leaderElection?: boolean | LeaderElectionConfig;
+  /** Port of `/healthz` and `/readyz` (0 = a free one; absent = not served). */
+  healthProbePort?: number;
+  /** Port of `/metrics` (0 = a free one; absent = not served). May equal `healthProbePort`. */
+  metricsPort?: number;
+  /** Address the endpoints bind (default: every interface, as probes come from the kubelet). */
+  bindHost?: string;
+  /**
+   * How long running reconciles may take to finish on a graceful stop (default 30 s,
+   * controller-runtime's, which fits the 30 s default terminationGracePeriodSeconds of a pod).
+   */
+  gracefulShutdownTimeout?: Duration;
+  /** How long to wait for the caches to sync before giving up (default 2 min, controller-runtime's). */
+  cacheSyncTimeout?: Duration;
+  /** Stop gracefully on SIGTERM and SIGINT (default false: the embedding program decides). */
+  handleSignals?: boolean;
+  /** Extra informer options (tests use short backoffs). */
+  informerDefaults?: Partial<Omit<InformerOptions<KubeObject>, "listerWatcher">>;
+}
+
+/** Where a manager is; see the module documentation. */
+export type ManagerState = "idle" | "syncing" | "candidate" | "leading" | "stopping" | "stopped";
+
+/** Thrown by `start()` when the Lease could not be renewed: this replica stopped acting. */
+export class LeadershipLostError extends Error {
+  constructor(lease: string) {
+    super(`leader election lost: could not renew lease ${lease} in time; every controller was stopped`);
+    this.name = "LeadershipLostError";
+  }
+}
+
+/** Runs informers, controllers, leader election and endpoints; see the module documentation. */
+export class Manager {
+  readonly name: string;
+  readonly client: KubeClient;
+  readonly metrics: RuntimeMetrics;
+  readonly informers: SharedInformerFactory;
+  readonly logger: Logger;
+  private readonly options: ManagerOptions;
+  private readonly ownsClient: boolean;
+  private readonly controllers: Controller<KubeObject>[] = [];
+  private readonly recorders = new Map<string, ApiEventRecorder>();
+  private readonly healthChecks = new Map<string, Check>([["ping", () => true]]);
+  private readonly readyChecks = new Map<string, Check>();
+  private readonly stopAbort = new AbortController();
+  private current: ManagerState = "idle";
+  private running: Promise<void> | undefined;
+  private cachesSynced = false;
+  private leaderSignal: AbortSignal | undefined;
+  private ports: { healthProbe?: number; metrics?: number } = {};
+
+  constructor(options: ManagerOptions) {
+    this.options = options;
+    this.name = options.name ?? "capstan-operator";
+    this.logger = options.logger ?? pino({ level: "info" });
+    this.metrics = options.metrics ?? new RuntimeMetrics();
+    if (options.client !== undefined) {
+      this.client = options.client;
+      this.ownsClient = false;
+    } else if (options.config !== undefined) {
+      const host = new URL(options.config.server).host;
+      this.client = new KubeClient(options.config, {
+        ...options.clientOptions,
+        onResponse: this.metrics.restClient(host),
+      });
+      this.ownsClient = true;
+    } else {
+      throw new Error("a manager needs a client or a client config");
+    }
+    this.informers = new SharedInformerFactory({
+      listerWatcherFor: (kind, scope) => this.client.resource(kind, scope.namespace),
+      logger: this.logger,
+      informerDefaults: options.informerDefaults,
+    });
+    this.readyChecks.set("informers-synced", () => this.cachesSynced);
+  }
+
+  /** Where the manager is. */
+  get state(): ManagerState {
+    return this.current;
+  }
+
+  /** Whether this replica leads (always true once running without leader election). */
+  get isLeader(): boolean {
+    return this.current === "leading";
+  }
+
+  /** Ports the endpoints listen on (after `start`), useful with port 0. */
+  get endpoints(): { healthProbe?: number; metrics?: number } {
+    return { ...this.ports };
+  }
+
+  /** Starts building a controller for `kind`: `mgr.controller(Widget).owns(ConfigMap).reconcile(fn)`. */
+  controller<T extends KubeObject>(kind: ResourceKind<T>, options?: WatchOptions<T>): ControllerBuilder<T> {
+    return this.builder().for(kind, options);
+  }
+
+  /** An empty builder, for `for(...)` written out. */
+  builder(): ControllerBuilder {
+    return new ControllerBuilder({
+      informers: this.informers,
+      client: this.client,
+      logger: this.logger,
+      metrics: this.metrics,
+      namespace: this.options.namespace,
+      recorderFor: (name) => this.recorderFor(name),
+      register: (c) => this.register(c),
+    });
+  }
+
+  /** The event recorder posting as `component` (one per controller name). */
+  recorderFor(component: string): EventRecorder {
+    let recorder = this.recorders.get(component);
+    if (recorder === undefined) {
+      recorder = new ApiEventRecorder({
+        events: this.client.resource(EVENT_KIND),
+        component,
+        host: hostname(),
+        logger: this.logger,
+      });
+      this.recorders.set(component, recorder);
+    }
+    return recorder;
+  }
+
+  /** Adds a `/healthz` check. */
+  addHealthCheck(name: string, check: Check): void {
+    this.healthChecks.set(name, check);
+  }
+
+  /** Adds a `/readyz` check. */
+  addReadyCheck(name: string, check: Check): void {
+    this.readyChecks.set(name, check);
+  }
+
+  /**
+   * Runs until `signal` aborts or `stop()` is called (resolves), or until it must stop on its own
+   * (rejects: leadership lost, cache sync timeout, endpoint port in use).
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    if (this.running !== undefined) throw new Error("the manager was already started");
+    if (signal !== undefined) {
+      if (signal.aborted) this.stopAbort.abort();
+      else
+        signal.addEventListener("abort", () => this.stopAbort.abort(), { once: true, signal: this.stopAbort.signal });
+    }
+    this.running = this.run();
+    return this.running;
+  }
+
+  /** Graceful stop; resolves when the manager has stopped (errors of the run are not re-thrown). */
+  async stop(): Promise<void> {
+    this.stopAbort.abort();
+    await this.running?.catch(() => {});
+  }
+
+  private register(controller: Controller<KubeObject>): void {
+    if (this.controllers.some((c) => c.name === controller.name)) {
+      throw new Error(`a controller named "${controller.name}" already exists; name it with .named("...")`);
+    }
+    this.controllers.push(controller);
+    const leaderSignal = this.leaderSignal;
+    if (this.current === "leading" && leaderSignal !== undefined) {
+      // Added while running: start it once its informers have synced.
+      void this.informers.waitForCacheSync(leaderSignal).then((ok) => {
+        if (ok && !leaderSignal.aborted) controller.start(leaderSignal);
+      });
+    }
+  }
+
+  private async run(): Promise<void> {
+    const stop = this.stopAbort.signal;
+    const onSignal = (sig: NodeJS.Signals) => {
+      this.logger.info({ signal: sig }, "received signal, stopping gracefully");
+      this.stopAbort.abort();
+    };
+    if (this.options.handleSignals) {
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
+    }
+    const informerAbort = new AbortController();
+    let informersRun: Promise<void> = Promise.resolve();
+    const endpoints: HttpEndpoints[] = [];
+    let failure: unknown;
+    try {
+      await this.startEndpoints(endpoints);
+      this.current = "syncing";
+      informersRun = this.informers.start(informerAbort.signal);
+      const synced = await this.waitForSync(stop);
+      if (!synced) {
+        if (!stop.aborted) throw new Error("timed out waiting for the informer caches to sync");
+        return;
+      }
+      this.cachesSynced = true;
+      const election = this.options.leaderElection;
+      if (election === undefined || election === false) {
+        await this.lead(stop);
+      } else {
+        await this.campaign(election === true ? {} : election, stop);
+      }
+    } catch (err) {
+      failure = err;
+    } finally {
+      this.current = "stopping";
+      informerAbort.abort();
+      await informersRun;
+      await Promise.all([...this.recorders.values()].map((r) => r.close()));
+      await Promise.all(endpoints.map((e) => e.stop()));
+      if (this.options.handleSignals) {
+        process.off("SIGTERM", onSignal);
+        process.off("SIGINT", onSignal);
+      }
+      if (this.ownsClient) await this.client.close();
+      this.stopAbort.abort();
+      this.current = "stopped";
+      this.logger.info({ manager: this.name }, failure === undefined ? "stopped" : "stopped after an error");
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  private async startEndpoints(endpoints: HttpEndpoints[]): Promise<void> {
+    const { healthProbePort, metricsPort, bindHost } = this.options;
+    const health: Record<string, RouteHandler> = {
+      "/healthz": checksHandler(this.healthChecks),
+      "/readyz": checksHandler(this.readyChecks),
+    };
+    const metrics: Record<string, RouteHandler> = {
+      "/metrics": async (_req, res) => {
+        const text = await this.metrics.text();
+        res.writeHead(200, { "content-type": this.metrics.registry.contentType }).end(text);
+      },
+    };
+    if (healthProbePort !== undefined && healthProbePort === metricsPort && healthProbePort !== 0) {
+      const both = new HttpEndpoints({ ...health, ...metrics });
+      endpoints.push(both);
+      const port = await both.listen(healthProbePort, bindHost);
+      this.ports = { healthProbe: port, metrics: port };
+      return;
+    }
+    if (healthProbePort !== undefined) {
+      const e = new HttpEndpoints(health);
+      endpoints.push(e);
+      this.ports.healthProbe = await e.listen(healthProbePort, bindHost);
+    }
+    if (metricsPort !== undefined) {
+      const e = new HttpEndpoints(metrics);
+      endpoints.push(e);
+      this.ports.metrics = await e.listen(metricsPort, bindHost);
+    }
+  }
+
+  private async waitForSync(stop: AbortSignal): Promise<boolean> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), toMilliseconds(this.options.cacheSyncTimeout ?? "2m"));
+    const onStop = () => timeout.abort();
+    stop.addEventListener("abort", onStop, { once: true });
+    try {
+      return await this.informers.waitForCacheSync(timeout.signal);
+    } finally {
+      clearTimeout(timer);
+      stop.removeEventListener("abort", onStop);
+    }
+  }
+
+  private async campaign(config: LeaderElectionConfig, stop: AbortSignal): Promise<void> {
+    this.current = "candidate";
+    const namespace = config.namespace ?? this.client.defaultNamespace;
+    const name = config.name ?? `${this.name}-leader`;
+    const elector = new LeaderElector({
+      leases: this.client.resource(LEASE_KIND, namespace),
+      namespace,
+      name,
+      identity: config.identity ?? `${hostname()}_${randomUUID()}`,
+      leaseDuration: config.leaseDuration,
+      renewDeadline: config.renewDeadline,
+      retryPeriod: config.retryPeriod,
+      logger: this.logger,
+      onStartedLeading: (leaderSignal) => this.lead(leaderSignal),
+    });
+    await elector.run(stop);
+    if (!stop.aborted) throw new LeadershipLostError(`${namespace}/${name}`);
+  }
+
+  /** Runs the controllers until `leaderSignal` aborts; drains them if the manager is stopping. */
+  private async lead(leaderSignal: AbortSignal): Promise<void> {
+    this.current = "leading";
+    this.leaderSignal = leaderSignal;
+    this.logger.info({ manager: this.name, controllers: this.controllers.length }, "starting controllers");
+    // Controllers stop at once if leadership is lost; a graceful stop drains them first (below).
+    const hard = new AbortController();
+    for (const c of this.controllers) c.start(hard.signal);
+    await new Promise<void>((resolve) => {
+      if (leaderSignal.aborted) resolve();
+      else leaderSignal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    if (this.stopAbort.signal.aborted) {
+      this.current = "stopping";
+      const timeout = this.options.gracefulShutdownTimeout ?? "30s";
+      await Promise.all(this.controllers.map((c) => c.stop(timeout)));
+    } else {
+      this.logger.error({ manager: this.name }, "leadership lost: stopping every controller now");
+    }
+    hard.abort();
+  }
+}

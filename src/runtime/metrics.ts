@@ -1,0 +1,226 @@
+/**
+ * Prometheus metrics with controller-runtime's names and labels, on a private prom-client
+ * Registry (never the global one, so two managers in one process, or a test, do not collide).
+ *
+ * | metric | labels | fed by |
+ * |---|---|---|
+ * | controller_runtime_reconcile_total | controller, result (success, error, requeue, requeue_after) | controller |
+ * | controller_runtime_reconcile_errors_total | controller | controller |
+ * | controller_runtime_terminal_reconcile_errors_total | controller | controller |
+ * | controller_runtime_reconcile_time_seconds (histogram) | controller | controller |
+ * | controller_runtime_max_concurrent_reconciles | controller | controller |
+ * | controller_runtime_active_workers | controller | controller |
+ * | workqueue_depth | name, controller, priority | work queue |
+ * | workqueue_adds_total, workqueue_retries_total | name, controller | work queue |
+ * | workqueue_queue_duration_seconds, workqueue_work_duration_seconds (histograms) | name, controller | work queue |
+ * | workqueue_unfinished_work_seconds, workqueue_longest_running_processor_seconds | name, controller | read at scrape time |
+ * | rest_client_requests_total | code, method, host | the client's response observer |
+ *
+ * As in controller-runtime, a work queue's `name` and `controller` labels are both the
+ * controller's name, and `priority` is `""` (our queue has no priorities).
+ */
+import { Counter, exponentialBuckets, Gauge, Histogram, Registry } from "prom-client";
+import type { ResponseObserver } from "../client/resource-client.ts";
+import type { ReconcileOutcome } from "./reconcile.ts";
+import type { WorkQueueMetrics } from "./workqueue.ts";
+
+/** controller-runtime's reconcile-time buckets: fine below 1 s, where most reconciles land, up to 60 s. */
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+/** controller-runtime's work-queue buckets: 10 ns to 1000 s by factors of 10 (queue waits span that range). */
+const WORKQUEUE_BUCKETS = exponentialBuckets(10e-9, 10, 12);
+
+/** What a controller reports. */
+export interface ControllerObserver {
+  /** One reconcile finished with `outcome` after `seconds`. */
+  reconciled(outcome: ReconcileOutcome, seconds: number): void;
+  /** A reconcile threw; `terminal` for a TerminalError (not retried). */
+  failed(terminal: boolean): void;
+  /** Workers busy right now changed by `delta`. */
+  activeWorkers(delta: number): void;
+}
+
+type InFlight = () => { unfinishedWorkSeconds: number; longestRunningProcessorSeconds: number };
+
+/** The metrics of one manager (or one test). */
+export class RuntimeMetrics {
+  /** The registry to expose; pass your own to add application metrics next to ours. */
+  readonly registry: Registry;
+  private readonly reconcileTotal: Counter<"controller" | "result">;
+  private readonly reconcileErrors: Counter<"controller">;
+  private readonly terminalErrors: Counter<"controller">;
+  private readonly reconcileTime: Histogram<"controller">;
+  private readonly maxConcurrent: Gauge<"controller">;
+  private readonly active: Gauge<"controller">;
+  private readonly depth: Gauge<"name" | "controller" | "priority">;
+  private readonly adds: Counter<"name" | "controller">;
+  private readonly retries: Counter<"name" | "controller">;
+  private readonly queueDuration: Histogram<"name" | "controller">;
+  private readonly workDuration: Histogram<"name" | "controller">;
+  private readonly restRequests: Counter<"code" | "method" | "host">;
+  private readonly inFlight = new Map<string, InFlight>();
+
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+    const registers = [registry];
+    this.reconcileTotal = new Counter({
+      name: "controller_runtime_reconcile_total",
+      help: "Total number of reconciliations per controller",
+      labelNames: ["controller", "result"],
+      registers,
+    });
+    this.reconcileErrors = new Counter({
+      name: "controller_runtime_reconcile_errors_total",
+      help: "Total number of reconciliation errors per controller",
+      labelNames: ["controller"],
+      registers,
+    });
+    this.terminalErrors = new Counter({
+      name: "controller_runtime_terminal_reconcile_errors_total",
+      help: "Total number of terminal reconciliation errors per controller",
+      labelNames: ["controller"],
+      registers,
+    });
+    this.reconcileTime = new Histogram({
+      name: "controller_runtime_reconcile_time_seconds",
+      help: "Length of time per reconciliation per controller",
+      labelNames: ["controller"],
+      buckets: RECONCILE_BUCKETS,
+      registers,
+    });
+    this.maxConcurrent = new Gauge({
+      name: "controller_runtime_max_concurrent_reconciles",
+      help: "Maximum number of concurrent reconciles per controller",
+      labelNames: ["controller"],
+      registers,
+    });
+    this.active = new Gauge({
+      name: "controller_runtime_active_workers",
+      help: "Number of currently used workers per controller",
+      labelNames: ["controller"],
+      registers,
+    });
+    this.depth = new Gauge({
+      name: "workqueue_depth",
+      help: "Current depth of workqueue by workqueue and priority",
+      labelNames: ["name", "controller", "priority"],
+      registers,
+    });
+    this.adds = new Counter({
+      name: "workqueue_adds_total",
+      help: "Total number of adds handled by workqueue",
+      labelNames: ["name", "controller"],
+      registers,
+    });
+    this.retries = new Counter({
+      name: "workqueue_retries_total",
+      help: "Total number of retries handled by workqueue",
+      labelNames: ["name", "controller"],
+      registers,
+    });
+    this.queueDuration = new Histogram({
+      name: "workqueue_queue_duration_seconds",
+      help: "How long in seconds an item stays in workqueue before being requested",
+      labelNames: ["name", "controller"],
+      buckets: WORKQUEUE_BUCKETS,
+      registers,
+    });
+    this.workDuration = new Histogram({
+      name: "workqueue_work_duration_seconds",
+      help: "How long in seconds processing an item from workqueue takes.",
+      labelNames: ["name", "controller"],
+      buckets: WORKQUEUE_BUCKETS,
+      registers,
+    });
+    const inFlight = this.inFlight;
+    new Gauge({
+      name: "workqueue_unfinished_work_seconds",
+      help:
+        "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
+        "Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+      labelNames: ["name", "controller"],
+      registers,
+      collect() {
+        for (const [name, read] of inFlight) this.set({ name, controller: name }, read().unfinishedWorkSeconds);
+      },
+    });
+    new Gauge({
+      name: "workqueue_longest_running_processor_seconds",
+      help: "How many seconds has the longest running processor for workqueue been running.",
+      labelNames: ["name", "controller"],
+      registers,
+      collect() {
+        for (const [name, read] of inFlight) {
+          this.set({ name, controller: name }, read().longestRunningProcessorSeconds);
+        }
+      },
+    });
+    this.restRequests = new Counter({
+      name: "rest_client_requests_total",
+      help: "Number of HTTP requests, partitioned by status code, method, and host.",
+      labelNames: ["code", "method", "host"],
+      registers,
+    });
+  }
+
+  /**
+   * The observer for controller `name`. Initialises its series at zero (as controller-runtime does),
+   * so dashboards see every result label before the first reconcile.
+   */
+  controller(name: string, maxConcurrentReconciles: number): ControllerObserver {
+    for (const result of ["success", "error", "requeue", "requeue_after"] as const) {
+      this.reconcileTotal.inc({ controller: name, result }, 0);
+    }
+    this.reconcileErrors.inc({ controller: name }, 0);
+    this.terminalErrors.inc({ controller: name }, 0);
+    this.maxConcurrent.set({ controller: name }, maxConcurrentReconciles);
+    this.active.set({ controller: name }, 0);
+    return {
+      reconciled: (outcome, seconds) => {
+        this.reconcileTotal.inc({ controller: name, result: outcome });
+        this.reconcileTime.observe({ controller: name }, seconds);
+      },
+      failed: (terminal) => {
+        this.reconcileErrors.inc({ controller: name });
+        if (terminal) this.terminalErrors.inc({ controller: name });
+      },
+      activeWorkers: (delta) => this.active.inc({ controller: name }, delta),
+    };
+  }
+
+  /** The work-queue observer for queue `name`; `inFlight` is read at scrape time. */
+  workQueue(name: string, inFlight?: InFlight): WorkQueueMetrics {
+    const labels = { name, controller: name };
+    this.depth.set({ ...labels, priority: "" }, 0);
+    this.adds.inc(labels, 0);
+    this.retries.inc(labels, 0);
+    if (inFlight !== undefined) this.inFlight.set(name, inFlight);
+    return {
+      depth: (d) => this.depth.set({ ...labels, priority: "" }, d),
+      added: () => this.adds.inc(labels),
+      queueDuration: (s) => this.queueDuration.observe(labels, s),
+      workDuration: (s) => this.workDuration.observe(labels, s),
+      retried: () => this.retries.inc(labels),
+    };
+  }
+
+  /** Stops reading the in-flight figures of queue `name` (its controller stopped). */
+  forgetWorkQueue(name: string): void {
+    this.inFlight.delete(name);
+  }
+
+  /**
+   * A response observer for `KubeClientOptions.onResponse` that counts
+   * `rest_client_requests_total{code,method,host}`; `host` is the API server's `host:port`.
+   */
+  restClient(host: string): ResponseObserver {
+    return (method, code) => this.restRequests.inc({ code, method, host });
+  }
+
+  /** The Prometheus text exposition of every metric in the registry. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
