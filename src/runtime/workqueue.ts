@@ -41,11 +41,14 @@ import { defaultControllerRateLimiter } from "./rate-limiter.ts";
  * `workqueue_work_duration_seconds`, `workqueue_retries_total`). Every method is optional.
  */
 export interface WorkQueueMetrics {
-  /** The number of keys waiting (not processing) changed to `depth`. */
+  /**
+   * The number of keys waiting to be handed out changed to `depth` (client-go's count: keys queued
+   * plus keys re-added while processing).
+   */
   depth?(depth: number): void;
-  /** A key was accepted by `add` (also counts coalesced adds, as client-go does). */
+  /** A key became dirty through `add` (coalesced adds are not counted, as in client-go). */
   added?(): void;
-  /** A key waited `seconds` between entering the queue and being handed to a worker. */
+  /** A key waited `seconds` between the add that made it dirty and being handed to a worker. */
   queueDuration?(seconds: number): void;
   /** A worker held a key for `seconds` between `get` and `done`. */
   workDuration?(seconds: number): void;
@@ -118,12 +121,15 @@ export class WorkQueue<K = string> {
   /** Marks `key` as needing processing. Ignored after shutdown. */
   add(key: K): void {
     if (this.shutting) return;
-    this.metrics.added?.();
     if (this.dirty.has(key)) {
       // Already queued or already marked to run again after the current processing.
       return;
     }
     this.dirty.add(key);
+    // As client-go: queue time and depth count from this add, even if the key waits for `done`.
+    this.queuedAt.set(key, performance.now());
+    this.metrics.added?.();
+    this.metrics.depth?.(this.dirty.size);
     if (this.processing.has(key)) return;
     this.enqueue(key);
   }
@@ -265,17 +271,13 @@ export class WorkQueue<K = string> {
   }
 
   private enqueue(key: K): void {
-    if (!this.queuedAt.has(key)) this.queuedAt.set(key, performance.now());
-    // Hand the key straight to a waiting worker if there is one: the queue stays empty.
+    this.ready.push(key);
+    // Hand the key straight to a waiting worker if there is one.
     const waiter = this.waiters.shift();
     if (waiter !== undefined) {
-      this.ready.push(key);
       waiter.detach();
       waiter.resolve(this.take());
-      return;
     }
-    this.ready.push(key);
-    this.metrics.depth?.(this.len());
   }
 
   private take(): K {
@@ -291,7 +293,7 @@ export class WorkQueue<K = string> {
     this.dirty.delete(key);
     const queuedAt = this.queuedAt.get(key);
     this.queuedAt.delete(key);
-    this.metrics.depth?.(this.len());
+    this.metrics.depth?.(this.dirty.size);
     if (queuedAt !== undefined) this.metrics.queueDuration?.((now - queuedAt) / 1000);
     return key;
   }

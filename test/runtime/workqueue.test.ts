@@ -203,12 +203,16 @@ describe("WorkQueue", () => {
     });
     q.add("a");
     q.add("b");
+    q.add("a"); // coalesced: not counted
     expect(seen.depth).toEqual([1, 2]);
     const key = await q.get();
+    expect(seen.depth.at(-1)).toBe(1);
+    q.add(key!); // re-added while processing: counts in depth, as in client-go
+    expect(seen.depth.at(-1)).toBe(2);
     expect(q.inFlight().unfinishedWorkSeconds).toBeGreaterThanOrEqual(0);
     q.done(key!);
     q.addAfter("c", 0);
-    expect(seen).toMatchObject({ added: 3, queue: 1, work: 1, retried: 1 });
-    expect(seen.depth.at(-1)).toBe(2);
+    expect(seen).toMatchObject({ added: 4, queue: 1, work: 1, retried: 1 });
+    expect(seen.depth.at(-1)).toBe(3);
   });
 });
