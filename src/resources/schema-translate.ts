@@ -110,6 +110,21 @@ function translate(node: unknown, path: string, ctx: Context): KubeSchema {
       "schema references ($ref/$defs, e.g. from Type.Ref or Type.Cyclic) are not supported by CRDs; inline the schema (recursive types cannot be expressed)",
     );
   }
+  // TypeBox keeps these as hidden keys; dropping them silently would weaken what the author wrote.
+  if (Object.hasOwn(node, "~refine")) {
+    fail(
+      ctx,
+      path,
+      "Type.Refine predicates are JavaScript functions the API server cannot run; express the rule as a CEL rule (Kube.validations)",
+    );
+  }
+  if (Object.hasOwn(node, "~codec")) {
+    fail(
+      ctx,
+      path,
+      "Type.Codec transforms values in JavaScript, but objects from the API server are plain JSON; use the wire type",
+    );
+  }
   if ("not" in node) {
     fail(ctx, path, "`not` is not supported; express the restriction as an x-kubernetes-validations rule");
   }

@@ -375,6 +375,16 @@ describe("TypeBox -> CRD schema: refusals name the field", () => {
     );
   });
 
+  it("refuses JavaScript-only refinements and codecs instead of dropping them", () => {
+    expect(refusal(Type.Object({ name: Type.Refine(Type.String(), (v) => v.length > 2) }))).toMatch(
+      /^Thing spec\.name: Type\.Refine predicates are JavaScript functions the API server cannot run/,
+    );
+    const date = Type.Codec(Type.String())
+      .Decode((v) => new Date(v))
+      .Encode((d) => d.toISOString());
+    expect(refusal(Type.Object({ at: date }))).toMatch(/^Thing spec\.at: Type\.Codec transforms values in JavaScript/);
+  });
+
   it("refuses required properties that are never declared (they would be pruned)", () => {
     expect(refusal(Type.Unsafe({ type: "object", properties: {}, required: ["ghost"] }))).toBe(
       'Thing spec: required property "ghost" is not declared in properties, so no object could ever be valid',
