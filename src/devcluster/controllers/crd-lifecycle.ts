@@ -64,7 +64,8 @@ export interface CrdCondition {
   message?: string;
 }
 
-type Crd = CustomResourceDefinition & JsonObject;
+/** A CRD as stored (plain JSON). */
+export type Crd = CustomResourceDefinition & JsonObject;
 
 function rfc3339Now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");

@@ -111,6 +111,19 @@ describe("kubectl with custom resources", () => {
     expect(rows[1]?.[3]).toMatch(/^\d+s$/);
   });
 
+  it("explains the custom resource from its published schema", async () => {
+    const res = await cluster.kubectl(["explain", "er.spec"]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/KIND:\s+ExchangeRate\nVERSION:\s+v1\n/);
+    expect(res.stdout).toMatch(/FIELDS:\n\s+currency\s+<string>\n\s+enum: CAD, USD\n/);
+  });
+
+  it("includes custom objects of the `all` category in get all", async () => {
+    const res = await cluster.kubectl(["get", "all", "-o", "name"]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout.split("\n")).toContain("exchangerate.operators.example.com/usd");
+  });
+
   it("prints the stored object with get -o yaml", async () => {
     const res = await cluster.kubectl(["get", "exchangerate", "usd", "-o", "yaml"]);
     expect(res.code, res.stderr).toBe(0);
