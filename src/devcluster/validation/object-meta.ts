@@ -36,6 +36,8 @@ export interface ObjectMetaOptions {
   namespaced: boolean;
   /** Defaults to dns1123subdomain. */
   nameRule?: NameRule;
+  /** A kind-specific name check used instead of `nameRule` (CRDs: also `<plural>.<group>`). */
+  nameValidator?: NameValidator;
 }
 
 /** 256 KiB: TotalAnnotationSizeLimitB, the sum of the byte lengths of all annotation keys and values. */
@@ -245,7 +247,7 @@ export function validateObjectMeta(meta: ObjectMeta | undefined, options: Object
   return validateMetaWith(
     asMeta(meta),
     options.namespaced,
-    NAME_RULES[options.nameRule ?? "dns1123subdomain"],
+    options.nameValidator ?? NAME_RULES[options.nameRule ?? "dns1123subdomain"],
     fieldPath("metadata"),
   );
 }

@@ -59,6 +59,9 @@ function itemsOf(s: JSONSchemaProps | undefined): JSONSchemaProps | undefined {
 class Pruner {
   readonly unknown: string[] = [];
 
+  /** `objectMetaRoundTrip`: also drop non-ObjectMeta fields of kept metadata (the decode path does; Prune alone does not). */
+  constructor(private readonly objectMetaRoundTrip: boolean) {}
+
   private join(parent: string, key: string): string {
     return parent === "" ? key : `${parent}.${key}`;
   }
@@ -117,7 +120,7 @@ class Pruner {
 
   /** The ObjectMeta round trip: fields ObjectMeta does not have are dropped. */
   private pruneMetadata(meta: unknown, path: string): void {
-    if (!isMap(meta)) return;
+    if (!this.objectMetaRoundTrip || !isMap(meta)) return;
     for (const k of Object.keys(meta)) {
       if (!OBJECT_META_FIELDS.has(k)) {
         this.unknown.push(this.join(path, k));
@@ -150,9 +153,17 @@ export function pruneNonNullableNulls(x: unknown, s: JSONSchemaProps | undefined
  * non-nullable nulls without defaults. Returns the sorted paths of the removed unknown fields.
  */
 export function pruneUnknownFields(schema: JSONSchemaProps | undefined, obj: unknown): string[] {
-  const pruner = new Pruner();
+  const pruner = new Pruner(true);
   // The resource root is always treated as an embedded resource (PruneWithOptions isResourceRoot).
   pruner.prune(obj, schema ?? {}, true, "");
   pruneNonNullableNulls(obj, schema);
   return pruner.unknown.sort();
+}
+
+/**
+ * Go's pruning.Prune alone: removes unknown fields of `value` in place, keeping apiVersion/kind/metadata
+ * when `isResourceRoot` (used to check that CRD defaults carry no unknown fields).
+ */
+export function pruneSchemaValue(schema: JSONSchemaProps, value: unknown, isResourceRoot: boolean): void {
+  new Pruner(false).prune(value, schema, isResourceRoot, "");
 }

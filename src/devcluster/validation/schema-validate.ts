@@ -22,17 +22,12 @@
  */
 import { type FieldError, invalid, notSupported, required, tooLong, tooMany, typeInvalid } from "./field-errors.ts";
 import { goFloatF, goFloatV, goJSON, goNumberV, goQuote, isGoInt64 } from "./go-format.ts";
+import { type CompiledPattern, compileGoRegExp } from "./go-regexp.ts";
 import { effectiveFormat, formatCheck } from "./schema-formats.ts";
 import type { JSONSchemaProps, ValidationRule } from "./schema-types.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Compiled schema
-
-interface CompiledPattern {
-  source: string;
-  re: RegExp | undefined;
-  error: string | undefined;
-}
 
 interface Node {
   readonly schema: JSONSchemaProps;
@@ -55,26 +50,6 @@ interface Node {
 }
 
 const compiled = new WeakMap<object, Node>();
-
-/** Translates Go RE2 syntax JavaScript lacks: leading `(?i)`-style flags, `\A` and `\z`. */
-export function compileGoRegExp(source: string): CompiledPattern {
-  let body = source;
-  let flags = "";
-  const inline = /^\(\?([imsU]+)\)/.exec(body);
-  if (inline) {
-    body = body.slice(inline[0].length);
-    for (const f of inline[1]!) if (f !== "U" && !flags.includes(f)) flags += f;
-  }
-  body = body.replace(/\\A/g, "^").replace(/\\z/g, "$");
-  for (const extra of ["u", ""]) {
-    try {
-      return { source, re: new RegExp(body, flags + extra), error: undefined };
-    } catch (e) {
-      if (extra === "") return { source, re: undefined, error: e instanceof Error ? e.message : String(e) };
-    }
-  }
-  return { source, re: undefined, error: "invalid pattern" };
-}
 
 function compile(schema: JSONSchemaProps): Node {
   const cached = compiled.get(schema);

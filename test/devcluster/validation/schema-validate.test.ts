@@ -180,9 +180,9 @@ describe("required, enum, pattern, lengths and counts", () => {
     ]);
     // Length counts characters (runes), not bytes or UTF-16 units.
     expect(messages(obj({ a: { type: "string", maxLength: 2 } }), { a: "é😀" })).toEqual([]);
-    expect(messages(obj({ field: { type: "string", pattern: "(" } }), { field: "foo" })[0]).toMatch(
-      /^field: Invalid value: "foo": field in body should match '\(, but pattern is invalid: /,
-    );
+    expect(messages(obj({ field: { type: "string", pattern: "+" } }), { field: "foo" })).toEqual([
+      "field: Invalid value: \"foo\": field in body should match '+, but pattern is invalid: error parsing regexp: missing argument to repetition operator: `+`'",
+    ]);
   });
 
   it("handles Go's inline case-insensitive flag in patterns", () => {
