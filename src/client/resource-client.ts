@@ -22,6 +22,7 @@ import {
   type ListerWatcher,
   type ListOptions,
   type ObjectList,
+  type ObjectMeta,
   type ResourceKind,
   type Status,
   type WatchEvent,
@@ -112,6 +113,14 @@ export interface ResourceClient<T extends KubeObject> extends ListerWatcher<T> {
   watch(opts: WatchOptions): Promise<AsyncIterable<WatchEvent<T>>>;
 }
 
+/** An object's metadata without its body, what the metadata view yields (`meta.k8s.io/v1`). */
+export interface PartialObjectMetadata extends KubeObject {
+  metadata: ObjectMeta;
+}
+
+/** The read verbs of the metadata-only view; a `ListerWatcher` for informers. */
+export type MetadataClient = Pick<ResourceClient<PartialObjectMetadata>, "get" | "list" | "listAll" | "watch">;
+
 /** Observer of every attempt's outcome, for metrics (`rest_client_requests_total{code,method}`). */
 export type ResponseObserver = (method: string, code: string, durationMs: number) => void;
 
@@ -143,6 +152,8 @@ export interface RequestOptions {
   /** A string is sent as is; anything else as JSON. */
   body?: unknown;
   contentType?: string;
+  /** `accept` header; `application/json` by default. */
+  accept?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
   /** Whether sending the request twice is harmless (decides retries on 5xx); default: by method. */
@@ -236,6 +247,21 @@ export class KubeClient {
   }
 
   /**
+   * A read-only view of `kind` that fetches `PartialObjectMetadata` (apiVersion, kind, metadata) instead
+   * of whole objects, as client-go's metadata client does: for informers on secondary resources whose
+   * spec and data the controller never reads. Servers that cannot serve the view answer with whole
+   * objects; those are cut down to the same shape here, so callers always get metadata only.
+   */
+  metadata(kind: ResourceKind, namespace?: string): MetadataClient {
+    return new TypedResourceClient<PartialObjectMetadata>(
+      this,
+      kind as ResourceKind<PartialObjectMetadata>,
+      namespace,
+      true,
+    );
+  }
+
+  /**
    * The kind for `apiVersion` + `kind` from the server's discovery documents (cached; a miss refreshes
    * the cache once). Throws when the server does not serve the kind.
    */
@@ -282,6 +308,7 @@ export class KubeClient {
       path: fullPath,
       body,
       contentType,
+      accept: opts.accept,
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? this.#timeoutMs,
     };
@@ -355,9 +382,12 @@ class TypedResourceClient<T extends KubeObject> implements ResourceClient<T> {
   readonly #namespace: string | undefined;
   readonly #base: string;
   readonly #apiVersion: string;
+  /** Metadata-only view: asks for PartialObjectMetadata and cuts whole objects down to it. */
+  readonly #metadataOnly: boolean;
 
-  constructor(client: KubeClient, kind: ResourceKind<T>, namespace: string | undefined) {
+  constructor(client: KubeClient, kind: ResourceKind<T>, namespace: string | undefined, metadataOnly = false) {
     this.#client = client;
+    this.#metadataOnly = metadataOnly;
     this.#kind = kind;
     this.#namespace = kind.namespaced ? namespace : undefined;
     this.#apiVersion = apiVersionOf(kind);
@@ -409,18 +439,26 @@ class TypedResourceClient<T extends KubeObject> implements ResourceClient<T> {
 
   async get(name: string, opts: CallOptions = {}): Promise<T> {
     const ns = this.#namespaceFor("get", name, opts.namespace);
-    return this.#client.request<T>("GET", this.#itemPath("get", name, ns), {
+    const obj = await this.#client.request<T>("GET", this.#itemPath("get", name, ns), {
       signal: opts.signal,
       resource: this.#resource(name),
+      accept: this.#metadataOnly ? metadataAccept : undefined,
     });
+    return this.#metadataOnly ? (toPartial(obj) as unknown as T) : obj;
   }
 
   async list(opts: ListOptions = {}): Promise<ObjectList<T>> {
-    return this.#client.request<ObjectList<T>>("GET", this.#collection(this.#namespace), {
+    const list = await this.#client.request<ObjectList<T>>("GET", this.#collection(this.#namespace), {
       query: listQuery(opts),
       signal: opts.signal,
       resource: this.#resource(),
+      accept: this.#metadataOnly ? metadataListAccept : undefined,
     });
+    if (this.#metadataOnly) {
+      const items = list.items ?? [];
+      for (let i = 0; i < items.length; i++) items[i] = toPartial(items[i]!) as unknown as T;
+    }
+    return list;
   }
 
   async *listAll(opts: Omit<ListOptions, "continue"> = {}): AsyncIterable<T> {
@@ -533,14 +571,35 @@ class TypedResourceClient<T extends KubeObject> implements ResourceClient<T> {
       },
       signal: opts.signal,
       resource: this.#resource(),
+      accept: this.#metadataOnly ? metadataAccept : undefined,
     });
-    return decodeWatchStream<T>(res.body, opts.signal);
+    const events = decodeWatchStream<T>(res.body, opts.signal);
+    return this.#metadataOnly ? partialEvents(events) : events;
   }
 
   /** Fills apiVersion and kind when the caller left them out (the server requires them). */
   #complete(obj: T): T {
     if (obj.apiVersion && obj.kind) return obj;
     return { ...obj, apiVersion: obj.apiVersion ?? this.#apiVersion, kind: obj.kind ?? this.#kind.kind };
+  }
+}
+
+/** client-go metadata client's Accept headers (JSON only: we do not speak protobuf), with a plain JSON fallback. */
+const metadataAccept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+const metadataListAccept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/** A whole object cut down to PartialObjectMetadata; one the server already cut is returned as is. */
+function toPartial(obj: KubeObject): PartialObjectMetadata {
+  if (obj.kind === "PartialObjectMetadata") return obj as PartialObjectMetadata;
+  return { apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata: obj.metadata ?? {} };
+}
+
+async function* partialEvents<T extends KubeObject>(
+  events: AsyncGenerator<WatchEvent<T>>,
+): AsyncGenerator<WatchEvent<T>> {
+  for await (const e of events) {
+    if (e.type !== "BOOKMARK") e.object = toPartial(e.object) as unknown as T;
+    yield e;
   }
 }
 

@@ -21,6 +21,8 @@ export interface TransportRequest {
   path: string;
   body?: string;
   contentType?: string;
+  /** Overrides the default `accept: application/json` (e.g. for the metadata-only view). */
+  accept?: string;
   signal?: AbortSignal;
   /** Time allowed for the response headers and then for each gap in the body (ms); 0 = none. */
   timeoutMs?: number;
@@ -85,22 +87,23 @@ export class Transport {
    * Request headers: base + credentials + content type. Merged objects are cached per content type and
    * reused until the credentials hand out a different header object, so the hot path allocates none.
    */
-  #headers(contentType: string | undefined): HeaderRecord | Promise<HeaderRecord> {
+  #headers(req: TransportRequest): HeaderRecord | Promise<HeaderRecord> {
     const creds = this.#config.credentials.headers();
-    if (creds instanceof Promise) return creds.then((auth) => this.#merge(auth, contentType));
-    return this.#merge(creds, contentType);
+    if (creds instanceof Promise) return creds.then((auth) => this.#merge(auth, req.contentType, req.accept));
+    return this.#merge(creds, req.contentType, req.accept);
   }
 
-  #merge(auth: HeaderRecord, contentType: string | undefined): HeaderRecord {
+  #merge(auth: HeaderRecord, contentType: string | undefined, accept: string | undefined): HeaderRecord {
     if (auth !== this.#authSeen) {
       this.#authSeen = auth;
       this.#merged.clear();
     }
-    const key = contentType ?? "";
+    const key = accept === undefined ? (contentType ?? "") : `${contentType ?? ""}|${accept}`;
     let h = this.#merged.get(key);
     if (h === undefined) {
       h = { ...this.#baseHeaders, ...auth };
       if (contentType) h["content-type"] = contentType;
+      if (accept) h.accept = accept;
       this.#merged.set(key, h);
     }
     return h;
@@ -113,7 +116,7 @@ export class Transport {
     const res = await this.#pool.request({
       method: req.method as "GET",
       path: this.#prefix + req.path,
-      headers: await this.#headers(req.contentType),
+      headers: await this.#headers(req),
       body: req.body ?? null,
       signal: req.signal ?? null,
       headersTimeout: timeout,
@@ -129,7 +132,7 @@ export class Transport {
     const res = await this.#pool.request({
       method: req.method as "GET",
       path: this.#prefix + req.path,
-      headers: await this.#headers(req.contentType),
+      headers: await this.#headers(req),
       body: req.body ?? null,
       signal: req.signal ?? null,
       headersTimeout: req.timeoutMs ?? 0,

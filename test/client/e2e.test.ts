@@ -118,6 +118,19 @@ describe("client against the embedded API server", () => {
     await cms.delete("e2e-old");
   });
 
+  it("lists and gets metadata only through the metadata view", async () => {
+    const cms = client.resource(ConfigMapKind, ns);
+    await cms.create({ metadata: { name: "e2e-meta", labels: { a: "b" } }, data: { big: "x".repeat(1000) } });
+    const meta = client.metadata(ConfigMapKind, ns);
+    const got = await meta.get("e2e-meta");
+    expect(got).toMatchObject({ kind: "PartialObjectMetadata", metadata: { name: "e2e-meta", labels: { a: "b" } } });
+    expect(got).not.toHaveProperty("data");
+    const list = await meta.list({ labelSelector: "a=b" });
+    expect(list.items.map((i) => i.metadata.name)).toEqual(["e2e-meta"]);
+    expect(list.items[0]).not.toHaveProperty("data");
+    await cms.delete("e2e-meta");
+  });
+
   it("finds kinds it has no definition for through discovery", async () => {
     await expect(client.kindFor("v1", "ConfigMap")).resolves.toMatchObject({ plural: "configmaps", namespaced: true });
     await expect(client.kindFor("coordination.k8s.io/v1", "Lease")).resolves.toMatchObject({ plural: "leases" });

@@ -199,6 +199,48 @@ describe("raw requests", () => {
   });
 });
 
+describe("metadata-only view", () => {
+  it("asks for PartialObjectMetadata like client-go's metadata client and cuts whole objects down to it", async () => {
+    server.on("GET", "/api/v1/namespaces/ns1/configmaps", (_r, res) =>
+      json(res, 200, { metadata: { resourceVersion: "3" }, items: [{ ...cm, kind: "ConfigMap", apiVersion: "v1" }] }),
+    );
+    server.on("GET", "/api/v1/namespaces/ns1/configmaps/a", (_r, res) =>
+      json(res, 200, {
+        kind: "PartialObjectMetadata",
+        apiVersion: "meta.k8s.io/v1",
+        metadata: { name: "a", uid: "u" },
+      }),
+    );
+    const meta = client.metadata(ConfigMapKind, "ns1");
+    const list = await meta.list();
+    expect(list.items).toEqual([
+      { apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata: cm.metadata },
+    ]);
+    expect(list.metadata.resourceVersion).toBe("3");
+    expect(server.requests[0]!.headers.accept).toBe(
+      "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+    );
+    await expect(meta.get("a")).resolves.toEqual({
+      kind: "PartialObjectMetadata",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: { name: "a", uid: "u" },
+    });
+    expect(server.requests[1]!.headers.accept).toBe(
+      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+    );
+  });
+
+  it("yields watch events with metadata only", async () => {
+    server.on("GET", "/api/v1/namespaces/ns1/configmaps", (_r, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`${JSON.stringify({ type: "ADDED", object: { ...cm, kind: "ConfigMap" } })}\n`);
+    });
+    const objects: unknown[] = [];
+    for await (const e of await client.metadata(ConfigMapKind, "ns1").watch({})) objects.push(e.object);
+    expect(objects).toEqual([{ apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata: cm.metadata }]);
+  });
+});
+
 describe("namespace resolution", () => {
   it("prefers the call's namespace, then the object's, then the bound one", async () => {
     server.on("PUT", "/api/v1/namespaces/call/configmaps/a", (_r, res) => json(res, 200, {}));

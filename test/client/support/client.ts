@@ -21,7 +21,7 @@ export function clientFor(server: TestServer, opts: KubeClientOptions = {}, name
 export interface ConfigMap {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
   data?: Record<string, string>;
 }
 
