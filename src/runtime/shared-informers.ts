@@ -38,6 +38,27 @@ export type ListerWatcherFactory = <T extends KubeObject>(
   scope: { namespace?: string; metadataOnly: boolean },
 ) => ListerWatcher<T>;
 
+/**
+ * The part of the client a factory needs: full objects, and the metadata-only view
+ * (`PartialObjectMetadata`, fetched with the `as=PartialObjectMetadata` Accept header). `KubeClient`
+ * satisfies it.
+ */
+export interface ListerWatcherSource {
+  resource<T extends KubeObject>(kind: ResourceKind<T>, namespace?: string): ListerWatcher<T>;
+  metadata(kind: ResourceKind, namespace?: string): ListerWatcher<KubeObject>;
+}
+
+/**
+ * ListerWatchers from a client: `client.resource(kind, ns)`, or `client.metadata(kind, ns)` in
+ * metadata-only mode (the informer's objects then hold apiVersion, kind and metadata only).
+ */
+export function clientListerWatchers(client: ListerWatcherSource): ListerWatcherFactory {
+  return <T extends KubeObject>(kind: ResourceKind<T>, scope: { namespace?: string; metadataOnly: boolean }) =>
+    scope.metadataOnly
+      ? (client.metadata(kind, scope.namespace) as unknown as ListerWatcher<T>)
+      : client.resource(kind, scope.namespace);
+}
+
 /** Options of a {@link SharedInformerFactory}. */
 export interface SharedInformerFactoryOptions {
   listerWatcherFor: ListerWatcherFactory;

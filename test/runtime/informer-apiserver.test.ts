@@ -13,6 +13,7 @@ import type { ListerWatcher, ResourceKind, WatchOptions } from "../../src/client
 import { type ApiServer, startApiServer } from "../../src/devcluster/index.ts";
 import { DeletedFinalStateUnknown, Informer } from "../../src/runtime/informer.ts";
 import { LeaderElector } from "../../src/runtime/leader-election.ts";
+import { clientListerWatchers, SharedInformerFactory } from "../../src/runtime/shared-informers.ts";
 import { type ConfigMap, ConfigMapKind } from "../client/support/client.ts";
 import { eventually } from "./support/fake-lister-watcher.ts";
 
@@ -148,6 +149,22 @@ describe("runtime against the embedded API server", () => {
     expect(informer.store.get("default/goes")).toBeUndefined();
 
     await cms.deleteCollection({});
+  });
+
+  it("keeps only metadata in a metadata-only informer from the shared factory", async () => {
+    const cms = client.resource(ConfigMapKind, "default");
+    await cms.create({ metadata: { name: "meta-only", labels: { app: "x" } }, data: { big: "payload" } });
+    const factory = new SharedInformerFactory({ listerWatcherFor: clientListerWatchers(client) });
+    const informer = factory.informerFor(ConfigMapKind, { namespace: "default", metadataOnly: true });
+    const stop = new AbortController();
+    stops.push(stop);
+    runs.push(factory.start(stop.signal));
+    expect(await factory.waitForCacheSync(stop.signal)).toBe(true);
+    const cached = informer.store.get("default/meta-only") as ConfigMap;
+    expect(cached.metadata?.labels).toEqual({ app: "x" });
+    expect(cached.data).toBeUndefined();
+    await cms.delete("meta-only");
+    await eventually(() => informer.store.get("default/meta-only") === undefined, 5000, "the watched delete");
   });
 
   it("hands a Lease over between two electors using the server's optimistic concurrency", async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ResourceKind } from "../../src/client/types.ts";
-import { SharedInformerFactory } from "../../src/runtime/shared-informers.ts";
+import { clientListerWatchers, SharedInformerFactory } from "../../src/runtime/shared-informers.ts";
 import { eventually, FakeListerWatcher, type TestObject } from "./support/fake-lister-watcher.ts";
 
 const ConfigMap: ResourceKind<TestObject> = {
@@ -79,5 +79,24 @@ describe("SharedInformerFactory", () => {
     expect(made.map((m) => m.api.openWatches)).toEqual([0, 0]);
     expect(early.phase.phase).toBe("stopped");
     expect(late.phase.phase).toBe("stopped");
+  });
+
+  it("builds ListerWatchers from a client: the resource view, or the metadata view in metadata-only mode", () => {
+    const calls: string[] = [];
+    const lw = new FakeListerWatcher();
+    const factoryFn = clientListerWatchers({
+      resource: (kind, ns) => {
+        calls.push(`resource ${kind.kind} ${ns ?? "*"}`);
+        return lw as never;
+      },
+      metadata: (kind, ns) => {
+        calls.push(`metadata ${kind.kind} ${ns ?? "*"}`);
+        return lw as never;
+      },
+    });
+    const f = new SharedInformerFactory({ listerWatcherFor: factoryFn });
+    f.informerFor(ConfigMap, { namespace: "ns" });
+    f.informerFor(Secret, { metadataOnly: true });
+    expect(calls).toEqual(["resource ConfigMap ns", "metadata Secret *"]);
   });
 });
