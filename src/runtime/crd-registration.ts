@@ -1,0 +1,203 @@
+/**
+ * Registers an operator's CustomResourceDefinitions at start-up: create each one, or update it
+ * when its spec differs, then wait until the API server serves it (`Established`).
+ *
+ * ## Expected flow
+ * `await ensureCrds(client, [toCrd(Widget)], { signal })` before starting the manager.
+ *
+ * ## Guarantees
+ * - "Differs" is judged by the server itself: the desired spec is sent as a dry-run update and the
+ *   defaulted result is compared with the stored spec, so fields the server fills in (conversion
+ *   strategy, defaults inside schemas) never cause a pointless write, and a removed field does
+ *   cause one.
+ * - Several operators starting together converge: a create that meets AlreadyExists and an update
+ *   that meets Conflict start over from a fresh read (up to {@link MAX_ATTEMPTS} times).
+ * - Resolves only when every CRD has `Established=True`; rejects at once with the server's message
+ *   when a CRD's names are refused (`NamesAccepted=False`), and after `timeout` otherwise.
+ *
+ * ## Caveats
+ * - Labels and annotations of the desired CRD are merged into the stored ones, never removed.
+ * - A CRD whose stored version the new spec drops is the server's to refuse (422), not ours.
+ */
+import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
+import { isAlreadyExists, isConflict, isNotFound } from "../client/errors.ts";
+import type { KubeClient, ResourceClient } from "../client/resource-client.ts";
+import type { ResourceKind } from "../client/types.ts";
+import { sleep } from "./clock.ts";
+import { type Duration, toMilliseconds } from "./duration.ts";
+import { type RuntimeLogger, silentLogger } from "./log.ts";
+
+/** The apiextensions.k8s.io/v1 CustomResourceDefinition kind. */
+export const CRD_KIND: ResourceKind<CustomResourceDefinition> = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+};
+
+/** Options of {@link ensureCrds}. */
+export interface EnsureCrdsOptions {
+  signal?: AbortSignal;
+  /** How long to wait for all CRDs to be Established (default 60 s). */
+  timeout?: Duration;
+  /** Field manager recorded for our writes (default `capstan`). */
+  fieldManager?: string;
+  logger?: RuntimeLogger;
+}
+
+/** What happened to each CRD. */
+export type CrdAction = "created" | "updated" | "unchanged";
+
+/**
+ * Read-modify-write rounds before giving up: each lost race means another operator just wrote the
+ * same CRD, so a handful of rounds is plenty; more would only hide a livelock.
+ */
+export const MAX_ATTEMPTS = 8;
+/** Pause between Established checks: a CRD is usually served within a few hundred ms. */
+const POLL_MS = 50;
+/** Upper bound of the random pause after a lost race, to de-synchronise competing operators. */
+const RACE_JITTER_MS = 25;
+
+/**
+ * Creates or updates each CRD and waits until all are Established; see the module documentation.
+ * Resolves with the action taken per CRD name.
+ */
+export async function ensureCrds(
+  client: KubeClient,
+  crds: readonly CustomResourceDefinition[],
+  options: EnsureCrdsOptions = {},
+): Promise<Record<string, CrdAction>> {
+  const api = client.resource(CRD_KIND);
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new Error(`CRDs not Established within ${String(options.timeout ?? "60s")}`)),
+    toMilliseconds(options.timeout ?? "60s"),
+  );
+  const onAbort = () => deadline.abort(options.signal?.reason);
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  try {
+    const results = await Promise.all(
+      crds.map(async (crd) => {
+        const name = crd.metadata?.name;
+        if (!name) throw new Error("ensureCrds: every CRD needs metadata.name (<plural>.<group>)");
+        const action = await upsert(api, crd, name, options, deadline.signal);
+        (options.logger ?? silentLogger).info({ crd: name, action }, "CRD registered");
+        await waitEstablished(api, name, deadline.signal);
+        return [name, action] as const;
+      }),
+    );
+    return Object.fromEntries(results);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+type CrdApi = ResourceClient<CustomResourceDefinition>;
+
+async function upsert(
+  api: CrdApi,
+  desired: CustomResourceDefinition,
+  name: string,
+  options: EnsureCrdsOptions,
+  signal: AbortSignal,
+): Promise<CrdAction> {
+  const fieldManager = options.fieldManager ?? "capstan";
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    throwIfAborted(signal);
+    let current: CustomResourceDefinition;
+    try {
+      current = await api.get(name, { signal });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      try {
+        await api.create(
+          { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", ...desired },
+          {
+            signal,
+            fieldManager,
+          },
+        );
+        return "created";
+      } catch (createErr) {
+        if (!isAlreadyExists(createErr)) throw createErr;
+        lastError = createErr; // another operator created it first: read theirs
+        await sleep(Math.random() * RACE_JITTER_MS, signal);
+        continue;
+      }
+    }
+    const candidate: CustomResourceDefinition = {
+      ...current,
+      metadata: {
+        ...current.metadata,
+        labels: mergeMaps(current.metadata?.labels, desired.metadata?.labels),
+        annotations: mergeMaps(current.metadata?.annotations, desired.metadata?.annotations),
+      },
+      spec: desired.spec,
+    };
+    try {
+      const preview = await api.update(candidate, { signal, dryRun: true, fieldManager });
+      if (
+        deepEqual(preview.spec, current.spec) &&
+        deepEqual(preview.metadata?.labels, current.metadata?.labels) &&
+        deepEqual(preview.metadata?.annotations, current.metadata?.annotations)
+      ) {
+        return "unchanged";
+      }
+      await api.update(candidate, { signal, fieldManager });
+      return "updated";
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      lastError = err; // written meanwhile: start over from a fresh read
+      await sleep(Math.random() * RACE_JITTER_MS, signal);
+    }
+  }
+  throw new Error(`CRD ${name}: still racing with other writers after ${MAX_ATTEMPTS} attempts`, { cause: lastError });
+}
+
+async function waitEstablished(api: CrdApi, name: string, signal: AbortSignal): Promise<void> {
+  for (;;) {
+    throwIfAborted(signal);
+    const crd = await api.get(name, { signal });
+    const conditions = crd.status?.conditions ?? [];
+    const names = conditions.find((c) => c.type === "NamesAccepted");
+    if (names?.status === "False") {
+      throw new Error(`CRD ${name}: names not accepted (${names.reason ?? ""}): ${names.message ?? ""}`);
+    }
+    if (conditions.some((c) => c.type === "Established" && c.status === "True")) return;
+    await sleep(POLL_MS, signal);
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (!signal.aborted) return;
+  const reason: unknown = signal.reason;
+  throw reason instanceof Error ? reason : new Error("ensureCrds aborted");
+}
+
+function mergeMaps(
+  a: Record<string, string> | undefined,
+  b: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  if (b === undefined || Object.keys(b).length === 0) return a;
+  return { ...a, ...b };
+}
+
+/** Structural equality of JSON values (key order does not matter, array order does). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((v, i) => deepEqual(v, bb[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
+}

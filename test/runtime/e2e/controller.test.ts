@@ -1,0 +1,197 @@
+import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isAlreadyExists } from "../../../src/client/errors.ts";
+import type { ReconcileContext } from "../../../src/runtime/controller.ts";
+import { ensureCrds } from "../../../src/runtime/crd-registration.ts";
+import { EVENT_KIND } from "../../../src/runtime/event-recorder.ts";
+import { Manager } from "../../../src/runtime/manager.ts";
+import { isDeleted, type ReconcileTarget } from "../../../src/runtime/reconcile.ts";
+import { eventually } from "../support/fake-lister-watcher.ts";
+import { ConfigMap, type ConfigMapObject, type E2eCluster, startCluster, Widget, widgetCrd } from "./cluster.ts";
+
+let cluster: E2eCluster;
+beforeAll(async () => {
+  cluster = await startCluster();
+  await ensureCrds(cluster.client, [widgetCrd()], { timeout: "10s" });
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+/**
+ * The reconcile under test: one owned ConfigMap per Widget holding its size (created, or
+ * merge-patched when it drifted: the devcluster has no server-side apply yet), then
+ * status.observedSize, then a Normal event.
+ */
+async function reconcileWidget(target: ReconcileTarget<Widget>, ctx: ReconcileContext<Widget>): Promise<undefined> {
+  if (isDeleted(target)) return; // the ConfigMap goes with its owner (garbage collection)
+  const { namespace, name } = ctx.key;
+  const desired = ctx.adopt<ConfigMapObject>({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: `${name}-config`, namespace },
+    data: { size: String(target.spec.size) },
+  });
+  const cached = ctx.cache(ConfigMap).get(`${namespace}/${name}-config`);
+  const configMaps = ctx.client.resource(ConfigMap, namespace);
+  let created = false;
+  if (cached === undefined) {
+    try {
+      await configMaps.create(desired, { signal: ctx.signal });
+      created = true;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err; // the cache was behind: fall through to the patch
+    }
+  }
+  if (!created && cached?.data?.size !== desired.data?.size) {
+    await configMaps.patch(
+      `${name}-config`,
+      { metadata: { ownerReferences: desired.metadata?.ownerReferences }, data: desired.data },
+      { type: "merge", signal: ctx.signal },
+    );
+  }
+  if (target.status?.observedSize !== target.spec.size) {
+    await ctx.patchStatus({ observedSize: target.spec.size });
+    ctx.event("Normal", "Synced", `ConfigMap ${name}-config holds size ${target.spec.size}`);
+  }
+  return undefined;
+}
+
+function newManager(extra: Partial<ConstructorParameters<typeof Manager>[0]> = {}): Manager {
+  return new Manager({
+    config: cluster.config,
+    name: "widgets",
+    logger: pino({ level: "silent" }),
+    informerDefaults: { backoff: { initial: 20, max: 200 } },
+    ...extra,
+  });
+}
+
+describe("a Widget controller against the embedded API server", () => {
+  it("applies an owned ConfigMap and patches status for every Widget, follows spec changes, and recreates deleted children", async () => {
+    const mgr = newManager({ metricsPort: 0, bindHost: "127.0.0.1", namespace: "default" });
+    const active = new Set<string>();
+    let overlaps = 0;
+    mgr
+      .controller(Widget)
+      .owns(ConfigMap)
+      .withOptions({ maxConcurrentReconciles: 4 })
+      .reconcile(async (target, ctx) => {
+        const key = `${ctx.key.namespace}/${ctx.key.name}`;
+        if (active.has(key)) overlaps++;
+        active.add(key);
+        try {
+          return await reconcileWidget(target, ctx);
+        } finally {
+          active.delete(key);
+        }
+      });
+    const run = mgr.start();
+    try {
+      const widgets = cluster.client.resource(Widget, "default");
+      const configMaps = cluster.client.resource(ConfigMap, "default");
+      const names = Array.from({ length: 12 }, (_, i) => `w${i}`);
+      await Promise.all(names.map((name, i) => widgets.create({ metadata: { name }, spec: { size: i } } as Widget)));
+
+      await eventually(() => mgr.isLeader, 5000, "manager running");
+      for (const [i, name] of names.entries()) {
+        await eventuallyAsync(async () => (await widgets.get(name)).status?.observedSize === i, `status of ${name}`);
+        const cm = await configMaps.get(`${name}-config`);
+        expect(cm.data).toEqual({ size: String(i) });
+        const owner = cm.metadata?.ownerReferences?.[0];
+        expect(owner).toMatchObject({ apiVersion: "example.com/v1", kind: "Widget", name, controller: true });
+        expect(owner?.uid).toBe((await widgets.get(name)).metadata?.uid);
+      }
+
+      // A spec change reaches the child and the status.
+      await widgets.patch("w3", { spec: { size: 33 } }, { type: "merge" });
+      await eventuallyAsync(async () => (await configMaps.get("w3-config")).data?.size === "33", "child follows spec");
+      await eventuallyAsync(async () => (await widgets.get("w3")).status?.observedSize === 33, "status follows spec");
+
+      // A deleted child is recreated (owns() maps its deletion to the owner).
+      const before = (await configMaps.get("w5-config")).metadata?.uid;
+      await configMaps.delete("w5-config");
+      await eventuallyAsync(async () => {
+        try {
+          const cm = await configMaps.get("w5-config");
+          return cm.metadata?.uid !== before && cm.data?.size === "5";
+        } catch {
+          return false;
+        }
+      }, "child recreated");
+
+      // Events were posted for the objects.
+      const events = await cluster.client.resource(EVENT_KIND, "default").list();
+      const synced = events.items.filter((e: CoreEvent) => e.reason === "Synced" && e.involvedObject.name === "w3");
+      expect(synced.length).toBeGreaterThanOrEqual(1);
+      expect(synced[0]?.source?.component).toBe("widget");
+
+      // The REST client metrics were fed by the manager's own client.
+      const scrape = await (await fetch(`http://127.0.0.1:${mgr.endpoints.metrics}/metrics`)).text();
+      expect(scrape).toMatch(/rest_client_requests_total\{code="201",method="POST",host="127\.0\.0\.1:\d+"\} \d+/);
+      expect(scrape).toMatch(/controller_runtime_reconcile_total\{controller="widget",result="success"\} \d+/);
+      expect(overlaps).toBe(0);
+    } finally {
+      await mgr.stop();
+      await run;
+    }
+  });
+});
+
+describe("ensureCrds", () => {
+  it("converges when several operators register the same CRD at once, and updates only on a real spec change", async () => {
+    const crd = { ...widgetCrd(), metadata: { name: "gadgets.example.com" } };
+    crd.spec = {
+      ...crd.spec,
+      names: { kind: "Gadget", plural: "gadgets", singular: "gadget", listKind: "GadgetList" },
+    };
+    const results = await Promise.all([1, 2, 3].map(() => ensureCrds(cluster.client, [crd], { timeout: "10s" })));
+    const actions = results.map((r) => r["gadgets.example.com"]).sort();
+    expect(actions.filter((a) => a === "created")).toHaveLength(1);
+    expect(actions.filter((a) => a === "updated")).toHaveLength(0);
+
+    // Same spec again: nothing to write, although the server defaulted fields we never sent.
+    expect(await ensureCrds(cluster.client, [crd], { timeout: "10s" })).toEqual({ "gadgets.example.com": "unchanged" });
+
+    const withColumn = structuredClone(crd);
+    withColumn.spec.versions[0] = {
+      ...(withColumn.spec.versions[0] as (typeof crd.spec.versions)[0]),
+      additionalPrinterColumns: [{ name: "Size", type: "integer", jsonPath: ".spec.size" }],
+    };
+    expect(await ensureCrds(cluster.client, [withColumn], { timeout: "10s" })).toEqual({
+      "gadgets.example.com": "updated",
+    });
+    const stored = await cluster.client
+      .resource({
+        group: "apiextensions.k8s.io",
+        version: "v1",
+        kind: "CustomResourceDefinition",
+        plural: "customresourcedefinitions",
+        namespaced: false,
+      })
+      .get("gadgets.example.com");
+    expect(JSON.stringify(stored)).toContain('"jsonPath":".spec.size"');
+  });
+
+  it("fails with the server's reason when a CRD's names are refused", async () => {
+    const clash = { ...widgetCrd(), metadata: { name: "doohickeys.example.com" } };
+    // Kind Widget is already served in group example.com by widgets.example.com.
+    clash.spec = {
+      ...clash.spec,
+      names: { kind: "Widget", plural: "doohickeys", singular: "doohickey", listKind: "DoohickeyList" },
+    };
+    await expect(ensureCrds(cluster.client, [clash], { timeout: "10s" })).rejects.toThrow(
+      /names not accepted \(KindConflict\)/,
+    );
+  });
+});
+
+async function eventuallyAsync(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,112 @@
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KubeClient } from "../../../src/client/resource-client.ts";
+import { ensureCrds } from "../../../src/runtime/crd-registration.ts";
+import { LEASE_KIND, LeadershipLostError, Manager } from "../../../src/runtime/manager.ts";
+import { isDeleted } from "../../../src/runtime/reconcile.ts";
+import { eventually } from "../support/fake-lister-watcher.ts";
+import { type E2eCluster, startCluster, Widget, widgetCrd } from "./cluster.ts";
+
+// Lease 1 s > renew deadline 0.5 s > retry 0.1 s * 1.2: client-go's proportions, scaled down so
+// a hand-over takes about a second instead of 15.
+const timings = { leaseDuration: "1s", renewDeadline: 500, retryPeriod: 100 };
+
+let cluster: E2eCluster;
+beforeAll(async () => {
+  cluster = await startCluster();
+  await ensureCrds(cluster.client, [widgetCrd()], { timeout: "10s" });
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+/** A replica: its own client and manager, recording which widgets it reconciled. */
+function replica(identity: string, lease: string, reconciled: string[]) {
+  const client = new KubeClient(cluster.config);
+  const mgr = new Manager({
+    client,
+    name: "widgets",
+    logger: pino({ level: "silent" }),
+    leaderElection: { ...timings, identity, name: lease, namespace: "default" },
+    informerDefaults: { backoff: { initial: 20, max: 200 } },
+  });
+  mgr.controller(Widget).reconcile((target) => {
+    if (!isDeleted(target)) reconciled.push(`${identity}:${target.metadata?.name}`);
+  });
+  return { client, mgr };
+}
+
+/** Polls both replicas and counts moments where both claimed to lead. */
+function watchOverlap(a: Manager, b: Manager): { overlaps(): number; stop(): void } {
+  let overlaps = 0;
+  const timer = setInterval(() => {
+    if (a.isLeader && b.isLeader) overlaps++;
+  }, 5);
+  return { overlaps: () => overlaps, stop: () => clearInterval(timer) };
+}
+
+describe("leader election between two managers on one Lease", () => {
+  it("hands over at once when the leader stops gracefully (the Lease is released)", async () => {
+    const reconciled: string[] = [];
+    const one = replica("one", "handover-graceful", reconciled);
+    const two = replica("two", "handover-graceful", reconciled);
+    const overlap = watchOverlap(one.mgr, two.mgr);
+    const widgets = cluster.client.resource(Widget, "default");
+    try {
+      const runOne = one.mgr.start();
+      await eventually(() => one.mgr.isLeader, 5000, "one leads");
+      const runTwo = two.mgr.start();
+      await eventually(() => two.mgr.state === "candidate", 5000, "two waits");
+      await widgets.create({ metadata: { name: "graceful-a" }, spec: { size: 1 } } as Widget);
+      await eventually(() => reconciled.includes("one:graceful-a"), 5000, "leader reconciled");
+
+      await one.mgr.stop();
+      await runOne;
+      const lease = await cluster.client.resource(LEASE_KIND, "default").get("handover-graceful");
+      // Released on the way out (no holder), or already taken by the standby.
+      expect(["", "two"]).toContain(lease.spec?.holderIdentity ?? "");
+      await eventually(() => two.mgr.isLeader, 5000, "two took over");
+      await widgets.create({ metadata: { name: "graceful-b" }, spec: { size: 2 } } as Widget);
+      await eventually(() => reconciled.includes("two:graceful-b"), 5000, "new leader reconciled");
+      expect(reconciled.some((r) => r.startsWith("one:graceful-b"))).toBe(false);
+      expect(overlap.overlaps()).toBe(0);
+      await two.mgr.stop();
+      await runTwo;
+    } finally {
+      overlap.stop();
+      await one.mgr.stop();
+      await two.mgr.stop();
+      await one.client.close();
+      await two.client.close();
+    }
+  });
+
+  it("a leader cut off from the API server stops acting, and the standby takes over after the lease expires", async () => {
+    const reconciled: string[] = [];
+    const one = replica("one", "handover-crash", reconciled);
+    const two = replica("two", "handover-crash", reconciled);
+    const overlap = watchOverlap(one.mgr, two.mgr);
+    try {
+      const runOne = one.mgr.start();
+      await eventually(() => one.mgr.isLeader, 5000, "one leads");
+      const runTwo = two.mgr.start();
+      await eventually(() => two.mgr.state === "candidate", 5000, "two waits");
+
+      // Every socket of replica one goes away: it can neither renew nor release the Lease.
+      await one.client.close();
+      await expect(runOne).rejects.toBeInstanceOf(LeadershipLostError);
+      await eventually(() => two.mgr.isLeader, 5000, "two took over");
+      const lease = await cluster.client.resource(LEASE_KIND, "default").get("handover-crash");
+      expect(lease.spec?.holderIdentity).toBe("two");
+      expect(lease.spec?.leaseTransitions).toBe(1);
+      expect(overlap.overlaps()).toBe(0);
+      await two.mgr.stop();
+      await runTwo;
+    } finally {
+      overlap.stop();
+      await one.mgr.stop();
+      await two.mgr.stop();
+      await two.client.close();
+    }
+  });
+});

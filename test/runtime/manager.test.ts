@@ -1,0 +1,235 @@
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import type { KubeClient } from "../../src/client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../../src/client/types.ts";
+import { LeadershipLostError, Manager, type ManagerOptions } from "../../src/runtime/manager.ts";
+import { deferred } from "./controller-fakes.ts";
+import { FakeLeases } from "./support/fake-leases.ts";
+import { apiError, eventually, FakeListerWatcher, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
+
+const ConfigMap: ResourceKind = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true };
+
+// Short, consistent leader-election timings (lease 1 s > renew deadline 0.5 s > retry 0.1 s * 1.2).
+const election = { leaseDuration: "1s", renewDeadline: 500, retryPeriod: 100, namespace: "ops", name: "lock" };
+
+/** A client whose resources are in-memory fakes: one ConfigMap lister-watcher, a Lease, and Events. */
+function fakeClient(lw: FakeListerWatcher, leases = new FakeLeases()) {
+  const view = leases.view();
+  const events: KubeObject[] = [];
+  const client = {
+    defaultNamespace: "default",
+    resource(kind: ResourceKind) {
+      if (kind.kind === "Lease") return view;
+      if (kind.kind === "Event") {
+        return {
+          create: async (e: KubeObject) => {
+            events.push(e);
+            return e;
+          },
+          patch: async () => ({}),
+        };
+      }
+      return lw;
+    },
+    close: async () => {},
+  } as unknown as KubeClient;
+  return { client, view, events };
+}
+
+const managers: Manager[] = [];
+afterEach(async () => {
+  await Promise.all(managers.splice(0).map((m) => m.stop()));
+});
+
+function manager(client: KubeClient, extra: Partial<ManagerOptions> = {}): Manager {
+  const m = new Manager({
+    client,
+    name: "test-operator",
+    logger: pino({ level: "silent" }),
+    informerDefaults: { backoff: { initial: 10, max: 20, jitter: 0 } },
+    ...extra,
+  });
+  managers.push(m);
+  return m;
+}
+
+/** Listening servers of this process, once closed handles of earlier tests had a turn to go away. */
+async function listeningServers(): Promise<number> {
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  return process.getActiveResourcesInfo().filter((r) => r === "TCPServerWrap").length;
+}
+
+async function get(port: number | undefined, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+describe("endpoints", () => {
+  it("answers /healthz at once, /readyz only after the caches synced, and /metrics with controller-runtime's names", async () => {
+    const lw = new FakeListerWatcher();
+    lw.upsert("a");
+    for (let i = 0; i < 10_000; i++) lw.listFailures.push(apiError(500, "etcd unavailable"));
+    const { client } = fakeClient(lw);
+    const m = manager(client, { healthProbePort: 0, metricsPort: 0, bindHost: "127.0.0.1" });
+    let reconciled = 0;
+    m.controller(ConfigMap).reconcile(() => {
+      reconciled++;
+    });
+    const run = m.start();
+    await eventually(() => m.endpoints.healthProbe !== undefined && m.endpoints.metrics !== undefined, 2000, "ports");
+    const { healthProbe, metrics } = m.endpoints;
+    expect(await get(healthProbe, "/healthz")).toEqual({ status: 200, body: "ok" });
+    const notReady = await get(healthProbe, "/readyz?verbose");
+    expect(notReady.status).toBe(500);
+    expect(notReady.body).toContain("[-]informers-synced failed");
+    expect(m.state).toBe("syncing");
+
+    lw.listFailures.length = 0;
+    await eventually(() => m.state === "leading", 2000, "synced and running");
+    expect(await get(healthProbe, "/readyz")).toEqual({ status: 200, body: "ok" });
+    expect((await get(healthProbe, "/readyz/informers-synced")).status).toBe(200);
+    expect((await get(healthProbe, "/readyz/nope")).status).toBe(404);
+    await eventually(() => reconciled === 1, 2000, "reconcile");
+
+    const scrape = await get(metrics, "/metrics");
+    expect(scrape.status).toBe(200);
+    for (const name of [
+      'controller_runtime_reconcile_total{controller="configmap",result="success"} 1',
+      'controller_runtime_reconcile_total{controller="configmap",result="requeue_after"} 0',
+      'controller_runtime_reconcile_errors_total{controller="configmap"} 0',
+      'controller_runtime_reconcile_time_seconds_count{controller="configmap"} 1',
+      'controller_runtime_active_workers{controller="configmap"} 0',
+      'controller_runtime_max_concurrent_reconciles{controller="configmap"} 1',
+      'workqueue_depth{name="configmap",controller="configmap",priority=""} 0',
+      'workqueue_adds_total{name="configmap",controller="configmap"} 1',
+      'workqueue_queue_duration_seconds_count{name="configmap",controller="configmap"} 1',
+      'workqueue_work_duration_seconds_count{name="configmap",controller="configmap"} 1',
+      'workqueue_retries_total{name="configmap",controller="configmap"} 0',
+      'workqueue_unfinished_work_seconds{name="configmap",controller="configmap"} 0',
+      'workqueue_longest_running_processor_seconds{name="configmap",controller="configmap"} 0',
+      "# TYPE rest_client_requests_total counter",
+    ]) {
+      expect(scrape.body).toContain(name);
+    }
+    // Health and metrics are not mixed up on separate ports.
+    expect((await get(metrics, "/healthz")).status).toBe(404);
+    await m.stop();
+    await run;
+  });
+});
+
+describe("shutdown", () => {
+  it("a graceful stop lets the in-flight reconcile finish, releases the Lease, and leaves no timer or socket", async () => {
+    const timers = trackRuntimeTimers();
+    const serversBefore = await listeningServers();
+    try {
+      const lw = new FakeListerWatcher();
+      lw.upsert("a");
+      const leases = new FakeLeases();
+      const { client } = fakeClient(lw, leases);
+      const m = manager(client, {
+        leaderElection: { ...election, identity: "one" },
+        healthProbePort: 0,
+        bindHost: "127.0.0.1",
+      });
+      const gate = deferred();
+      let signal: AbortSignal | undefined;
+      let finished = false;
+      m.controller(ConfigMap).reconcile(async (_t, ctx) => {
+        signal = ctx.signal;
+        await gate.promise;
+        finished = true;
+        return { requeueAfter: "1h" };
+      });
+      const run = m.start();
+      await eventually(() => signal !== undefined, 3000, "reconcile in flight");
+      expect(leases.lease?.spec?.holderIdentity).toBe("one");
+      const stopping = m.stop();
+      await new Promise((r) => setTimeout(r, 20));
+      expect(m.state).toBe("stopping");
+      expect(signal?.aborted).toBe(false);
+      gate.resolve();
+      await stopping;
+      await run;
+      expect(finished).toBe(true);
+      expect(m.state).toBe("stopped");
+      expect(leases.lease?.spec?.holderIdentity).toBe("");
+      expect(leases.lease?.spec?.leaseDurationSeconds).toBe(1);
+      expect(lw.openWatches).toBe(0);
+      expect(await timers.pending()).toBe(0);
+      expect(await listeningServers()).toBe(serversBefore);
+    } finally {
+      timers.stop();
+    }
+  });
+
+  it("stops gracefully on SIGTERM when asked to, and removes its signal handlers", async () => {
+    const lw = new FakeListerWatcher();
+    const { client } = fakeClient(lw);
+    const before = process.listeners("SIGTERM");
+    const m = manager(client, { handleSignals: true });
+    m.controller(ConfigMap).reconcile(() => {});
+    const run = m.start();
+    await eventually(() => m.state === "leading", 2000, "running");
+    const added = process.listeners("SIGTERM").filter((l) => !before.includes(l));
+    expect(added).toHaveLength(1);
+    (added[0] as (s: NodeJS.Signals) => void)("SIGTERM");
+    await run;
+    expect(m.state).toBe("stopped");
+    expect(process.listeners("SIGTERM")).toEqual(before);
+  });
+
+  it("aborts running reconciles at once when leadership is lost, and start() rejects", async () => {
+    const lw = new FakeListerWatcher();
+    lw.upsert("a");
+    const { client, view } = fakeClient(lw);
+    const m = manager(client, { leaderElection: { ...election, identity: "one" } });
+    let signal: AbortSignal | undefined;
+    m.controller(ConfigMap).reconcile(async (_t, ctx) => {
+      signal = ctx.signal;
+      // Ignores nothing: resolves only when told to stop acting.
+      await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
+    });
+    const run = m.start();
+    await eventually(() => signal !== undefined, 3000, "reconcile in flight");
+    view.partitioned = true;
+    await expect(run).rejects.toBeInstanceOf(LeadershipLostError);
+    expect(signal?.aborted).toBe(true);
+    expect(m.state).toBe("stopped");
+  });
+});
+
+describe("leader election", () => {
+  it("runs controllers on one replica only, and a standby takes over when the leader stops", async () => {
+    const lw = new FakeListerWatcher();
+    lw.upsert("a");
+    const leases = new FakeLeases();
+    const reconciledBy: string[] = [];
+    const replicas = ["one", "two"].map((identity) => {
+      const { client } = fakeClient(lw, leases);
+      const m = manager(client, { leaderElection: { ...election, identity } });
+      m.controller(ConfigMap).reconcile(() => {
+        reconciledBy.push(identity);
+      });
+      return m;
+    });
+    const [one, two] = replicas as [Manager, Manager];
+    const runOne = one.start();
+    await eventually(() => one.isLeader, 3000, "first replica leads");
+    const runTwo = two.start();
+    await eventually(() => two.state === "candidate", 3000, "second replica synced, waiting");
+    await eventually(() => reconciledBy.length === 1, 3000, "leader reconciled");
+    expect(two.isLeader).toBe(false);
+
+    await one.stop();
+    await runOne;
+    // The released Lease (duration 1 s, no holder) is taken at the standby's next try.
+    await eventually(() => two.isLeader, 3000, "standby took over");
+    await eventually(() => reconciledBy.length === 2, 3000, "new leader reconciled");
+    expect(reconciledBy).toEqual(["one", "two"]);
+    expect(leases.lease?.spec?.holderIdentity).toBe("two");
+    await two.stop();
+    await runTwo;
+  });
+});
