@@ -13,6 +13,7 @@
  * - After `stop()` resolves, no socket, timer or watch of this server is left.
  * - No request, however malformed, crashes the process: every failure is answered with a Status.
  */
+import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
@@ -110,6 +111,9 @@ export interface ServerInternals {
 /** What every server runs unless told otherwise: kubectl needs the OpenAPI documents, a cluster needs its controllers. */
 const BUILTIN_PLUGINS: ServerPlugin[] = [openApiPlugin, controllersPlugin];
 
+/** Placeholder until the request-info stage has parsed the URL. */
+const EMPTY_INFO = parseRequestInfo("GET", "/", new URLSearchParams());
+
 /** Namespaces every cluster starts with. */
 const INITIAL_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
@@ -155,6 +159,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const pipeline = composePipeline(stages);
 
   const abort = new AbortController();
+  // Every open watch listens for the server's stop: thousands of watchers are normal, not a leak.
+  setMaxListeners(0, abort.signal);
   const certs = await certsPromise;
   const server: Server = createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
     let url: URL;
@@ -163,14 +169,29 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     } catch {
       url = new URL("https://localhost/");
     }
-    const requestAbort = new AbortController();
-    const onAbort = () => requestAbort.abort();
-    abort.signal.addEventListener("abort", onAbort, { once: true });
-    res.on("close", () => {
-      abort.signal.removeEventListener("abort", onAbort);
-      requestAbort.abort();
-    });
-    const ctx = { req, res, url, info: parseRequestInfo("GET", "/", url.searchParams), signal: requestAbort.signal };
+    // The abort signal is made on first use: only watches need it, and an AbortController per request
+    // is measurable on the create/get hot path.
+    let requestAbort: AbortController | undefined;
+    const ctx: RequestContext = {
+      req,
+      res,
+      url,
+      info: EMPTY_INFO,
+      get signal(): AbortSignal {
+        if (!requestAbort) {
+          const controller = new AbortController();
+          requestAbort = controller;
+          if (abort.signal.aborted) controller.abort();
+          const onStop = () => controller.abort();
+          abort.signal.addEventListener("abort", onStop, { once: true });
+          res.once("close", () => {
+            abort.signal.removeEventListener("abort", onStop);
+            controller.abort();
+          });
+        }
+        return requestAbort.signal;
+      },
+    };
     void pipeline(ctx);
   });
   // Keep-alive clients (benchmarks, informers) reuse connections; Node's default 5 s is too short for them.
