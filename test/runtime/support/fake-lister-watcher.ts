@@ -110,6 +110,11 @@ export class FakeListerWatcher<T extends TestObject = TestObject> implements Lis
     return this.watches.size;
   }
 
+  /** The current objects: key -> resourceVersion. */
+  current(): Map<string, string> {
+    return new Map([...this.objects].map(([k, o]) => [k, o.metadata?.resourceVersion ?? ""]));
+  }
+
   upsert(name: string, data: Record<string, string> = {}, namespace = "default"): T {
     const key = `${namespace}/${name}`;
     const exists = this.objects.has(key);
