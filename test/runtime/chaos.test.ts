@@ -13,7 +13,7 @@ import { exponentialFailureRateLimiter } from "../../src/runtime/rate-limiter.ts
 import { WorkQueue } from "../../src/runtime/workqueue.ts";
 import { apiError, eventually, FakeListerWatcher, type TestObject } from "./support/fake-lister-watcher.ts";
 
-/** A small seeded PRNG (mulberry32), so a failure can be replayed. */
+/** A small seeded PRNG (mulberry32), so a failure can be replayed (CHAOS_SEED=n picks another run). */
 function prng(seed: number): () => number {
   let a = seed;
   return () => {
@@ -54,7 +54,7 @@ function chaotic(inner: FakeListerWatcher, random: () => number): ListerWatcher<
 
 describe("informer and work queue under injected faults", () => {
   it("converge to the server's state and process every object's last version, never one key twice at once", async () => {
-    const random = prng(42);
+    const random = prng(Number(process.env.CHAOS_SEED ?? 42));
     const api = new FakeListerWatcher();
     const informer = new Informer<TestObject>({
       listerWatcher: chaotic(api, random),
