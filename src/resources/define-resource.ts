@@ -20,6 +20,7 @@ import type { TSchema } from "typebox";
 import { buildCrd } from "./crd.ts";
 import { pluralize } from "./plural.ts";
 import type {
+  CheckStaticTypes,
   CustomObject,
   CustomResource,
   MultiVersionOptions,
@@ -42,17 +43,20 @@ export class ResourceDefinitionError extends Error {
  * export const ExchangeRate = defineResource({
  *   group: "operators.example.com", version: "v1", kind: "ExchangeRate", scope: "Namespaced",
  *   shortNames: ["er"],
- *   spec: Type.Object({ currency: Type.Union(["CAD", "USD"].map((c) => Type.Literal(c))) }),
+ *   spec: Type.Object({ currency: Type.Enum(["CAD", "USD"]) }),
  *   status: Type.Object({ rate: Type.Optional(Type.Number()) }),
  * });
  * const usd = ExchangeRate.make({ metadata: { name: "usd" }, spec: { currency: "USD" } });
  * ```
  *
+ * A schema whose TypeScript type comes out as `never` (TypeBox's `Type.Union(values.map(Type.Literal))`)
+ * is a compile error naming the field: no object of such a kind could be written.
+ *
  * @throws ResourceDefinitionError for invalid names, versions, printer columns or selectable fields.
  * @throws SchemaTranslationError for a schema Kubernetes would not accept, naming the field.
  */
 export function defineResource<const S extends TSchema, const St extends TSchema | undefined = undefined>(
-  options: SingleVersionOptions<S, St> | MultiVersionOptions<S, St>,
+  options: (SingleVersionOptions<S, St> | MultiVersionOptions<S, St>) & CheckStaticTypes<S, St>,
 ): CustomResource<S, St> {
   const kind = options.kind;
   const fail = (message: string): never => {

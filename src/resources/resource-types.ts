@@ -145,3 +145,37 @@ export type SpecOf<K> = K extends ResourceKind<infer T> ? (T extends { spec?: in
 /** `.status`'s type of a kind (without `undefined`). */
 export type StatusOf<K> =
   K extends ResourceKind<infer T> ? (T extends { status?: infer S } ? NonNullable<S> : never) : never;
+
+/** Depth budget of {@link NeverField}: enough for spec -> objects -> lists of objects -> fields. */
+type Depth = [never, 0, 1, 2, 3, 4, 5];
+
+/**
+ * The path of the first field whose static type is `never`, or `never` if there is none. TypeBox
+ * gives `never` for `Type.Union(values.map((v) => Type.Literal(v)))` (an array, not a tuple, of
+ * literals), which would make every object of the kind impossible to build.
+ */
+export type NeverField<T, P extends string, D extends number = 6> = [D] extends [never]
+  ? never
+  : 0 extends 1 & T
+    ? never // any
+    : [T] extends [never]
+      ? P
+      : T extends readonly (infer E)[]
+        ? NeverField<E, `${P}[*]`, Depth[D]>
+        : T extends object
+          ? { [K in keyof T & string]-?: NeverField<Exclude<T[K], undefined>, `${P}.${K}`, Depth[D]> }[keyof T & string]
+          : never;
+
+/**
+ * `unknown` when the schemas give usable types; otherwise an object type whose only (missing)
+ * property spells out the problem, so the compiler error names the field.
+ */
+export type CheckStaticTypes<S extends TSchema, St extends TSchema | undefined> = [
+  NeverField<Static<S>, "spec"> | (St extends TSchema ? NeverField<Static<St>, "status"> : never),
+] extends [never]
+  ? unknown
+  : {
+      "error: this field's TypeScript type is never; Type.Union(values.map(Type.Literal)) loses the literals, use Type.Enum(values) or list the literals":
+        | NeverField<Static<S>, "spec">
+        | (St extends TSchema ? NeverField<Static<St>, "status"> : never);
+    };

@@ -1,10 +1,11 @@
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { ResourceKind } from "../../src/client/types.ts";
 import { ConfigMap } from "../../src/resources/builtins.ts";
 import { toCrd } from "../../src/resources/crd.ts";
 import { defineResource, isCustomResource, ResourceDefinitionError } from "../../src/resources/define-resource.ts";
+import { Kube } from "../../src/resources/kube-extensions.ts";
 import { pluralize } from "../../src/resources/plural.ts";
 import type { ObjectOf, SpecOf, StatusOf } from "../../src/resources/resource-types.ts";
 import { SchemaTranslationError } from "../../src/resources/schema-translate.ts";
@@ -313,6 +314,58 @@ describe("static types", () => {
     ExchangeRate.make({ metadata: { name: "eur" }, spec: { currency: "EUR" } });
     // @ts-expect-error spec is required
     ExchangeRate.make({ metadata: { name: "x" } });
+  });
+
+  it("types the Kube escape hatches and keeps literal types from Type.Enum", () => {
+    const Mixed = defineResource({
+      group: "x.example.com",
+      version: "v1",
+      kind: "Mixed",
+      scope: "Namespaced",
+      spec: Type.Object({
+        port: Kube.IntOrString(),
+        extra: Type.Optional(Kube.PreserveUnknownFields()),
+        template: Type.Optional(Kube.EmbeddedResource()),
+        mode: Type.Enum(["fast", "safe"]),
+        note: Type.Union([Type.String(), Type.Null()]),
+      }),
+    });
+    type Spec = SpecOf<typeof Mixed>;
+    expectTypeOf<Spec["port"]>().toEqualTypeOf<number | string>();
+    expectTypeOf<Spec["extra"]>().toEqualTypeOf<unknown>();
+    expectTypeOf<NonNullable<Spec["template"]>>().toExtend<{ apiVersion?: string; kind?: string }>();
+    expectTypeOf<Spec["mode"]>().toEqualTypeOf<"fast" | "safe">();
+    expectTypeOf<Spec["note"]>().toEqualTypeOf<string | null>();
+  });
+
+  it("refuses at compile time a schema whose static type is never (literals built with .map)", () => {
+    const mapped = Type.Union(["CAD", "USD"].map((c) => Type.Literal(c)));
+    expectTypeOf<Static<typeof mapped>>().toBeNever();
+    const options = {
+      group: "x.example.com",
+      version: "v1",
+      kind: "Mapped",
+      scope: "Namespaced",
+      spec: Type.Object({ currency: mapped }),
+    } as const;
+    // @ts-expect-error spec.currency's type is never: use Type.Enum(["CAD", "USD"])
+    const Mapped = defineResource(options);
+    // The CRD is still right: the check is only about TypeScript.
+    expect(toCrd(Mapped).spec.versions[0]?.schema?.openAPIV3Schema?.properties?.spec?.properties?.currency).toEqual({
+      type: "string",
+      enum: ["CAD", "USD"],
+    });
+    // Nested and optional fields are found too.
+    const nested = {
+      ...options,
+      kind: "Nested",
+      spec: Type.Object({ list: Type.Optional(Type.Array(Type.Object({ c: mapped }))) }),
+    };
+    // @ts-expect-error spec.list[*].c's type is never
+    defineResource(nested);
+    // ... and in status.
+    // @ts-expect-error status.c's type is never
+    defineResource({ ...options, kind: "InStatus", spec: Type.Object({}), status: Type.Object({ c: mapped }) });
   });
 
   it("has no status property when no status schema is given", () => {
