@@ -727,7 +727,7 @@ function toFieldErrors(errors: readonly OpenAPIError[], prefix: string | undefin
 }
 
 /** Errors that make the real server skip CEL rules (strategy.go hasBlockingErr). */
-const BLOCKING = new Set([
+export const BLOCKING_ERROR_TYPES: ReadonlySet<string> = new Set([
   "FieldValueNotSupported",
   "FieldValueRequired",
   "FieldValueTooLong",
@@ -766,7 +766,7 @@ export function validateCustomObject(
   const result = validateNode(compile(schema), obj, "");
   const errs = toFieldErrors(result.errors, options.fieldPrefix);
   if (options.rules) {
-    if (errs.some((e) => BLOCKING.has(e.type))) errs.push(invalid("<nil>", null, RULES_SKIPPED_MESSAGE));
+    if (errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type))) errs.push(invalid("<nil>", null, RULES_SKIPPED_MESSAGE));
     else errs.push(...options.rules(schema, obj, options.oldObj));
   }
   return errs;
