@@ -23,6 +23,7 @@
  * as with `strategy: None`); the transient `Established=False/Installing` state is not published.
  */
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from "kubernetes-types/apiextensions/v1.d.ts";
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { evaluateJsonPath, parseJsonPath } from "../api/jsonpath.ts";
 import {
   ALL_VERBS,
@@ -32,6 +33,10 @@ import {
   type ServedResource,
 } from "../registry/served-resource.ts";
 import type { Change } from "../storage/storage.ts";
+import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from "../validation/crd.ts";
+import type { CustomResourceDefinitionV1 } from "../validation/crd-internal.ts";
+import { type FieldError, fieldErrorMessage } from "../validation/field-errors.ts";
+import { validateObjectMeta, validateObjectMetaUpdateCommon } from "../validation/object-meta.ts";
 import {
   type Controller,
   type ControllerContext,
@@ -237,6 +242,28 @@ export function servedFromCrd(crd: Crd, version: CustomResourceDefinitionVersion
   };
 }
 
+function isCrdResource(served: ServedResource): boolean {
+  return served.group === CRD_GROUP && served.plural === CRD_PLURAL;
+}
+
+/**
+ * CRD create/update validation (the CRD strategy's Validate/ValidateUpdate). The object store already
+ * validated the generic ObjectMeta rules; those errors are dropped here so none is reported twice.
+ */
+export function crdValidator(served: ServedResource, obj: JsonObject, old: JsonObject | undefined): FieldError[] {
+  if (!isCrdResource(served)) return [];
+  const crd = obj as unknown as CustomResourceDefinitionV1;
+  const errors = old
+    ? validateCustomResourceDefinitionUpdate(crd, old as unknown as CustomResourceDefinitionV1)
+    : validateCustomResourceDefinition(crd);
+  const meta = obj.metadata as ObjectMeta | undefined;
+  const generic = old
+    ? validateObjectMetaUpdateCommon(meta, old.metadata as ObjectMeta | undefined, false)
+    : validateObjectMeta(meta, { namespaced: false, nameRule: "dns1123subdomain" });
+  const already = new Set(generic.map(fieldErrorMessage));
+  return errors.filter((e) => !already.has(fieldErrorMessage(e)));
+}
+
 interface Registration {
   group: string;
   plural: string;
@@ -313,8 +340,9 @@ export class CrdLifecycle implements Controller {
       },
     });
     this.ctx.store.mutators.push((target, obj) => {
-      if (target.group === CRD_GROUP && target.plural === CRD_PLURAL) defaultCrd(obj);
+      if (isCrdResource(target)) defaultCrd(obj);
     });
+    this.ctx.store.validators.push(crdValidator);
   }
 
   private onChange(change: Change): void {

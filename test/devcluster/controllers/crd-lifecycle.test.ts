@@ -93,6 +93,62 @@ describe("CRD lifecycle", () => {
     expect((viaV1.body as { apiVersion: string }).apiVersion).toBe("a.example.com/v1");
   });
 
+  it("rejects invalid CRDs with the apiserver's 422 (name, structural schema, immutable scope)", async () => {
+    const thing = (name: string, schema: unknown) => ({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name },
+      spec: {
+        group: "d.example.com",
+        scope: "Namespaced",
+        names: { plural: "things", kind: "Thing" },
+        versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: schema } }],
+      },
+    });
+    const misnamed = await cluster.http("POST", CRDS, thing("wrong.d.example.com", { type: "object" }));
+    expect(misnamed.status).toBe(422);
+    expect((misnamed.body as { message: string }).message).toBe(
+      'CustomResourceDefinition.apiextensions.k8s.io "wrong.d.example.com" is invalid: metadata.name: Invalid value: "wrong.d.example.com": must be spec.names.plural+"."+spec.group',
+    );
+    const nonStructural = await cluster.http(
+      "POST",
+      CRDS,
+      thing("things.d.example.com", {
+        type: "object",
+        properties: { spec: { properties: { x: { type: "string" } } } },
+      }),
+    );
+    expect(nonStructural.status).toBe(422);
+    expect(nonStructural.body).toMatchObject({
+      reason: "Invalid",
+      details: {
+        causes: [
+          {
+            reason: "FieldValueRequired",
+            field: "spec.validation.openAPIV3Schema.properties[spec].type",
+            message: "Required value: must not be empty for specified object fields",
+          },
+        ],
+      },
+    });
+
+    expect((await cluster.http("POST", CRDS, thing("things.d.example.com", { type: "object" }))).status).toBe(201);
+    const defaulted = (await establishedCrd("things.d.example.com")) as unknown as {
+      spec: { names: Record<string, string> };
+    };
+    expect(defaulted.spec.names).toMatchObject({ singular: "thing", listKind: "ThingList" });
+    const rescoped = await cluster.http(
+      "PATCH",
+      `${CRDS}/things.d.example.com`,
+      { spec: { scope: "Cluster" } },
+      "application/merge-patch+json",
+    );
+    expect(rescoped.status).toBe(422);
+    expect((rescoped.body as { message: string }).message).toContain(
+      'spec.scope: Invalid value: "Cluster": field is immutable',
+    );
+  });
+
   it("refuses names another CRD of the group already uses (NamesAccepted False) and does not serve them", async () => {
     expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "b.example.com" }))).status).toBe(201);
     await establishedCrd("exchangerates.b.example.com");
