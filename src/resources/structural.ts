@@ -233,13 +233,13 @@ function checkNode(s: KubeSchema, level: Level, path: string, report: Report): v
     members.forEach((member, i) => {
       if (junctor === "anyOf" && intOrStringAnyOf) return;
       if (junctor === "allOf" && i === 0 && isIntOrStringPattern(member.anyOf)) {
-        checkNested({ ...member, anyOf: undefined }, s, `${path}.${junctor}[${i}]`, report);
+        checkNested({ ...member, anyOf: undefined }, s, path, `${path}.${junctor}[${i}]`, report);
         return;
       }
-      checkNested(member, s, `${path}.${junctor}[${i}]`, report);
+      checkNested(member, s, path, `${path}.${junctor}[${i}]`, report);
     });
   }
-  if (s.not !== undefined) checkNested(s.not, s, `${path}.not`, report);
+  if (s.not !== undefined) checkNested(s.not, s, path, `${path}.not`, report);
 }
 
 function isIntOrStringPattern(members: KubeSchema[] | undefined): boolean {
@@ -279,41 +279,35 @@ function checkKeywords(s: KubeSchema, path: string, report: Report): void {
 
 /**
  * A schema under anyOf/allOf/oneOf/not may only hold value validations, and every field or item
- * it mentions must also be specified outside (structural completeness).
+ * it mentions must also be specified in the structural part (`complete.go`: for CRDs even a map's
+ * `additionalProperties` does not count). `sPath` is where the structural counterpart should be,
+ * `vPath` where the value validation is; the server reports the first "because it is defined in" the second.
  */
-function checkNested(v: KubeSchema, outer: KubeSchema | undefined, path: string, report: Report): void {
-  checkKeywords(v, path, report);
+function checkNested(v: KubeSchema, outer: KubeSchema | undefined, sPath: string, vPath: string, report: Report): void {
+  checkKeywords(v, vPath, report);
   const raw = v as Record<string, unknown>;
   for (const [key, detail] of FORBIDDEN_IN_JUNCTOR) {
-    if (raw[key] !== undefined && raw[key] !== false) report(`${path}.${key}`, "Forbidden", detail);
+    if (raw[key] !== undefined && raw[key] !== false) report(`${vPath}.${key}`, "Forbidden", detail);
   }
   if (v.properties?.metadata !== undefined) {
-    report(`${path}.properties[metadata]`, "Forbidden", "must not be specified in a nested context");
+    report(`${vPath}.properties[metadata]`, "Forbidden", "must not be specified in a nested context");
   }
   for (const [name, prop] of Object.entries(v.properties ?? {})) {
     const outerProp = outer?.properties?.[name];
-    if (outerProp === undefined && typeof outer?.additionalProperties !== "object") {
-      report(
-        `${path}.properties[${name}]`,
-        "Required value",
-        "must be specified outside of value validation (structural completeness)",
-      );
-    }
-    checkNested(prop, outerProp, `${path}.properties[${name}]`, report);
+    const sChild = `${sPath}.properties[${name}]`;
+    const vChild = `${vPath}.properties[${name}]`;
+    if (outerProp === undefined) report(sChild, "Required value", `because it is defined in ${vChild}`);
+    else checkNested(prop, outerProp, sChild, vChild, report);
   }
   if (v.items !== undefined && !Array.isArray(v.items)) {
     if (outer?.items === undefined)
-      report(
-        `${path}.items`,
-        "Required value",
-        "must be specified outside of value validation (structural completeness)",
-      );
-    checkNested(v.items, outer?.items, `${path}.items`, report);
+      report(`${sPath}.items`, "Required value", `because it is defined in ${vPath}.items`);
+    else checkNested(v.items, outer.items, `${sPath}.items`, `${vPath}.items`, report);
   }
   for (const junctor of ["anyOf", "allOf", "oneOf"] as const) {
     for (const [i, member] of (v[junctor] ?? []).entries()) {
-      checkNested(member, outer, `${path}.${junctor}[${i}]`, report);
+      checkNested(member, outer, sPath, `${vPath}.${junctor}[${i}]`, report);
     }
   }
-  if (v.not !== undefined) checkNested(v.not, outer, `${path}.not`, report);
+  if (v.not !== undefined) checkNested(v.not, outer, sPath, `${vPath}.not`, report);
 }

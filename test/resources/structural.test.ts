@@ -84,7 +84,21 @@ describe("structuralProblems (apiextensions' structural rules)", () => {
         }),
       ),
     ).toEqual([
-      "openAPIV3Schema.properties[spec].oneOf[1].properties[b]: Required value: must be specified outside of value validation (structural completeness)",
+      "openAPIV3Schema.properties[spec].properties[b]: Required value: because it is defined in openAPIV3Schema.properties[spec].oneOf[1].properties[b]",
+    ]);
+  });
+
+  it("does not let a map's additionalProperties stand in for a property named in a value validation", () => {
+    expect(
+      check(
+        root({
+          type: "object",
+          additionalProperties: { type: "string" },
+          anyOf: [{ required: ["a"] }, { properties: { a: { minLength: 1 } } }],
+        }),
+      ),
+    ).toEqual([
+      "openAPIV3Schema.properties[spec].properties[a]: Required value: because it is defined in openAPIV3Schema.properties[spec].anyOf[1].properties[a]",
     ]);
   });
 
