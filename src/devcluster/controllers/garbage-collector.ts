@@ -53,6 +53,11 @@ import { ReconcileLoop } from "./reconcile-loop.ts";
 type ObjectId = string;
 
 const SEP = "\u0000";
+/**
+ * Bounds the memory of deleted uids. It only matters for owners whose kind stops being served in the
+ * short time between their deletion and their CRD's; clearing it loses nothing else.
+ */
+const DELETED_UIDS_LIMIT = 10_000;
 /** Bounds the owner cache; clearing it only costs re-parsing owners. */
 const OWNER_CACHE_LIMIT = 10_000;
 const idOf = (bucket: string, key: string): ObjectId => `${bucket}${SEP}${key}`;
@@ -84,6 +89,8 @@ export class GarbageCollector implements Controller {
   private readonly ownersOf = new Map<ObjectId, string[]>();
   /** uid -> object, for objects currently deleting their dependents in the foreground. */
   private readonly foregroundOwners = new Map<string, ObjectId>();
+  /** Uids of objects seen deleted (bounded), for owners whose kind stops being served. */
+  private readonly deletedUids = new Set<string>();
   /** Owner classification per stored revision (a revision identifies one version of one object). */
   private readonly ownerCache = new Map<ObjectId, { rev: number; uid: string; waiting: boolean }>();
   private readonly loop: ReconcileLoop;
@@ -134,6 +141,8 @@ export class GarbageCollector implements Controller {
       const uid = metaOf(obj).uid;
       if (uid) {
         this.foregroundOwners.delete(uid);
+        if (this.deletedUids.size >= DELETED_UIDS_LIMIT) this.deletedUids.clear();
+        this.deletedUids.add(uid);
         for (const dependent of this.dependents.get(uid) ?? []) this.loop.add(`dep:${dependent}`);
       }
       this.notifyForegroundOwners(obj);
@@ -224,7 +233,8 @@ export class GarbageCollector implements Controller {
    */
   private classifyOwner(dependentNamespace: string, ref: OwnerReference): "solid" | "waiting" | "dangling" | "unknown" {
     const served = this.ctx.registry.byKind(groupOf(ref.apiVersion ?? ""), ref.kind);
-    if (!served) return "unknown";
+    // An owner whose kind is no longer served (its CRD went after its instances) is gone if we saw it go.
+    if (!served) return this.deletedUids.has(ref.uid) ? "dangling" : "unknown";
     const bucket = served.storageBucket ?? `${served.group}/${served.plural}`;
     const key = served.namespaced ? `${dependentNamespace}/${ref.name}` : ref.name;
     const stored = this.ctx.store.storage.get(bucket, key);

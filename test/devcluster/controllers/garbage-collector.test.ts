@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
+import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
 
 let cluster: TestCluster;
 beforeAll(async () => {
@@ -129,5 +129,30 @@ describe("garbage collector", () => {
     });
     await cluster.http("DELETE", "/api/v1/namespaces/gc-owner-ns");
     await eventually(gone("ns-owned"));
+  });
+
+  it("collects the dependents of custom objects when their CRD is deleted", async () => {
+    const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    expect((await cluster.http("POST", crds, exchangeRateCrd())).status).toBe(201);
+    const base = "/apis/operators.example.com/v1/namespaces/default/exchangerates";
+    const created = await eventually(async () => {
+      const res = await cluster.http("POST", base, {
+        apiVersion: "operators.example.com/v1",
+        kind: "ExchangeRate",
+        metadata: { name: "usd" },
+        spec: { currency: "USD" },
+      });
+      return res.status === 201 ? (res.body as Obj) : undefined;
+    });
+    await createCm("usd-rate", {
+      ownerReferences: [
+        { apiVersion: "operators.example.com/v1", kind: "ExchangeRate", name: "usd", uid: created.metadata.uid },
+      ],
+    });
+    expect((await cluster.http("DELETE", `${crds}/exchangerates.operators.example.com`)).status).toBe(200);
+    await eventually(
+      async () => (await cluster.http("GET", `${crds}/exchangerates.operators.example.com`)).status === 404,
+    );
+    await eventually(gone("usd-rate"));
   });
 });
