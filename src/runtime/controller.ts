@@ -27,6 +27,7 @@
  *   also the work-queue key; sources map their objects to such keys.
  */
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import pino, { type Logger } from "pino";
 import type { KubeClient } from "../client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
@@ -145,7 +146,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly caches = new Map<string, CacheReader<KubeObject>>();
   private readonly removers: (() => void)[] = [];
   private readonly running = new Set<Promise<void>>();
-  private intake = new AbortController();
+  private readonly intake = new AbortController();
   private readonly reconcileAbort = new AbortController();
   private workerLoops: Promise<void>[] = [];
   private current: ControllerState = "idle";
@@ -153,6 +154,9 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   constructor(options: ControllerOptions<T>) {
     if (!options.name) throw new Error("a controller needs a name");
+    // Shared by design: every idle worker and every API call of every running reconcile listens
+    // to these two signals, so Node's default warning threshold of 10 listeners does not apply.
+    setMaxListeners(0, this.intake.signal, this.reconcileAbort.signal);
     this.options = options;
     this.name = options.name;
     this.kind = options.kind;

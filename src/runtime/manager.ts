@@ -33,6 +33,7 @@
  * - A reconcile that ignores its signal keeps running in the background after the drain timeout.
  */
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import pino, { type Logger } from "pino";
@@ -377,6 +378,7 @@ export class Manager {
     this.logger.info({ manager: this.name, controllers: this.controllers.length }, "starting controllers");
     // Controllers stop at once if leadership is lost; a graceful stop drains them first (below).
     const hard = new AbortController();
+    setMaxListeners(0, hard.signal); // one listener per controller
     for (const c of this.controllers) c.start(hard.signal);
     await new Promise<void>((resolve) => {
       if (leaderSignal.aborted) resolve();
