@@ -247,14 +247,14 @@ function validateType(node: Node, data: unknown, kind: ValueKind, path: string):
   return result;
 }
 
-function validateSchemaProps(node: Node, data: unknown, path: string): Result {
+function validateSchemaProps(node: Node, data: unknown, path: string, old: Old): Result {
   const main = new Result();
   if (node.anyOf.length > 0) {
     let best: Result | undefined;
     let firstSuccess: Result | undefined;
     let succeeded = false;
     for (const sub of node.anyOf) {
-      const r = validateNode(sub, data, path);
+      const r = validateNode(sub, data, path, old);
       if (r.valid) {
         best = undefined;
         succeeded = true;
@@ -272,7 +272,7 @@ function validateSchemaProps(node: Node, data: unknown, path: string): Result {
     let firstSuccess: Result | undefined;
     let validated = 0;
     for (const sub of node.oneOf) {
-      const r = validateNode(sub, data, path);
+      const r = validateNode(sub, data, path, old);
       if (r.valid) {
         validated++;
         best = undefined;
@@ -292,7 +292,7 @@ function validateSchemaProps(node: Node, data: unknown, path: string): Result {
   if (node.allOf.length > 0) {
     let validated = 0;
     for (const sub of node.allOf) {
-      const r = validateNode(sub, data, path);
+      const r = validateNode(sub, data, path, old);
       if (r.valid) validated++;
       main.merge(r);
     }
@@ -301,7 +301,7 @@ function validateSchemaProps(node: Node, data: unknown, path: string): Result {
       main.add({ kind: "plain", message: `${goQuote(path)} must validate all the schemas (allOf)${extra}` });
     }
   }
-  if (node.not && validateNode(node.not, data, path).valid) {
+  if (node.not && validateNode(node.not, data, path, old).valid) {
     main.add({ kind: "plain", message: `${goQuote(path)} must not validate the schema (not)` });
   }
   main.matchCount++;
@@ -548,15 +548,17 @@ function goSprintV(v: unknown): string {
   return goJSON(v);
 }
 
-function validateSlice(node: Node, data: unknown[], path: string): Result {
+function validateSlice(node: Node, data: unknown[], path: string, old: Old): Result {
   const result = new Result();
   const s = node.schema;
   if (node.items) {
-    for (let i = 0; i < data.length; i++) result.merge(validateNode(node.items, data[i], `${path}[${i}]`));
+    for (let i = 0; i < data.length; i++) {
+      result.merge(validateNode(node.items, data[i], `${path}[${i}]`, correlateItem(node, data[i], old)));
+    }
   }
   if (node.itemsTuple) {
     for (let i = 0; i < node.itemsTuple.length && i < data.length; i++) {
-      result.merge(validateNode(node.itemsTuple[i]!, data[i], `${path}[${i}]`));
+      result.merge(validateNode(node.itemsTuple[i]!, data[i], `${path}[${i}]`, undefined));
     }
   }
   const size = data.length;
@@ -596,7 +598,7 @@ function validateSlice(node: Node, data: unknown[], path: string): Result {
   return result;
 }
 
-function validateObject(node: Node, data: Record<string, unknown>, path: string): Result {
+function validateObject(node: Node, data: Record<string, unknown>, path: string, old: Old): Result {
   const res = new Result();
   const s = node.schema;
   const keys = Object.keys(data);
@@ -638,14 +640,18 @@ function validateObject(node: Node, data: Record<string, unknown>, path: string)
   } else {
     for (const k of keys) {
       const patterns = matchingPatterns(k);
-      for (const pp of patterns) res.merge(validateNode(pp.node, data[k], `${path}.${k}`));
+      for (const pp of patterns)
+        res.merge(validateNode(pp.node, data[k], `${path}.${k}`, correlateKey(node, path, k, old)));
       if (!node.properties.has(k) && patterns.length === 0 && ap?.node) {
-        res.merge(validateNode(ap.node, data[k], `${path}.${k}`));
+        res.merge(validateNode(ap.node, data[k], `${path}.${k}`, correlateKey(node, path, k, old)));
       }
     }
   }
   for (const [name, child] of node.properties) {
-    if (Object.hasOwn(data, name)) res.merge(validateNode(child, data[name], path === "" ? name : `${path}.${name}`));
+    if (Object.hasOwn(data, name)) {
+      const childPath = path === "" ? name : `${path}.${name}`;
+      res.merge(validateNode(child, data[name], childPath, correlateKey(node, path, name, old)));
+    }
   }
   for (const k of s.required ?? []) {
     if (!Object.hasOwn(data, k)) {
@@ -660,13 +666,61 @@ function validateObject(node: Node, data: Record<string, unknown>, path: string)
   }
   for (const k of keys) {
     if (node.properties.has(k)) continue;
-    for (const pp of matchingPatterns(k)) res.merge(validateNode(pp.node, data[k], `${path}.${k}`));
+    for (const pp of matchingPatterns(k))
+      res.merge(validateNode(pp.node, data[k], `${path}.${k}`, correlateKey(node, path, k, old)));
   }
   return res;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Ratcheting (CRDValidationRatcheting, GA and locked on since 1.33)
+
+/**
+ * The stored value correlated with the value being validated, on updates. A subtree whose new value
+ * deep-equals its correlated old value keeps its errors as warnings only, so objects stored before a
+ * schema got stricter can still be updated elsewhere.
+ */
+type Old = { value: unknown } | undefined;
+
+/** CorrelatedObject.Key: the old value of a field present on both sides (not apiVersion/kind at the root). */
+function correlateKey(node: Node, path: string, key: string, old: Old): Old {
+  if (old === undefined || !isMap(old.value)) return undefined;
+  if (path === "" && (key === "apiVersion" || key === "kind")) return undefined;
+  if (!node.properties.has(key) && !node.additionalProperties?.node) return undefined;
+  return Object.hasOwn(old.value, key) ? { value: old.value[key] } : undefined;
+}
+
+/** CorrelatedObject.Index: only map lists correlate their items, by the list-map keys. */
+function correlateItem(node: Node, item: unknown, old: Old): Old {
+  if (
+    old === undefined ||
+    !Array.isArray(old.value) ||
+    node.schema["x-kubernetes-list-type"] !== "map" ||
+    !isMap(item)
+  ) {
+    return undefined;
+  }
+  const keys = node.schema["x-kubernetes-list-map-keys"] ?? [];
+  const match = old.value.find((o) => isMap(o) && keys.every((k) => deepEqual(o[k], item[k])));
+  return match === undefined ? undefined : { value: match };
+}
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
 /** SchemaValidator.Validate: every validator that applies to the value's kind, in kube-openapi's order. */
-function validateNode(node: Node, data: unknown, path: string): Result {
+function validateNode(node: Node, data: unknown, path: string, old: Old): Result {
+  const result = validateNodeOnce(node, data, path, old);
+  if (!result.valid && old !== undefined && deepEqual(data, old.value)) {
+    const ratcheted = new Result();
+    ratcheted.matchCount = result.matchCount;
+    return ratcheted;
+  }
+  return result;
+}
+
+function validateNodeOnce(node: Node, data: unknown, path: string, old: Old): Result {
   const kind = kindOf(data);
   const result = new Result();
   if (kind === "null") {
@@ -679,15 +733,15 @@ function validateNode(node: Node, data: unknown, path: string): Result {
     result.matchCount++;
   };
   if (node.types.length > 0 || node.format !== "") step(validateType(node, data, kind, path));
-  step(validateSchemaProps(node, data, path));
+  step(validateSchemaProps(node, data, path, old));
   if (kind === "string") {
     step(validateString(node, data as string, path));
     if (formatCheck(node.format)) step(validateFormat(node, data as string, path));
   }
   if (kind === "int" || kind === "float") step(validateNumber(node, data as number, kind, path));
-  if (kind === "slice") step(validateSlice(node, data as unknown[], path));
+  if (kind === "slice") step(validateSlice(node, data as unknown[], path, old));
   step(validateEnum(node, data, path));
-  if (kind === "map") step(validateObject(node, data as Record<string, unknown>, path));
+  if (kind === "map") step(validateObject(node, data as Record<string, unknown>, path, old));
   result.matchCount++;
   return result;
 }
@@ -748,7 +802,10 @@ export type ValidationRulesEvaluator = (schema: JSONSchemaProps, obj: unknown, o
 export interface CustomObjectValidationOptions {
   /** Prefix of every field path, e.g. "status" when validating a /status write against the status schema. */
   fieldPrefix?: string;
-  /** The stored object on update (for CEL transition rules). */
+  /**
+   * The stored object (or stored part) on update: unchanged subtrees are ratcheted (their errors
+   * dropped, as CRDValidationRatcheting does), and CEL transition rules see it as oldSelf.
+   */
   oldObj?: unknown;
   /** Runs CEL rules after the schema checks, unless those found blocking errors. */
   rules?: ValidationRulesEvaluator;
@@ -763,7 +820,9 @@ export function validateCustomObject(
   obj: unknown,
   options: CustomObjectValidationOptions = {},
 ): FieldError[] {
-  const result = validateNode(compile(schema), obj, "");
+  // With a stored object this is an update: ratchet unchanged subtrees as the real server does.
+  const old: Old = options.oldObj === undefined ? undefined : { value: options.oldObj };
+  const result = validateNode(compile(schema), obj, "", old);
   const errs = toFieldErrors(result.errors, options.fieldPrefix);
   if (options.rules) {
     if (errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type))) errs.push(invalid("<nil>", null, RULES_SKIPPED_MESSAGE));

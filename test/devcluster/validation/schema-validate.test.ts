@@ -349,6 +349,54 @@ describe("objects, arrays and paths", () => {
   });
 });
 
+describe("ratcheting on update", () => {
+  const schema = obj({
+    spec: obj({
+      name: { type: "string", maxLength: 3 },
+      size: { type: "integer", minimum: 1 },
+      ports: {
+        type: "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        items: obj({ name: { type: "string" }, port: { type: "integer", maximum: 100 } }),
+      },
+      tags: { type: "array", items: { type: "string", maxLength: 2 } },
+    }),
+  });
+  const stored = { spec: { name: "toolong", size: 0, ports: [{ name: "a", port: 500 }], tags: ["abc"] } };
+
+  it("keeps accepting invalid values an update leaves unchanged", () => {
+    const next = structuredClone(stored);
+    expect(validateCustomObject(schema, next, { oldObj: stored })).toEqual([]);
+    expect(messages(schema, next).length).toBe(4);
+  });
+
+  it("reports values the update changed, and map-list items correlated by key", () => {
+    const next = {
+      spec: {
+        name: "toolong",
+        size: -1,
+        ports: [
+          { name: "b", port: 501 },
+          { name: "a", port: 500 },
+        ],
+        tags: ["abc"],
+      },
+    };
+    expect(validateCustomObject(schema, next, { oldObj: stored }).map(fieldErrorMessage)).toEqual([
+      "spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 1",
+      "spec.ports[0].port: Invalid value: 501: spec.ports[0].port in body should be less than or equal to 100",
+    ]);
+  });
+
+  it("does not correlate items of atomic lists, so a changed list re-validates every item", () => {
+    const next = { spec: { ...stored.spec, tags: ["abc", "d"] } };
+    expect(validateCustomObject(schema, next, { oldObj: stored }).map(fieldErrorMessage)).toEqual([
+      "spec.tags[0]: Too long: may not be more than 2 bytes",
+    ]);
+  });
+});
+
 describe("the CEL extension point", () => {
   const schema = obj({
     spec: {
