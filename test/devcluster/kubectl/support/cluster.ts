@@ -1,6 +1,6 @@
 /**
- * A started devcluster for kubectl and controller tests: the server with its OpenAPI documents and
- * controllers, its kubeconfig in a temp dir, a `kubectl` runner (the real binary, no special flags,
+ * A started devcluster for kubectl and controller tests: the server as `startApiServer()` starts it
+ * (OpenAPI documents and controllers included), its kubeconfig in a temp dir, a `kubectl` runner (the real binary, no special flags,
  * its caches kept in the temp dir) and a small HTTPS client that trusts the server's CA.
  */
 import { execFile } from "node:child_process";
@@ -8,8 +8,6 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
-import { openApiPlugin } from "../../../../src/devcluster/api/openapi.ts";
-import { controllersPlugin } from "../../../../src/devcluster/controllers/index.ts";
 import { type ApiServer, startApiServer } from "../../../../src/devcluster/index.ts";
 
 /** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
@@ -46,7 +44,8 @@ export interface TestCluster {
 export async function startTestCluster(): Promise<TestCluster> {
   const dir = await mkdtemp(join(tmpdir(), "capstan-kubectl-"));
   const kubeconfigPath = join(dir, "kubeconfig");
-  const server = await startApiServer({ kubeconfigPath, plugins: [openApiPlugin, controllersPlugin] });
+  // The OpenAPI documents and the controllers are built-in plugins: the server as every user starts it.
+  const server = await startApiServer({ kubeconfigPath });
   const agent = new Agent({ connect: { ca: server.caPem } });
   // kubectl's discovery and OpenAPI caches live under the temp dir, never in the user's ~/.kube.
   const env = { ...process.env, KUBECONFIG: kubeconfigPath, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
