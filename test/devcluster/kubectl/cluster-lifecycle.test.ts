@@ -6,7 +6,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { eventually, startTestCluster, type TestCluster } from "./support/cluster.ts";
+import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 beforeAll(async () => {
@@ -73,6 +73,73 @@ describe("kubectl with built-in kinds and controllers", () => {
     expect(ns[1]?.slice(0, 2)).toEqual(["default", "Active"]);
     const crds = await cluster.kubectl(["get", "crd"]);
     expect(crds.stderr.trim()).toBe("No resources found");
+  });
+
+  it("shows pods (wide), deployments and CRDs with kube-apiserver's columns", async () => {
+    const applied = await apply(
+      "workloads.yaml",
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "web-0" },
+        spec: { containers: [{ name: "nginx", image: "nginx:1.27" }] },
+      },
+      {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web" },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app: "web" } },
+          template: {
+            metadata: { labels: { app: "web" } },
+            spec: { containers: [{ name: "nginx", image: "nginx:1.27" }] },
+          },
+        },
+      },
+    );
+    expect(applied.code, applied.stderr).toBe(0);
+    const pods = table((await cluster.kubectl(["get", "pods", "-o", "wide"])).stdout);
+    expect(pods[0]).toEqual([
+      "NAME",
+      "READY",
+      "STATUS",
+      "RESTARTS",
+      "AGE",
+      "IP",
+      "NODE",
+      "NOMINATED NODE",
+      "READINESS GATES",
+    ]);
+    expect([...(pods[1]?.slice(0, 4) ?? []), ...(pods[1]?.slice(5) ?? [])]).toEqual([
+      "web-0",
+      "0/1",
+      "Pending",
+      "0",
+      "<none>",
+      "<none>",
+      "<none>",
+      "<none>",
+    ]);
+    const deploy = table((await cluster.kubectl(["get", "deploy", "-o", "wide"])).stdout);
+    expect(deploy[0]).toEqual(["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"]);
+    expect([...(deploy[1]?.slice(0, 4) ?? []), ...(deploy[1]?.slice(5) ?? [])]).toEqual([
+      "web",
+      "0/3",
+      "0",
+      "0",
+      "nginx",
+      "nginx:1.27",
+      "app=web",
+    ]);
+    const crdFile = join(cluster.dir, "crd.yaml");
+    await writeFile(crdFile, stringify(exchangeRateCrd()));
+    expect((await cluster.kubectl(["apply", "-f", crdFile])).code).toBe(0);
+    const crds = table((await cluster.kubectl(["get", "crd"])).stdout);
+    expect(crds[0]).toEqual(["NAME", "CREATED AT"]);
+    expect(crds[1]?.[0]).toBe("exchangerates.operators.example.com");
+    expect(crds[1]?.[1]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect((await cluster.kubectl(["delete", "-f", crdFile])).code).toBe(0);
   });
 
   it("garbage-collects dependents when kubectl deletes their owner", async () => {
