@@ -48,28 +48,40 @@ function record(obj: JsonObject, key: string): Record<string, unknown> {
 
 /** Pod defaults the real server fills (pkg/apis/core/v1/defaults.go) that clients and kubectl rely on. */
 function defaultPod(pod: JsonObject): void {
+  defaultPodSpec(pod);
+  const spec = record(pod, "spec");
+  // Pod-level defaults (SetDefaults_Pod and the Priority admission plugin), not applied to templates.
+  spec["enableServiceLinks"] ??= true;
+  spec["preemptionPolicy"] ??= "PreemptLowerPriority";
+  spec["priority"] ??= 0;
+  const status = record(pod, "status");
+  status["phase"] ??= "Pending";
+  status["qosClass"] ??= "BestEffort";
+}
+
+/** SetDefaults_PodSpec and SetDefaults_Container: what pods and pod templates both get. */
+function defaultPodSpec(pod: JsonObject): void {
   const spec = record(pod, "spec");
   spec["restartPolicy"] ??= "Always";
   spec["terminationGracePeriodSeconds"] ??= 30;
   spec["dnsPolicy"] ??= "ClusterFirst";
   spec["schedulerName"] ??= "default-scheduler";
   spec["securityContext"] ??= {};
-  spec["enableServiceLinks"] ??= true;
-  spec["preemptionPolicy"] ??= "PreemptLowerPriority";
-  spec["priority"] ??= 0;
   if (Array.isArray(spec["containers"])) {
     for (const c of spec["containers"] as Record<string, unknown>[]) {
       if (c === null || typeof c !== "object") continue;
       c["terminationMessagePath"] ??= "/dev/termination-log";
       c["terminationMessagePolicy"] ??= "File";
       c["resources"] ??= {};
+      if (Array.isArray(c["ports"])) {
+        for (const port of c["ports"] as Record<string, unknown>[]) {
+          if (port !== null && typeof port === "object") port["protocol"] ??= "TCP";
+        }
+      }
       const image = typeof c["image"] === "string" ? c["image"] : "";
       c["imagePullPolicy"] ??= image.endsWith(":latest") || !/:[^/]+$/.test(image) ? "Always" : "IfNotPresent";
     }
   }
-  const status = record(pod, "status");
-  status["phase"] ??= "Pending";
-  status["qosClass"] ??= "BestEffort";
 }
 
 /** Pods: graceful deletion only for pods bound to a node that have not finished (pod strategy CheckGracefulDelete). */
@@ -94,9 +106,27 @@ function defaultNamespace(ns: JsonObject): void {
   if (typeof meta["name"] === "string") labels["kubernetes.io/metadata.name"] = meta["name"];
 }
 
-function defaultService(svc: JsonObject): void {
+/**
+ * Cluster IPs from 10.96.0.0/12 (kubeadm's default service CIDR), handed out in order per server.
+ * Nothing routes them: they exist so that clients and `kubectl get svc` see what a cluster shows.
+ */
+function clusterIpAllocator(): () => string {
+  let next = 1;
+  return () => {
+    const n = next++;
+    return `10.96.${(n >> 8) & 0xff}.${n & 0xff}`;
+  };
+}
+
+function defaultService(svc: JsonObject, allocate: () => string): void {
   const spec = record(svc, "spec");
   spec["type"] ??= "ClusterIP";
+  if (spec["type"] !== "ExternalName" && (spec["clusterIP"] === undefined || spec["clusterIP"] === "")) {
+    spec["clusterIP"] = allocate();
+  }
+  if (typeof spec["clusterIP"] === "string" && spec["clusterIP"] !== "None" && spec["clusterIPs"] === undefined) {
+    spec["clusterIPs"] = [spec["clusterIP"]];
+  }
   spec["sessionAffinity"] ??= "None";
   spec["internalTrafficPolicy"] ??= "Cluster";
   spec["ipFamilyPolicy"] ??= "SingleStack";
@@ -136,7 +166,7 @@ function defaultReplicaSet(rs: JsonObject): void {
 
 function defaultPodTemplate(template: Record<string, unknown>): void {
   const pod = { spec: template["spec"] } as JsonObject;
-  defaultPod(pod);
+  defaultPodSpec(pod);
   template["spec"] = pod["spec"];
 }
 
@@ -156,6 +186,7 @@ const EVENT_FIELDS = fields(
 
 /** The built-in kinds, in the order discovery lists them. */
 export function builtinResources(): ServedResource[] {
+  const allocateClusterIp = clusterIpAllocator();
   return [
     served({
       group: "",
@@ -235,7 +266,7 @@ export function builtinResources(): ServedResource[] {
       categories: ["all"],
       subresources: { status: true },
       fieldSelectors: fields("spec.clusterIP", "spec.type"),
-      defaultOnCreate: defaultService,
+      defaultOnCreate: (svc) => defaultService(svc, allocateClusterIp),
       returnDeletedObject: true,
     }),
     served({

@@ -3,6 +3,7 @@ import type { IncomingMessage } from "node:http";
 import { parse as parseYaml } from "yaml";
 import { badRequest, requestEntityTooLarge, unsupportedMediaType } from "../api/status.ts";
 import { goJsonSyntaxError } from "./json-syntax-error.ts";
+import { decodeProtobufObject } from "./protobuf.ts";
 
 /**
  * 3 MiB: kube-apiserver's MaxRequestBodyBytes default (the etcd request limit of 1.5 MiB plus room for
@@ -36,7 +37,7 @@ export function mediaType(header: string | undefined): string {
   return (header ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
-const OBJECT_MEDIA_TYPES = ["application/json", "application/yaml"];
+const OBJECT_MEDIA_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
 
 /**
  * Decodes a create/update body: JSON (also the default when no Content-Type is sent) or YAML. Anything
@@ -52,6 +53,8 @@ export function decodeObject(body: Buffer, contentType: string | undefined): Rec
     } catch {
       throw badRequest(`couldn't get version/kind; json parse error: ${goJsonSyntaxError(text)}`);
     }
+  } else if (type === "application/vnd.kubernetes.protobuf") {
+    value = decodeProtobufObject(body);
   } else if (type === "application/yaml") {
     try {
       value = parseYaml(body.toString("utf8"));
