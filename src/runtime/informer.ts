@@ -11,7 +11,8 @@
  *   resourceVersion is where the watch starts. Success: the store is filled, `hasSynced()`.
  * - `watching`: watch from the last seen resourceVersion with `allowWatchBookmarks`; each event
  *   and each BOOKMARK advances that version. A watch the server closes normally is re-opened at
- *   once from the last seen version (the server ends watches after `timeoutSeconds`).
+ *   once from the last seen version (the server ends watches after `timeoutSeconds`); so is a
+ *   watch still open `watchGracePeriod` after that, presumed to be a dead connection.
  * - `backingOff`: after an error (list failed, watch failed to start or broke, or a watch that
  *   ended within 1 s with no event, as client-go treats it) wait per {@link ExponentialBackoff},
  *   then list again if no list has succeeded yet or the version expired, else re-watch.
@@ -100,6 +101,13 @@ export interface InformerOptions<T extends KubeObject> {
    * informers started together are spread out.
    */
   watchTimeoutSeconds?: number;
+  /**
+   * How long past `timeoutSeconds` a watch may stay open before the informer presumes the
+   * connection dead (a half-open TCP connection never ends on its own) and re-watches from the
+   * last seen version (default 30 s: generous against a slow server, small against the 5-10 min
+   * the watch is meant to last).
+   */
+  watchGracePeriod?: Duration;
   /** Store options: extra indexes, managedFields stripping, freezing. */
   store?: StoreOptions<T>;
   logger?: RuntimeLogger;
@@ -125,6 +133,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly random: () => number;
   private readonly pageSize: number;
   private readonly resyncMs: number;
+  private readonly watchGraceMs: number;
   private state: InformerPhase = { phase: "idle" };
   private resourceVersion = "";
   private synced = false;
@@ -141,6 +150,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.backoff = new ExponentialBackoff({ clock: this.clock, random: this.random, ...options.backoff });
     this.pageSize = options.pageSize ?? 500;
     this.resyncMs = options.resyncPeriod === undefined ? 0 : toMilliseconds(options.resyncPeriod);
+    this.watchGraceMs = toMilliseconds(options.watchGracePeriod ?? "30s");
     if (!Number.isInteger(this.pageSize) || this.pageSize < 0) throw new Error("pageSize must be an integer >= 0");
   }
 
@@ -311,6 +321,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 * (1 + this.random()));
     const startedAt = this.clock.now();
     let events = 0;
+    // The server ends the watch after timeoutSeconds; one that outlives it by the grace period is
+    // presumed dead. One timer per watch, not per event.
+    const watchdog = new AbortController();
+    const stopWatch = () => watchdog.abort();
+    signal.addEventListener("abort", stopWatch, { once: true });
+    const deadline = setTimeout(stopWatch, timeoutSeconds * 1000 + this.watchGraceMs);
     try {
       const stream = await listerWatcher.watch({
         labelSelector,
@@ -318,15 +334,26 @@ export class Informer<T extends KubeObject = KubeObject> {
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
         timeoutSeconds,
-        signal,
+        signal: watchdog.signal,
       });
       for await (const event of stream) {
-        if (signal.aborted) break;
+        if (watchdog.signal.aborted) break;
         events++;
         this.apply(event);
       }
     } catch (error) {
+      if (watchdog.signal.aborted && !signal.aborted) return { kind: "closed" };
       return isGone(error) ? { kind: "gone", error } : { kind: "error", error };
+    } finally {
+      clearTimeout(deadline);
+      signal.removeEventListener("abort", stopWatch);
+    }
+    if (watchdog.signal.aborted && !signal.aborted) {
+      this.logger.warn(
+        { informer: this.name, timeoutSeconds },
+        "watch outlived its timeout; presumed dead, re-watching",
+      );
+      return { kind: "closed" };
     }
     if (!signal.aborted && events === 0 && this.clock.now() - startedAt < SHORT_WATCH_MS) {
       return { kind: "error", error: new Error("very short watch: closed by the server without any event") };

@@ -189,6 +189,19 @@ describe("Informer", () => {
     expect(api.listCalls.map((c) => c.limit)).toEqual([2, undefined]);
   });
 
+  it("abandons a watch that outlives its timeoutSeconds (a dead connection) and re-watches from the last version", async () => {
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    // The fake never ends a watch by itself, like a half-open connection.
+    const { informer } = start(api, { watchTimeoutSeconds: 1, watchGracePeriod: 20 });
+    await informer.waitForSync();
+    await eventually(() => api.watchCalls.length === 2, 5000, "the re-watch after the deadline");
+    expect(api.watchCalls[0]?.timeoutSeconds).toBe(1);
+    expect(api.watchCalls[1]?.resourceVersion).toBe(api.watchCalls[0]?.resourceVersion);
+    expect(api.listCalls).toHaveLength(1);
+    await eventually(() => api.openWatches === 1, 2000, "one open watch");
+  });
+
   it("backs off exponentially on list and watch errors, then recovers", async () => {
     const api = new FakeListerWatcher();
     api.upsert("a");
