@@ -727,7 +727,11 @@ function defaultProblem(value: unknown, schema: KubeSchema): string | undefined 
     for (const [name, inner] of Object.entries(value)) {
       const prop =
         schema.properties?.[name] ?? (isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined);
-      if (prop === undefined) continue; // pruned by the server, not an error
+      if (prop === undefined) {
+        // v1 CRDs must have pruned defaults (apiextensions defaulting/validation.go: "must not have unknown fields").
+        if (schema["x-kubernetes-preserve-unknown-fields"] || schema.additionalProperties === true) continue;
+        return `has unknown field "${name}" (the server refuses defaults that pruning would change)`;
+      }
       const problem = defaultProblem(inner, prop);
       if (problem !== undefined) return `property "${name}" ${problem}`;
     }

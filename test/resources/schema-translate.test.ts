@@ -373,6 +373,11 @@ describe("TypeBox -> CRD schema: refusals name the field", () => {
     expect(refusal(Type.Object({ s: Type.String({ default: 3 }) }))).toMatch(
       /default 3 is integer, but the field is string/,
     );
+    expect(refusal(Type.Object({ o: Type.Object({ a: Type.Optional(Type.String()) }, { default: { b: "x" } }) }))).toBe(
+      'Thing spec.o (default): default {"b":"x"} has unknown field "b" (the server refuses defaults that pruning would change)',
+    );
+    // Nested defaults count as present when checking required fields of an object default.
+    expect(t(Type.Object({ n: Type.Integer({ default: 1 }) }, { default: {} })).default).toEqual({});
   });
 
   it("refuses JavaScript-only refinements and codecs instead of dropping them", () => {
