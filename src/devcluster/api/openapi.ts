@@ -229,12 +229,15 @@ function resourcePaths(served: ServedResource): Record<string, Json> {
     common.unshift(pathParam("namespace", "object name and auth scope, such as for teams and projects"));
   const verbs = new Set(served.verbs);
   const writeParams = [PARAMS.dryRun, PARAMS.fieldManager, PARAMS.fieldValidation];
+  // Strategic merge is deliberately not advertised: client-side `kubectl apply` computes its patch from
+  // the OpenAPI v3 schema when the PATCH operation lists it, and our built-in schemas lack the fields
+  // and patch strategies (it would warn "error calculating patch from openapi v3 spec"). Without it,
+  // kubectl uses its compiled-in types, which carry the exact merge keys. The server still accepts it.
   const patchBody: Json = {
     content: {
       "application/apply-patch+yaml": { schema: ref(PATCH) },
       "application/json-patch+json": { schema: ref(PATCH) },
       "application/merge-patch+json": { schema: ref(PATCH) },
-      "application/strategic-merge-patch+json": { schema: ref(PATCH) },
     },
     required: true,
   };

@@ -142,6 +142,16 @@ describe("kubectl with built-in kinds and controllers", () => {
     expect((await cluster.kubectl(["delete", "-f", crdFile])).code).toBe(0);
   });
 
+  it("re-applies a built-in object client-side without warnings, removing a key it no longer declares", async () => {
+    expect((await apply("reapply.yaml", cm("reapplied"))).code).toBe(0);
+    const second = await apply("reapply.yaml", { ...cm("reapplied"), data: { a: "1" } });
+    expect(second.stderr).toBe("");
+    expect(second.stdout).toBe("configmap/reapplied configured\n");
+    const data = await cluster.kubectl(["get", "cm", "reapplied", "-o", "jsonpath={.data}"]);
+    expect(data.stdout).toBe('{"a":"1"}');
+    expect((await cluster.kubectl(["delete", "cm", "reapplied"])).code).toBe(0);
+  });
+
   it("garbage-collects dependents when kubectl deletes their owner", async () => {
     expect((await apply("owner.yaml", cm("owner"))).code).toBe(0);
     const uid = await uidOf("cm", "owner");

@@ -53,6 +53,15 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
       expect(patch?.parameters).toContainEqual(expect.objectContaining({ name: "fieldValidation", in: "query" }));
     }
     expect(doc.paths["/api/v1/namespaces/{namespace}/pods/{name}/status"]?.["put"]).toBeDefined();
+    // Not advertised, so that client-side apply takes its strategic-merge metadata from kubectl's own types.
+    const content = (
+      doc.paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]?.["patch"] as { requestBody: { content: object } }
+    ).requestBody.content;
+    expect(Object.keys(content).sort()).toEqual([
+      "application/apply-patch+yaml",
+      "application/json-patch+json",
+      "application/merge-patch+json",
+    ]);
     expect(doc.components.schemas["io.k8s.api.core.v1.ConfigMap"]?.["x-kubernetes-group-version-kind"]).toEqual([
       { group: "", version: "v1", kind: "ConfigMap" },
     ]);
