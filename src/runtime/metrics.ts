@@ -177,16 +177,27 @@ export class RuntimeMetrics {
     this.terminalErrors.inc({ controller: name }, 0);
     this.maxConcurrent.set({ controller: name }, maxConcurrentReconciles);
     this.active.set({ controller: name }, 0);
+    // Label sets are bound once: resolving labels per call would hash them on every reconcile.
+    const byResult = {
+      success: this.reconcileTotal.labels({ controller: name, result: "success" }),
+      error: this.reconcileTotal.labels({ controller: name, result: "error" }),
+      requeue: this.reconcileTotal.labels({ controller: name, result: "requeue" }),
+      requeue_after: this.reconcileTotal.labels({ controller: name, result: "requeue_after" }),
+    };
+    const time = this.reconcileTime.labels({ controller: name });
+    const errors = this.reconcileErrors.labels({ controller: name });
+    const terminal = this.terminalErrors.labels({ controller: name });
+    const active = this.active.labels({ controller: name });
     return {
       reconciled: (outcome, seconds) => {
-        this.reconcileTotal.inc({ controller: name, result: outcome });
-        this.reconcileTime.observe({ controller: name }, seconds);
+        byResult[outcome].inc();
+        time.observe(seconds);
       },
-      failed: (terminal) => {
-        this.reconcileErrors.inc({ controller: name });
-        if (terminal) this.terminalErrors.inc({ controller: name });
+      failed: (isTerminal) => {
+        errors.inc();
+        if (isTerminal) terminal.inc();
       },
-      activeWorkers: (delta) => this.active.inc({ controller: name }, delta),
+      activeWorkers: (delta) => active.inc(delta),
     };
   }
 
@@ -197,12 +208,17 @@ export class RuntimeMetrics {
     this.adds.inc(labels, 0);
     this.retries.inc(labels, 0);
     if (inFlight !== undefined) this.inFlight.set(name, inFlight);
+    const depth = this.depth.labels({ ...labels, priority: "" });
+    const adds = this.adds.labels(labels);
+    const retries = this.retries.labels(labels);
+    const queueDuration = this.queueDuration.labels(labels);
+    const workDuration = this.workDuration.labels(labels);
     return {
-      depth: (d) => this.depth.set({ ...labels, priority: "" }, d),
-      added: () => this.adds.inc(labels),
-      queueDuration: (s) => this.queueDuration.observe(labels, s),
-      workDuration: (s) => this.workDuration.observe(labels, s),
-      retried: () => this.retries.inc(labels),
+      depth: (d) => depth.set(d),
+      added: () => adds.inc(),
+      queueDuration: (s) => queueDuration.observe(s),
+      workDuration: (s) => workDuration.observe(s),
+      retried: () => retries.inc(),
     };
   }
 
@@ -216,7 +232,16 @@ export class RuntimeMetrics {
    * `rest_client_requests_total{code,method,host}`; `host` is the API server's `host:port`.
    */
   restClient(host: string): ResponseObserver {
-    return (method, code) => this.restRequests.inc({ code, method, host });
+    const bound = new Map<string, { inc(): void }>();
+    return (method, code) => {
+      const key = `${method} ${code}`;
+      let counter = bound.get(key);
+      if (counter === undefined) {
+        counter = this.restRequests.labels({ code, method, host });
+        bound.set(key, counter);
+      }
+      counter.inc();
+    };
   }
 
   /** The Prometheus text exposition of every metric in the registry. */
