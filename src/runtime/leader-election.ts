@@ -153,7 +153,8 @@ export class LeaderElector {
     if (this.current !== "idle") throw new Error("leader elector can run only once");
     this.current = "candidate";
     while (!signal.aborted) {
-      if (await this.tryAcquireOrRenew(signal)) break;
+      // One attempt may take at most renewDeadline: a hung request must not stall the candidate.
+      if (await this.attemptWithin(this.renewDeadlineMs, signal)) break;
       const wait = this.retryPeriodMs * (1 + ACQUIRE_JITTER * this.random());
       await sleep(wait, signal);
     }
@@ -216,6 +217,23 @@ export class LeaderElector {
       signal.removeEventListener("abort", onAbort);
       // Settle the abort listener of abortedAsFalse.
       deadline.abort();
+    }
+  }
+
+  /** One acquire attempt, given up (false) after `ms` or when `signal` aborts. */
+  private async attemptWithin(ms: number, signal: AbortSignal): Promise<boolean> {
+    const limit = new AbortController();
+    const timer = setTimeout(() => limit.abort(), ms);
+    const onAbort = () => limit.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const attempt = this.tryAcquireOrRenew(limit.signal);
+      this.inflight = attempt;
+      return await Promise.race([attempt, abortedAsFalse(limit.signal)]);
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      limit.abort();
     }
   }
 

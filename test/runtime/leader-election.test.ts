@@ -140,6 +140,23 @@ describe("LeaderElector", () => {
     expect(other.elector.leader()).toBe("holder");
   });
 
+  it("gives up an acquire attempt that hangs and tries again", async () => {
+    const leases = new FakeLeases();
+    const real = leases.view();
+    let hung = 0;
+    const hanging = {
+      ...real,
+      get: (name: string) => {
+        if (hung++ === 0) return new Promise<never>(() => {}); // the first request never answers
+        return real.get(name);
+      },
+    };
+    const a = arena();
+    const c = a.candidate(leases, "patient", { leases: hanging });
+    await eventually(() => c.elector.state === "leader", 5000, "leadership after the hung request");
+    expect(hung).toBeGreaterThan(1);
+  });
+
   it("rejects timings where the leader could act after others may take over", () => {
     const base = {
       leases: new FakeLeases().view(),
