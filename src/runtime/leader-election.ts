@@ -16,6 +16,8 @@
  *   does not matter, only clock rate).
  * - Every write carries the resourceVersion that was read: two candidates racing for a free Lease
  *   cannot both win (the loser gets 409 Conflict and stays a candidate).
+ * - No request can stall the elector: an acquire attempt is abandoned after `renewDeadline`, and a
+ *   renewal round (however many attempts) ends at `renewDeadline`.
  * - `leaderSignal` aborts as soon as the leader fails to renew within `renewDeadline`, or when the
  *   run signal aborts — before anything else happens (release, `onStoppedLeading`).
  * - On a graceful stop (run signal aborted while leading) with `releaseOnCancel` (default), the
