@@ -99,6 +99,14 @@ function buildVersion(source: CrdSource, v: ResolvedVersion): CustomResourceDefi
   if (v.deprecated) version.deprecated = true;
   if (v.deprecationWarning !== undefined) version.deprecationWarning = v.deprecationWarning;
   if (status !== undefined) version.subresources = { status: {} };
+  if (v.scale !== undefined) {
+    const scale: NonNullable<CustomResourceDefinitionVersion["subresources"]>["scale"] = {
+      specReplicasPath: v.scale.specReplicasPath,
+      statusReplicasPath: v.scale.statusReplicasPath,
+    };
+    if (v.scale.labelSelectorPath !== undefined) scale.labelSelectorPath = v.scale.labelSelectorPath;
+    version.subresources = { ...version.subresources, scale };
+  }
   if (v.printerColumns.length > 0) {
     version.additionalPrinterColumns = v.printerColumns.map((c) => {
       const column: CustomResourceColumnDefinition = { name: c.name, type: c.type, jsonPath: c.jsonPath };

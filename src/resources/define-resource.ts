@@ -27,6 +27,7 @@ import type {
   PrinterColumn,
   ResolvedVersion,
   ResourceNames,
+  ScaleSubresource,
   SingleVersionOptions,
   VersionDefinition,
 } from "./resource-types.ts";
@@ -191,9 +192,29 @@ function resolveVersions(
       printerColumns,
       selectableFields,
       validations: [...(d.validations ?? [])],
+      ...(d.scale !== undefined ? { scale: checkScale(d.scale, d.name, fail) } : {}),
     };
     return resolved;
   });
+}
+
+/** apiextensions' `ValidateCustomResourceDefinitionSubresources` rules for `scale`. */
+function checkScale(scale: ScaleSubresource, version: string, fail: (m: string) => never): ScaleSubresource {
+  const where = `version ${version} scale`;
+  const simple = /^(\.[A-Za-z_][\w-]*)+$/;
+  if (!simple.test(scale.specReplicasPath ?? "") || !scale.specReplicasPath.startsWith(".spec.")) {
+    fail(`${where}: specReplicasPath ${JSON.stringify(scale.specReplicasPath)} should be a json path under .spec`);
+  }
+  if (!simple.test(scale.statusReplicasPath ?? "") || !scale.statusReplicasPath.startsWith(".status.")) {
+    fail(
+      `${where}: statusReplicasPath ${JSON.stringify(scale.statusReplicasPath)} should be a json path under .status`,
+    );
+  }
+  const selector = scale.labelSelectorPath;
+  if (selector !== undefined && (!simple.test(selector) || !/^\.(spec|status)\./.test(selector))) {
+    fail(`${where}: labelSelectorPath ${JSON.stringify(selector)} should be a json path under either .spec or .status`);
+  }
+  return { ...scale };
 }
 
 function checkPrinterColumn(c: PrinterColumn, version: string, fail: (m: string) => never): void {

@@ -32,6 +32,7 @@ export type {
   PrinterColumn,
   ResolvedVersion,
   ResourceNames,
+  ScaleSubresource,
   Scope,
   SingleVersionOptions,
   SpecOf,

@@ -35,6 +35,18 @@ export interface VersionSchemas<S extends TSchema, St extends TSchema | undefine
   selectableFields?: string[];
   /** CEL rules on the whole object (root `x-kubernetes-validations`), e.g. `{ rule: "self.spec.min <= self.spec.max" }`. */
   validations?: ValidationRule[];
+  /** The `scale` subresource (for `kubectl scale` and autoscalers). */
+  scale?: ScaleSubresource;
+}
+
+/** Where the `scale` subresource finds replicas: `.spec.replicas`, `.status.replicas`, `.status.selector`. */
+export interface ScaleSubresource {
+  /** A dot path under `.spec`, e.g. `.spec.replicas` (an integer field). */
+  specReplicasPath: string;
+  /** A dot path under `.status`, e.g. `.status.replicas` (an integer field). */
+  statusReplicasPath: string;
+  /** A dot path under `.spec` or `.status` holding the label selector as a string. */
+  labelSelectorPath?: string;
 }
 
 /** One version of a multi-version definition. */
@@ -119,6 +131,7 @@ export interface ResolvedVersion {
   readonly printerColumns: readonly PrinterColumn[];
   readonly selectableFields: readonly string[];
   readonly validations: readonly ValidationRule[];
+  readonly scale?: ScaleSubresource;
 }
 
 /** What {@link defineResource} returns. */

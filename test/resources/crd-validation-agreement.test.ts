@@ -86,6 +86,7 @@ const Everything = defineResource({
       ],
       selectableFields: [".spec.s", ".spec.e"],
       validations: [{ rule: "self.spec.i > 0" }],
+      scale: { specReplicasPath: ".spec.i", statusReplicasPath: ".status.observedGeneration" },
     },
     { name: "v1beta1", spec: Type.Object({ s: Type.String() }), deprecated: true, deprecationWarning: "use v1" },
   ],

@@ -157,6 +157,40 @@ describe("defineResource", () => {
     ]);
   });
 
+  it("adds the scale subresource and checks its paths as the server does", () => {
+    const Pool = defineResource({
+      group: "x.example.com",
+      version: "v1",
+      kind: "Pool",
+      scope: "Namespaced",
+      spec: Type.Object({ replicas: Type.Integer() }),
+      status: Type.Object({ replicas: Type.Optional(Type.Integer()), selector: Type.Optional(Type.String()) }),
+      scale: {
+        specReplicasPath: ".spec.replicas",
+        statusReplicasPath: ".status.replicas",
+        labelSelectorPath: ".status.selector",
+      },
+    });
+    expect(toCrd(Pool).spec.versions[0]?.subresources).toEqual({
+      status: {},
+      scale: {
+        specReplicasPath: ".spec.replicas",
+        statusReplicasPath: ".status.replicas",
+        labelSelectorPath: ".status.selector",
+      },
+    });
+    expect(() =>
+      defineResource({
+        group: "x.example.com",
+        version: "v1",
+        kind: "Pool",
+        scope: "Namespaced",
+        spec: Type.Object({ replicas: Type.Integer() }),
+        scale: { specReplicasPath: ".status.replicas", statusReplicasPath: ".status.replicas" },
+      }),
+    ).toThrow('Pool: version v1 scale: specReplicasPath ".status.replicas" should be a json path under .spec');
+  });
+
   it("serves several versions with exactly one storage version, typed by the first", () => {
     const Multi = defineResource({
       group: "x.example.com",
