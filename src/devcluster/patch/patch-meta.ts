@@ -42,6 +42,11 @@ export interface MapType {
   readonly atomic?: boolean;
   /** Strategic merge `patchStrategy:"replace"` on this field: a patch replaces the whole map. */
   readonly replaceOnPatch?: boolean;
+  /**
+   * Keys outside `fields` are errors (`field not declared in schema`) rather than untyped struct
+   * fields. Set for CRD schemas, whose pruning makes unknown fields impossible in stored objects.
+   */
+  readonly closed?: boolean;
 }
 
 /** A JSON array. */

@@ -24,7 +24,7 @@
  * lists replace); the real server would fail to look up metadata for a field its Go type lacks.
  */
 import { goNumberV } from "../validation/go-format.ts";
-import { childType, elementTypeOf, type ListType, LOOSE, type PatchMeta, type TypeNode } from "./patch-meta.ts";
+import { childType, elementTypeOf, type PatchMeta, type TypeNode } from "./patch-meta.ts";
 
 type Json = null | boolean | number | string | Json[] | JsonMap;
 type JsonMap = { [key: string]: Json };
@@ -551,11 +551,3 @@ function applySetElementOrder(original: JsonMap, patch: JsonMap, meta: TypeNode)
     delete patch[field];
   }
 }
-
-/** True when a list type merges (for callers deciding how a `kubectl apply` patch affects it). */
-export function isMergingList(type: TypeNode): type is ListType {
-  return type.kind === "list" && type.strategicMerge !== undefined;
-}
-
-/** The untyped meta used for a key nothing describes; exported for tests. */
-export const UNTYPED_META: PatchMeta = LOOSE;
