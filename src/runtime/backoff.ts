@@ -26,7 +26,8 @@ export interface BackoffOptions {
  * failure happened for 2 minutes. These are client-go's reflector numbers: compared with retrying
  * every second, an unhealthy API server gets ~98% less traffic (the delay settles in [30 s, 60 s)),
  * the jitter spreads the retries of many clients restarted together, and two quiet minutes are
- * taken as "healthy again" so the next failure is retried quickly.
+ * taken as "healthy again" so the next failure is retried quickly. kube-rs's default watcher
+ * backoff uses the same numbers.
  */
 export class ExponentialBackoff {
   private readonly initial: number;
