@@ -75,9 +75,7 @@ function walk(path: FieldPath, x: unknown, s: JSONSchemaProps | undefined): Fiel
     }
   } else if (Array.isArray(x)) {
     const items = s.items && !Array.isArray(s.items) ? s.items : undefined;
-    x.forEach((v, i) => {
-      errs.push(...walk(path.index(i), v, items));
-    });
+    for (let i = 0; i < x.length; i++) errs.push(...walk(path.index(i), x[i], items));
   }
   return errs;
 }

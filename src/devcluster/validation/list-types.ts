@@ -25,13 +25,14 @@ function nonUniqueIndices(values: unknown[]): number[] {
   if (values.length <= 1) return [];
   const seen = new Map<string, number>();
   const out: number[] = [];
-  values.forEach((x, i) => {
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i];
     // Scalars compare by Go interface equality (type and value); compounds by their JSON text.
     const key = isMap(x) || Array.isArray(x) ? "c:" + goJSON(x) : `s:${typeof x}:${String(x)}`;
     const times = seen.get(key) ?? 0;
     if (times === 1) out.push(i);
     seen.set(key, times + 1);
-  });
+  }
   return out;
 }
 

@@ -21,7 +21,7 @@
  * - Patterns are Go RE2 syntax run by JavaScript's engine; the common subset behaves the same.
  */
 import { type FieldError, invalid, notSupported, required, tooLong, tooMany, typeInvalid } from "./field-errors.ts";
-import { goFloatF, goFloatV, goJSON, goNumberV, goQuote, isGoInt64 } from "./go-format.ts";
+import { goFloatV, goJSON, goNumberV, goQuote, isGoInt64 } from "./go-format.ts";
 import { type CompiledPattern, compileGoRegExp } from "./go-regexp.ts";
 import { effectiveFormat, formatCheck } from "./schema-formats.ts";
 import type { JSONSchemaProps, ValidationRule } from "./schema-types.ts";
@@ -34,6 +34,7 @@ interface Node {
   types: string[];
   nullable: boolean;
   format: string;
+  formatCheck: ((s: string) => boolean) | undefined;
   enumValues: unknown[] | undefined;
   pattern: CompiledPattern | undefined;
   properties: Map<string, Node>;
@@ -61,6 +62,7 @@ function compile(schema: JSONSchemaProps): Node {
     types,
     nullable: schema.nullable === true,
     format: effectiveFormat(schema.format, types),
+    formatCheck: undefined,
     enumValues: Array.isArray(schema.enum) ? schema.enum : undefined,
     pattern: schema.pattern ? compileGoRegExp(schema.pattern) : undefined,
     properties: new Map(),
@@ -74,6 +76,7 @@ function compile(schema: JSONSchemaProps): Node {
     not: undefined,
     rules: schema["x-kubernetes-validations"],
   };
+  node.formatCheck = formatCheck(node.format);
   // Cache before recursing so a schema object reachable twice is compiled once.
   compiled.set(schema, node);
   const props = schema.properties;
@@ -140,10 +143,12 @@ type Code =
 /** validate.Result: errors de-duplicated by message, and a match count for anyOf/oneOf. */
 class Result {
   readonly errors: OpenAPIError[] = [];
-  private readonly seen = new Set<string>();
+  /** Created on the first error: most results stay empty, and this runs for every node of every write. */
+  private seen: Set<string> | undefined;
   matchCount = 0;
 
   add(e: OpenAPIError): void {
+    this.seen ??= new Set();
     if (this.seen.has(e.message)) return;
     this.seen.add(e.message);
     this.errors.push(e);
@@ -247,7 +252,16 @@ function validateType(node: Node, data: unknown, kind: ValueKind, path: string):
   return result;
 }
 
+/** The result of a schemaPropsValidator with nothing to check: valid, one match. Never merged into. */
+const NO_SCHEMA_PROPS = (() => {
+  const r = new Result();
+  r.matchCount = 1;
+  return r;
+})();
+
 function validateSchemaProps(node: Node, data: unknown, path: string, old: Old): Result {
+  if (node.anyOf.length === 0 && node.oneOf.length === 0 && node.allOf.length === 0 && !node.not)
+    return NO_SCHEMA_PROPS;
   const main = new Result();
   if (node.anyOf.length > 0) {
     let best: Result | undefined;
@@ -308,14 +322,16 @@ function validateSchemaProps(node: Node, data: unknown, path: string, old: Old):
   return main;
 }
 
+/** utf8.RuneCount: code points, not UTF-16 units. */
+function runeCount(data: string): number {
+  let n = 0;
+  for (const _ of data) n++;
+  return n;
+}
+
 function validateString(node: Node, data: string, path: string): Result | undefined {
   const s = node.schema;
-  const runes = (): number => {
-    let n = 0;
-    for (const _ of data) n++;
-    return n;
-  };
-  if (typeof s.maxLength === "number" && runes() > s.maxLength) {
+  if (typeof s.maxLength === "number" && runeCount(data) > s.maxLength) {
     return single({
       kind: "validation",
       code: "tooLong",
@@ -325,7 +341,7 @@ function validateString(node: Node, data: string, path: string): Result | undefi
       message: `${path} in ${IN} should be at most ${s.maxLength} chars long`,
     });
   }
-  if (typeof s.minLength === "number" && runes() < s.minLength) {
+  if (typeof s.minLength === "number" && runeCount(data) < s.minLength) {
     return single({
       kind: "validation",
       code: "tooShort",
@@ -360,32 +376,24 @@ function validateString(node: Node, data: string, path: string): Result | undefi
 }
 
 function validateFormat(node: Node, data: string, path: string): Result | undefined {
-  const check = formatCheck(node.format);
+  const check = node.formatCheck;
   if (check && !check(data)) return single(invalidType(path, node.format, data));
   return undefined;
 }
 
-const INT32_MAX = 2n ** 31n - 1n;
-const INT64_LIMIT = 2n ** 63n;
+const INT32_MAX = 2 ** 31 - 1;
+const INT64_LIMIT = 2 ** 63;
 const FLOAT32_MAX = 3.4028234663852886e38;
 
 /** IsValueValidAgainstRange: does the value's decimal text parse as the schema's integer/float format? */
-function rangeError(
-  value: number,
-  isInt: boolean,
-  typeName: string,
-  format: string,
-  prefix: string,
-  path: string,
-): string | undefined {
-  const rep = isInt ? BigInt(value).toString() : goFloatF(value);
+function rangeError(value: number, typeName: string, format: string, prefix: string, path: string): string | undefined {
+  // strconv.ParseInt of the value's decimal text fails on fractions and outside the bit size;
+  // ParseFloat(.., 32) fails beyond float32's range. Checked on numbers directly: this runs per value.
   let bad = false;
   if (typeName === "integer") {
-    // strconv.ParseInt on the decimal text: fails on fractions and on values outside the bit size.
-    const asInt = /^[-+]?\d+$/.test(rep) ? BigInt(rep) : undefined;
-    if (asInt === undefined) bad = true;
-    else if (format === "int32") bad = asInt > INT32_MAX || asInt < -INT32_MAX - 1n;
-    else bad = asInt >= INT64_LIMIT || asInt < -INT64_LIMIT;
+    if (!Number.isInteger(value)) bad = true;
+    else if (format === "int32") bad = value > INT32_MAX || value < -INT32_MAX - 1;
+    else bad = value >= INT64_LIMIT || value < -INT64_LIMIT;
   } else if (format === "float") {
     bad = Math.abs(value) > FLOAT32_MAX;
   }
@@ -411,7 +419,7 @@ function validateNumber(node: Node, data: number, kind: ValueKind, path: string)
     }
   }
   const isInt = kind === "int";
-  const checked = rangeError(data, isInt, typeName, format, "Checked", path);
+  const checked = rangeError(data, typeName, format, "Checked", path);
   if (checked) res.add({ kind: "plain", message: checked });
 
   const resMultiple = new Result();
@@ -421,7 +429,7 @@ function validateNumber(node: Node, data: number, kind: ValueKind, path: string)
 
   if (typeof s.multipleOf === "number") {
     const f = s.multipleOf;
-    const bound = rangeError(f, false, typeName, format, "MultipleOf", path);
+    const bound = rangeError(f, typeName, format, "MultipleOf", path);
     if (bound) resMultiple.add({ kind: "plain", message: bound });
     if (!bound && isInt) {
       const factor = trunc(f);
@@ -437,7 +445,7 @@ function validateNumber(node: Node, data: number, kind: ValueKind, path: string)
   if (typeof s.maximum === "number") {
     const max = s.maximum;
     const excl = s.exclusiveMaximum === true;
-    const bound = rangeError(max, false, typeName, format, "Maximum boundary", path);
+    const bound = rangeError(max, typeName, format, "Maximum boundary", path);
     if (bound) resMaximum.add({ kind: "plain", message: bound });
     const [limit, shown] = !bound && isInt ? [trunc(max), String(trunc(max))] : [max, vFloat(max)];
     if ((!excl && data > limit) || (excl && data >= limit)) {
@@ -453,7 +461,7 @@ function validateNumber(node: Node, data: number, kind: ValueKind, path: string)
   if (typeof s.minimum === "number") {
     const min = s.minimum;
     const excl = s.exclusiveMinimum === true;
-    const bound = rangeError(min, false, typeName, format, "Minimum boundary", path);
+    const bound = rangeError(min, typeName, format, "Minimum boundary", path);
     if (bound) resMinimum.add({ kind: "plain", message: bound });
     const [limit, shown] = !bound && isInt ? [trunc(min), String(trunc(min))] : [min, vFloat(min)];
     if ((!excl && data < limit) || (excl && data <= limit)) {
@@ -598,6 +606,14 @@ function validateSlice(node: Node, data: unknown[], path: string, old: Old): Res
   return result;
 }
 
+const NO_PATTERNS: Node["patternProperties"] = [];
+
+/** The patternProperties whose regexp matches `key` (none without patternProperties, the common case). */
+function matchingPatterns(node: Node, key: string): Node["patternProperties"] {
+  if (node.patternProperties.length === 0) return NO_PATTERNS;
+  return node.patternProperties.filter((pp) => pp.pattern.re?.test(key) === true);
+}
+
 function validateObject(node: Node, data: Record<string, unknown>, path: string, old: Old): Result {
   const res = new Result();
   const s = node.schema;
@@ -623,11 +639,11 @@ function validateObject(node: Node, data: Record<string, unknown>, path: string,
       message: `${path} in ${IN} should have at most ${s.maxProperties} properties`,
     });
   }
-  const matchingPatterns = (key: string) => node.patternProperties.filter((pp) => pp.pattern.re?.test(key) === true);
+
   const ap = node.additionalProperties;
   if (ap && !ap.allows) {
     for (const k of keys) {
-      if (!node.properties.has(k) && matchingPatterns(k).length === 0) {
+      if (!node.properties.has(k) && matchingPatterns(node, k).length === 0) {
         res.add({
           kind: "validation",
           code: "unallowedProperty",
@@ -639,7 +655,7 @@ function validateObject(node: Node, data: Record<string, unknown>, path: string,
     }
   } else {
     for (const k of keys) {
-      const patterns = matchingPatterns(k);
+      const patterns = matchingPatterns(node, k);
       for (const pp of patterns)
         res.merge(validateNode(pp.node, data[k], `${path}.${k}`, correlateKey(node, path, k, old)));
       if (!node.properties.has(k) && patterns.length === 0 && ap?.node) {
@@ -664,9 +680,9 @@ function validateObject(node: Node, data: Record<string, unknown>, path: string,
       });
     }
   }
-  for (const k of keys) {
+  for (const k of node.patternProperties.length === 0 ? [] : keys) {
     if (node.properties.has(k)) continue;
-    for (const pp of matchingPatterns(k))
+    for (const pp of matchingPatterns(node, k))
       res.merge(validateNode(pp.node, data[k], `${path}.${k}`, correlateKey(node, path, k, old)));
   }
   return res;
@@ -728,21 +744,35 @@ function validateNodeOnce(node: Node, data: unknown, path: string, old: Old): Re
     result.merge(validateEnum(node, null, path));
     return result;
   }
-  const step = (r: Result | undefined) => {
-    result.merge(r);
-    result.matchCount++;
-  };
-  if (node.types.length > 0 || node.format !== "") step(validateType(node, data, kind, path));
-  step(validateSchemaProps(node, data, path, old));
-  if (kind === "string") {
-    step(validateString(node, data as string, path));
-    if (formatCheck(node.format)) step(validateFormat(node, data as string, path));
+  // Each validator that applies adds one match (SchemaValidator.Validate's result.Inc()).
+  let applied = 0;
+  if (node.types.length > 0 || node.format !== "") {
+    result.merge(validateType(node, data, kind, path));
+    applied++;
   }
-  if (kind === "int" || kind === "float") step(validateNumber(node, data as number, kind, path));
-  if (kind === "slice") step(validateSlice(node, data as unknown[], path, old));
-  step(validateEnum(node, data, path));
-  if (kind === "map") step(validateObject(node, data as Record<string, unknown>, path, old));
-  result.matchCount++;
+  result.merge(validateSchemaProps(node, data, path, old));
+  applied++;
+  if (kind === "string") {
+    result.merge(validateString(node, data as string, path));
+    applied++;
+    if (node.formatCheck) {
+      result.merge(validateFormat(node, data as string, path));
+      applied++;
+    }
+  } else if (kind === "int" || kind === "float") {
+    result.merge(validateNumber(node, data as number, kind, path));
+    applied++;
+  } else if (kind === "slice") {
+    result.merge(validateSlice(node, data as unknown[], path, old));
+    applied++;
+  }
+  result.merge(validateEnum(node, data, path));
+  applied++;
+  if (kind === "map") {
+    result.merge(validateObject(node, data as Record<string, unknown>, path, old));
+    applied++;
+  }
+  result.matchCount += applied + 1;
   return result;
 }
 
