@@ -122,3 +122,30 @@ describe("custom resources", () => {
     expect(beta.body.spec.currency).toBe("USD");
   });
 });
+
+describe("fieldValidation of unknown fields", () => {
+  it("refuses unknown fields with 400 under Strict, as kubectl's default asks", async () => {
+    const res = await t.request("POST", `${ERS}?fieldValidation=Strict`, {
+      body: { metadata: { name: "strict" }, spec: { currency: "USD", colour: "red", size: 1 } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe(
+      'ExchangeRate in version "v1" cannot be handled as a ExchangeRate: strict decoding error: unknown field "spec.colour", unknown field "spec.size"',
+    );
+    expect((await t.request("GET", `${ERS}/strict`)).status).toBe(404);
+  });
+
+  it("drops unknown fields with a Warning header under Warn (the default) and silently under Ignore", async () => {
+    const warned = await t.request("POST", ERS, {
+      body: { metadata: { name: "warned" }, spec: { currency: "USD", colour: "red" } },
+    });
+    expect(warned.status).toBe(201);
+    expect(warned.headers["warning"]).toBe('299 - "unknown field \\"spec.colour\\""');
+    expect(warned.body.spec.colour).toBeUndefined();
+    const ignored = await t.request("POST", `${ERS}?fieldValidation=Ignore`, {
+      body: { metadata: { name: "ignored" }, spec: { currency: "USD", colour: "red" } },
+    });
+    expect(ignored.status).toBe(201);
+    expect(ignored.headers["warning"]).toBeUndefined();
+  });
+});

@@ -8,7 +8,14 @@ import type { ResourceRegistry } from "../registry/registry.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { decodeObject, mediaType, readBody } from "../request/body.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
-import type { DeleteOptions, ListQuery, ObjectStore, WriteTarget } from "../rest/object-store.ts";
+import type {
+  DeleteOptions,
+  FieldValidation,
+  ListQuery,
+  ObjectStore,
+  WriteOptions,
+  WriteTarget,
+} from "../rest/object-store.ts";
 import { gr } from "../rest/object-store.ts";
 import { negotiate, type ResponseShape } from "./negotiation.ts";
 import { readScale, scaleOf, writeScale } from "./scale.ts";
@@ -40,6 +47,16 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
   const query = url.searchParams;
   const store = deps.store;
   const dryRun = query.getAll("dryRun").includes("All");
+  const warnings: string[] = [];
+  const writeOptions: WriteOptions = { dryRun, fieldValidation: fieldValidationOf(query), warnings };
+  // Warnings (unknown fields under fieldValidation=Warn) go out as RFC 7234 Warning headers, as kube-apiserver sends them.
+  const withWarnings = () => {
+    if (warnings.length > 0)
+      ctx.res.setHeader(
+        "Warning",
+        warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+      );
+  };
 
   switch (info.verb) {
     case "get": {
@@ -77,7 +94,8 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       if (subresource !== "" || info.name !== "") throw methodNotSupported(gr(served), "create");
       const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
       checkKind(served, obj);
-      const data = await store.create(served, namespace, obj, dryRun);
+      const data = await store.create(served, namespace, obj, writeOptions);
+      withWarnings();
       return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "update": {
@@ -89,12 +107,13 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           name,
           "main",
           (current) => writeScale(served, current, obj),
-          dryRun,
+          writeOptions,
         );
         return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
       }
       if (target === "main") checkKind(served, obj);
-      const data = await store.update(served, namespace, name, obj, target, dryRun);
+      const data = await store.update(served, namespace, name, obj, target, writeOptions);
+      withWarnings();
       return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "patch": {
@@ -111,7 +130,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
             const scale = patcher(readScale(served, current), body, context);
             return writeScale(served, current, scale);
           },
-          dryRun,
+          writeOptions,
         );
         return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
       }
@@ -121,8 +140,9 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
         name,
         target,
         (current) => patcher(current, body, context),
-        dryRun,
+        writeOptions,
       );
+      withWarnings();
       return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "delete": {
@@ -252,6 +272,14 @@ function validateListQuery(q: ListQuery, query: URLSearchParams): void {
       causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field })),
     }),
   );
+}
+
+/** The fieldValidation query parameter (Ignore, Warn, Strict); anything else is 400 as in kube-apiserver. */
+function fieldValidationOf(query: URLSearchParams): FieldValidation | undefined {
+  const value = query.get("fieldValidation");
+  if (value === null || value === "") return undefined;
+  if (value === "Ignore" || value === "Warn" || value === "Strict") return value;
+  throw badRequest(`fieldValidation must be one of Ignore, Warn, or Strict, got "${value}"`);
 }
 
 function includeObjectOf(query: URLSearchParams): "None" | "Metadata" | "Object" {

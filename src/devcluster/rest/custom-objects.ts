@@ -17,9 +17,9 @@ function schemaOf(served: ServedResource): JSONSchemaProps | undefined {
 /** Defaults, then prunes (the order of the CRD handler's decoding). */
 export const customObjectMutator: ObjectMutator = (served: ServedResource, obj: JsonObject) => {
   const schema = schemaOf(served);
-  if (!schema) return;
+  if (!schema) return undefined;
   applyDefaults(schema, obj);
-  pruneUnknownFields(schema, obj);
+  return pruneUnknownFields(schema, obj);
 };
 
 /** Schema validation of custom objects; `rules` evaluates x-kubernetes-validations when part 2 provides CEL. */

@@ -101,8 +101,27 @@ export type WriteTarget = "main" | "status" | "finalize";
 /** Optional per-kind validation the CRD engineer's schema validation plugs into. */
 export type ObjectValidator = (served: ServedResource, obj: JsonObject, old: JsonObject | undefined) => FieldError[];
 
-/** Mutation applied to custom objects before validation (schema pruning and defaulting). */
-export type ObjectMutator = (served: ServedResource, obj: JsonObject) => void;
+/**
+ * Mutation applied to objects before validation (schema defaulting and pruning). May return the paths
+ * of the unknown fields it dropped (a string array), for `fieldValidation` to act on.
+ */
+export type ObjectMutator = (served: ServedResource, obj: JsonObject) => unknown;
+
+/** How a write treats unknown fields (the `fieldValidation` query parameter). */
+export type FieldValidation = "Strict" | "Warn" | "Ignore";
+
+/** Options of a write. A bare boolean is `dryRun`, for callers of the first version of this API. */
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** Default Warn, as kube-apiserver's when the parameter is absent. */
+  fieldValidation?: FieldValidation;
+  /** Receives the warnings the response should carry (unknown fields under Warn). */
+  warnings?: string[];
+}
+
+function writeOptionsOf(options: WriteOptions | boolean | undefined): WriteOptions {
+  return typeof options === "boolean" ? { dryRun: options } : (options ?? {});
+}
 
 /** Finalizers the garbage collector honours (metav1.FinalizerOrphanDependents / FinalizerDeleteDependents). */
 export const FINALIZER_ORPHAN = "orphan";
@@ -202,8 +221,14 @@ export class ObjectStore {
   // ---------------------------------------------------------------- writes
 
   /** Creates an object (POST). Returns it as stored. */
-  async create(served: ServedResource, namespace: string, input: JsonObject, dryRun = false): Promise<string> {
-    const obj = this.prepareCreate(served, namespace, input);
+  async create(
+    served: ServedResource,
+    namespace: string,
+    input: JsonObject,
+    options?: WriteOptions | boolean,
+  ): Promise<string> {
+    const { dryRun = false } = writeOptionsOf(options);
+    const obj = this.prepareCreate(served, namespace, input, writeOptionsOf(options));
     const meta = obj.metadata as MutableMeta;
     const name = meta.name as string;
     if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, name);
@@ -230,7 +255,7 @@ export class ObjectStore {
     name: string,
     input: JsonObject,
     target: WriteTarget = "main",
-    dryRun = false,
+    options?: WriteOptions | boolean,
   ): Promise<string> {
     checkBodyIdentity(served, namespace, name, input);
     const inputMeta = (input.metadata ?? {}) as Record<string, unknown>;
@@ -249,7 +274,7 @@ export class ObjectStore {
     }
     const expectedRev = requestedRv === "" ? current.rev : parseRv(requestedRv);
     if (expectedRev !== current.rev) throw conflict(gr(served), name, OPTIMISTIC_LOCK_ERROR_MSG);
-    return this.commitUpdate(served, namespace, name, current, structuredClone(input), target, dryRun);
+    return this.commitUpdate(served, namespace, name, current, structuredClone(input), target, writeOptionsOf(options));
   }
 
   /**
@@ -263,7 +288,7 @@ export class ObjectStore {
     name: string,
     target: WriteTarget,
     mutate: (current: JsonObject) => JsonObject,
-    dryRun = false,
+    options?: WriteOptions | boolean,
   ): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       const current = this.storage.get(bucketOf(served), keyOf(served, namespace, name));
@@ -279,7 +304,7 @@ export class ObjectStore {
       next.metadata = nextMeta;
       try {
         checkBodyIdentity(served, namespace, name, next);
-        return await this.commitUpdate(served, namespace, name, current, next, target, dryRun);
+        return await this.commitUpdate(served, namespace, name, current, next, target, writeOptionsOf(options));
       } catch (err) {
         const raced = err instanceof StorageError && err.code === "Conflict";
         if (!raced || attempt >= MAX_PATCH_RETRIES)
@@ -401,7 +426,12 @@ export class ObjectStore {
 
   // ---------------------------------------------------------------- internals
 
-  private prepareCreate(served: ServedResource, namespace: string, input: JsonObject): JsonObject {
+  private prepareCreate(
+    served: ServedResource,
+    namespace: string,
+    input: JsonObject,
+    options: WriteOptions,
+  ): JsonObject {
     const source = structuredClone(input);
     const inMeta = (source.metadata && typeof source.metadata === "object" ? source.metadata : {}) as Record<
       string,
@@ -433,7 +463,7 @@ export class ObjectStore {
     if (served.subresources.status && !served.keepStatusOnCreate) delete source["status"];
     const obj: JsonObject = { ...source, apiVersion: groupVersion(served), kind: served.kind };
     served.defaultOnCreate?.(obj);
-    for (const mutate of this.mutators) mutate(served, obj);
+    this.mutate(served, obj, options);
     const errors = validateObjectMeta(obj.metadata as ObjectMeta, {
       namespaced: served.namespaced,
       nameRule: served.plural === "namespaces" ? "dns1123label" : "dns1123subdomain",
@@ -441,6 +471,24 @@ export class ObjectStore {
     for (const validate of this.validators) errors.push(...validate(served, obj, undefined));
     if (errors.length > 0) throw invalid(served, String(inMeta["name"] ?? ""), errors);
     return normalize(obj);
+  }
+
+  /** Runs the mutators, then applies `fieldValidation` to the unknown fields they dropped. */
+  private mutate(served: ServedResource, obj: JsonObject, options: WriteOptions): void {
+    const unknown: string[] = [];
+    for (const mutate of this.mutators) {
+      const dropped = mutate(served, obj);
+      if (Array.isArray(dropped)) unknown.push(...(dropped as string[]));
+    }
+    if (unknown.length === 0) return;
+    const fields = unknown.map((p) => `unknown field "${p}"`);
+    const mode = options.fieldValidation ?? "Warn";
+    if (mode === "Strict") {
+      throw badRequest(
+        `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: strict decoding error: ${fields.join(", ")}`,
+      );
+    }
+    if (mode === "Warn") options.warnings?.push(...fields);
   }
 
   private checkNamespaceAcceptsCreate(served: ServedResource, namespace: string, name: string): void {
@@ -462,10 +510,11 @@ export class ObjectStore {
     current: StoredObject,
     input: JsonObject,
     target: WriteTarget,
-    dryRun: boolean,
+    options: WriteOptions,
   ): Promise<string> {
+    const dryRun = options.dryRun ?? false;
     const old = JSON.parse(current.data) as JsonObject;
-    const next = this.prepareUpdate(served, old, input, target, String(current.rev));
+    const next = this.prepareUpdate(served, old, input, target, String(current.rev), options);
     const nextMeta = next.metadata as Record<string, unknown>;
     const bucket = bucketOf(served);
     const key = keyOf(served, namespace, name);
@@ -496,6 +545,7 @@ export class ObjectStore {
     input: JsonObject,
     target: WriteTarget,
     rv: string,
+    options: WriteOptions,
   ): JsonObject {
     let next: JsonObject;
     if (target === "status") {
@@ -525,7 +575,7 @@ export class ObjectStore {
       if (old["status"] === undefined) delete next["status"];
       else next["status"] = old["status"];
     }
-    for (const mutate of this.mutators) mutate(served, next);
+    this.mutate(served, next, options);
     const errors = validateObjectMetaUpdateCommon(meta, oldMeta, served.namespaced);
     for (const validate of this.validators) errors.push(...validate(served, next, old));
     if (errors.length > 0) throw invalid(served, String(meta.name ?? ""), errors);
