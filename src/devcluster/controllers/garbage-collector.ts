@@ -32,7 +32,7 @@
  * real collector would retry until discovery knows them. The real collector's virtual-node graph and
  * its cycle detection for foreground deletion are not reproduced.
  */
-import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+import { bucketOf, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from "../rest/object-store.ts";
 import type { Change } from "../storage/storage.ts";
 import {
@@ -89,6 +89,8 @@ export class GarbageCollector implements Controller {
   private readonly ownersOf = new Map<ObjectId, string[]>();
   /** uid -> object, for objects currently deleting their dependents in the foreground. */
   private readonly foregroundOwners = new Map<string, ObjectId>();
+  /** Buckets whose stored objects have been indexed (changes keep them current afterwards). */
+  private readonly indexedBuckets = new Set<string>();
   /** Uids of objects seen deleted (bounded), for owners whose kind stops being served. */
   private readonly deletedUids = new Set<string>();
   /** Owner classification per stored revision (a revision identifies one version of one object). */
@@ -102,14 +104,27 @@ export class GarbageCollector implements Controller {
 
   /** Indexes every stored object, queues what needs collecting, then follows the change stream. */
   start(): this {
-    const storage = this.ctx.store.storage;
-    const buckets = new Set(this.ctx.registry.all().map((s) => s.storageBucket ?? `${s.group}/${s.plural}`));
     // Listing and subscribing happen in one synchronous stretch: no write can land in between.
-    for (const bucket of buckets) {
-      for (const stored of storage.list(bucket, "")) this.observe(bucket, stored.key, JSON.parse(stored.data), true);
-    }
-    this.unsubscribe = watchAll(this.ctx.store, (change) => this.onChange(change));
+    for (const served of this.ctx.registry.all()) this.indexBucket(bucketOf(served));
+    const unwatch = watchAll(this.ctx.store, (change) => this.onChange(change));
+    // A resource served later (a CRD established after a restart with stored data) may hold objects
+    // written before this collector ran: index them when it appears.
+    const unregistry = this.ctx.registry.subscribe(({ type, served }) => {
+      if (type === "added") this.indexBucket(bucketOf(served));
+    });
+    this.unsubscribe = () => {
+      unwatch();
+      unregistry();
+    };
     return this;
+  }
+
+  private indexBucket(bucket: string): void {
+    if (this.indexedBuckets.has(bucket)) return;
+    this.indexedBuckets.add(bucket);
+    for (const stored of this.ctx.store.storage.list(bucket, "")) {
+      this.observe(bucket, stored.key, JSON.parse(stored.data) as JsonObject, true);
+    }
   }
 
   async stop(): Promise<void> {

@@ -155,4 +155,32 @@ describe("garbage collector", () => {
     );
     await eventually(gone("usd-rate"));
   });
+
+  it("indexes objects already stored for a resource that starts being served later (data from before a restart)", async () => {
+    // A stored custom object whose owner does not exist, written before its CRD is served.
+    const stored = {
+      apiVersion: "restart.example.com/v1",
+      kind: "ExchangeRate",
+      metadata: {
+        name: "orphaned",
+        namespace: "default",
+        uid: "5b0c1f3e-0000-4000-8000-000000000001",
+        creationTimestamp: "2026-01-01T00:00:00Z",
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ConfigMap", name: "gone", uid: "5b0c1f3e-0000-4000-8000-000000000002" },
+        ],
+      },
+      spec: { currency: "USD" },
+    };
+    await cluster.server.internals.storage.create("restart.example.com/exchangerates", "default/orphaned", (rev) =>
+      JSON.stringify({ ...stored, metadata: { ...stored.metadata, resourceVersion: String(rev) } }),
+    );
+    const crd = exchangeRateCrd({ group: "restart.example.com" });
+    expect((await cluster.http("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)).status).toBe(
+      201,
+    );
+    const path = "/apis/restart.example.com/v1/namespaces/default/exchangerates/orphaned";
+    await eventually(async () => (await cluster.http("GET", "/apis/restart.example.com/v1")).status === 200);
+    await eventually(async () => (await cluster.http("GET", path)).status === 404);
+  });
 });

@@ -125,10 +125,16 @@ export async function startTestCluster(): Promise<TestCluster> {
   };
 }
 
+/**
+ * Long enough for kubectl round trips on a loaded 2-core machine; a working feature settles in well
+ * under a second, a broken one never does.
+ */
+const EVENTUALLY_TIMEOUT_MS = 10_000;
+
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
 export async function eventually<T>(
   check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 5000,
+  timeoutMs = EVENTUALLY_TIMEOUT_MS,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
