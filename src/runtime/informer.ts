@@ -15,7 +15,9 @@
  *   watch still open `watchGracePeriod` after that, presumed to be a dead connection.
  * - `backingOff`: after an error (list failed, watch failed to start or broke, or a watch that
  *   ended within 1 s with no event, as client-go treats it) wait per {@link ExponentialBackoff},
- *   then list again if no list has succeeded yet or the version expired, else re-watch.
+ *   then list again if no list has succeeded yet or the version expired, else re-watch. Progress
+ *   (a successful list, or a watch that delivered events) resets the backoff, as kube-rs does, so
+ *   a flaky connection that keeps delivering is retried quickly rather than after 30-60 s.
  * - `relisting`: the watch's version expired (410 Gone, at watch start or as an ERROR event):
  *   list again and compare with the store, emitting the adds, updates (resourceVersion changed)
  *   and deletions (as {@link DeletedFinalStateUnknown}) that the watch missed.
@@ -288,6 +290,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (token === undefined) break;
     }
     if (signal.aborted) return;
+    // Progress: the server is serving again, so the next failure backs off from the start.
+    this.backoff.reset();
     this.replace(listed);
     this.resourceVersion = resourceVersion;
     if (!this.synced) {
@@ -345,6 +349,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (watchdog.signal.aborted && !signal.aborted) return { kind: "closed" };
       return isGone(error) ? { kind: "gone", error } : { kind: "error", error };
     } finally {
+      // A watch that delivered events made progress, however it ended: back off from the start.
+      if (events > 0) this.backoff.reset();
       clearTimeout(deadline);
       signal.removeEventListener("abort", stopWatch);
     }

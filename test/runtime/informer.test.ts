@@ -202,7 +202,7 @@ describe("Informer", () => {
     await eventually(() => api.openWatches === 1, 2000, "one open watch");
   });
 
-  it("backs off exponentially on list and watch errors, then recovers", async () => {
+  it("backs off exponentially on repeated errors and starts over after progress", async () => {
     const api = new FakeListerWatcher();
     api.upsert("a");
     api.listFailures.push(apiError(500), apiError(503));
@@ -222,7 +222,49 @@ describe("Informer", () => {
     await eventually(() => api.openWatches === 1, 2000, "the watch after the failed one");
     expect(api.listCalls).toHaveLength(3);
     expect(api.watchCalls).toHaveLength(2);
-    expect(delays).toEqual([2, 4, 8]);
+    // Two failed lists double the delay; the successful list resets it for the failed watch.
+    expect(delays).toEqual([2, 4, 2]);
+  });
+
+  it("starts the backoff over after a watch that delivered events breaks", async () => {
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    let watches = 0;
+    const delays: number[] = [];
+    const logger: RuntimeLogger = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (fields) => {
+        const d = (fields as { delayMs?: number }).delayMs;
+        if (d !== undefined) delays.push(d);
+      },
+    };
+    const informer = new Informer<TestObject>({
+      listerWatcher: {
+        list: (o) => api.list(o),
+        watch: async (o) => {
+          watches++;
+          if (watches <= 2) throw apiError(500); // two failed starts: 2 ms, then 4 ms
+          const inner = await api.watch(o);
+          return (async function* () {
+            for await (const event of inner) {
+              yield event;
+              if (watches === 3) throw apiError(500); // breaks after one event
+            }
+          })();
+        },
+      },
+      backoff: { initial: 2, max: 100, random: () => 0 },
+      logger,
+    });
+    const stop = new AbortController();
+    stops.push(stop);
+    runs.push(informer.run(stop.signal));
+    await eventually(() => watches === 3, 2000, "the third watch");
+    api.upsert("b");
+    await eventually(() => watches === 4, 2000, "the watch after the break");
+    expect(delays).toEqual([2, 4, 2]);
   });
 
   it("backs off instead of spinning when the server closes every watch at once", async () => {
