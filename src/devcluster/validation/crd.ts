@@ -1059,6 +1059,14 @@ function validateSpec(spec: InternalSpec, optsIn: Options, path: FieldPath): Fie
   return errs;
 }
 
+/** Whether a node's default changes when pruned against the node's own schema (schemaHasUnprunedDefaults). */
+function defaultHasUnknownFields(s: JSONSchemaProps): boolean {
+  if (s.default === undefined || s.default === null) return false;
+  const copy = structuredClone(s.default);
+  pruneSchemaValue(s, copy, s["x-kubernetes-embedded-resource"] === true);
+  return !semanticEqual(copy, s.default);
+}
+
 /** The stored versions the registry computes (PrepareForCreate / PrepareForUpdate). */
 function storedVersionsFor(spec: InternalSpec, previous: string[]): string[] {
   const stored = [...previous];
@@ -1198,8 +1206,8 @@ function updateOptions(oldCrd: CustomResourceDefinitionV1, newSpec: InternalSpec
       oldSpec.validation?.openAPIV3Schema !== undefined || oldSpec.versions.every((v) => v.schema?.openAPIV3Schema),
     requireValidPropertyType: !specHas(oldSpec, (s) => nonEmpty(s.type) && !OPENAPI_V3_TYPES.includes(s.type)),
     requireStructuralSchema: !oldSchemas.some((s) => schemaIsNonStructural(s, schemaPath)),
-    // Old CRDs whose defaults were not pruned keep being accepted (requirePrunedDefaults).
-    requirePrunedDefaults: true,
+    // Old CRDs whose defaults carry unknown fields keep being accepted (requirePrunedDefaults).
+    requirePrunedDefaults: !oldSchemas.some((s) => schemaHas(s, defaultHasUnknownFields)),
     requireAtomicSetType: !specHas(oldSpec, (s) => {
       const items = isSchema(s.items) ? s.items : undefined;
       if (s["x-kubernetes-list-type"] !== "set" || !items) return false;

@@ -442,6 +442,21 @@ describe("validateCustomResourceDefinitionUpdate", () => {
     );
   });
 
+  it("keeps accepting defaults with unknown fields when the stored CRD already had them", () => {
+    const withUnpruned = yamlSchema(
+      "type: object\nproperties: {tpl: {type: object, properties: {a: {type: string}}, default: {a: x, b: y}}}",
+    );
+    const old = established(crd(withUnpruned));
+    expect(validateCustomResourceDefinitionUpdate(established(crd(withUnpruned)), old)).toEqual([]);
+    expect(
+      validateCustomResourceDefinitionUpdate(established(crd(withUnpruned)), established(crd(cronTabSchema))).map(
+        fieldErrorMessage,
+      ),
+    ).toEqual([
+      'spec.validation.openAPIV3Schema.properties[tpl].default: Invalid value: {"a":"x","b":"y"}: must not have unknown fields',
+    ]);
+  });
+
   it("accepts an unchanged CRD", () => {
     const old = established(crd(cronTabSchema));
     expect(validateCustomResourceDefinitionUpdate(established(crd(cronTabSchema)), old)).toEqual([]);
