@@ -51,6 +51,7 @@ import {
 import { decodeContinue, encodeContinue } from "./continue-token.ts";
 import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field-selector.ts";
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
+import { checkMetadataTypes } from "./meta-types.ts";
 import { jsonEqual } from "./semantic-equal.ts";
 
 /** ObjectMeta as the server writes it: the fields kubernetes-types marks readonly are the server's to set. */
@@ -432,6 +433,7 @@ export class ObjectStore {
     input: JsonObject,
     options: WriteOptions,
   ): JsonObject {
+    checkMetadataTypes(served, input);
     const source = structuredClone(input);
     const inMeta = (source.metadata && typeof source.metadata === "object" ? source.metadata : {}) as Record<
       string,
@@ -564,6 +566,7 @@ export class ObjectStore {
       next["spec"] = spec;
       return normalize(next);
     }
+    checkMetadataTypes(served, input);
     next = { ...input, apiVersion: groupVersion(served), kind: served.kind };
     const meta = (next.metadata && typeof next.metadata === "object" ? next.metadata : {}) as MutableMeta;
     next.metadata = meta;

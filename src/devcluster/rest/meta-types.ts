@@ -1,0 +1,86 @@
+/**
+ * The JSON type checks kube-apiserver's decoder applies to ObjectMeta before any validation: a field of
+ * the wrong JSON type is a 400 BadRequest with Go's unmarshal message, not a 422.
+ */
+import { type ApiError, badRequest } from "../api/status.ts";
+import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+
+type GoType =
+  | "string"
+  | "int64"
+  | "map[string]string"
+  | "[]string"
+  | "[]v1.OwnerReference"
+  | "v1.Time"
+  | "[]v1.ManagedFieldsEntry";
+
+const META_FIELDS: Record<string, GoType> = {
+  name: "string",
+  generateName: "string",
+  namespace: "string",
+  uid: "string",
+  resourceVersion: "string",
+  generation: "int64",
+  creationTimestamp: "v1.Time",
+  deletionTimestamp: "v1.Time",
+  deletionGracePeriodSeconds: "int64",
+  labels: "map[string]string",
+  annotations: "map[string]string",
+  finalizers: "[]string",
+  ownerReferences: "[]v1.OwnerReference",
+  managedFields: "[]v1.ManagedFieldsEntry",
+};
+
+/** encoding/json's name for a JSON value's type in its unmarshal errors. */
+function jsonTypeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "object") return "object";
+  if (typeof value === "boolean") return "bool";
+  return typeof value;
+}
+
+function fits(value: unknown, type: GoType): { ok: true } | { ok: false; got: unknown; as: string } {
+  if (value === null) return { ok: true }; // null leaves the zero value in Go
+  switch (type) {
+    case "string":
+    case "v1.Time":
+      return typeof value === "string" ? { ok: true } : { ok: false, got: value, as: type };
+    case "int64":
+      return typeof value === "number" && Number.isInteger(value) ? { ok: true } : { ok: false, got: value, as: type };
+    case "map[string]string": {
+      if (typeof value !== "object" || Array.isArray(value)) return { ok: false, got: value, as: type };
+      for (const v of Object.values(value as Record<string, unknown>)) {
+        if (typeof v !== "string" && v !== null) return { ok: false, got: v, as: "string" };
+      }
+      return { ok: true };
+    }
+    case "[]string": {
+      if (!Array.isArray(value)) return { ok: false, got: value, as: type };
+      for (const v of value) if (typeof v !== "string") return { ok: false, got: v, as: "string" };
+      return { ok: true };
+    }
+    default: {
+      if (!Array.isArray(value)) return { ok: false, got: value, as: type };
+      for (const v of value)
+        if (v === null || typeof v !== "object" || Array.isArray(v)) return { ok: false, got: v, as: type.slice(2) };
+      return { ok: true };
+    }
+  }
+}
+
+/** Throws the decoder's 400 when `obj.metadata` or one of its fields has the wrong JSON type. */
+export function checkMetadataTypes(served: ServedResource, obj: JsonObject): void {
+  const prefix = `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: json: cannot unmarshal`;
+  const fail = (got: unknown, field: string, as: string): ApiError =>
+    badRequest(`${prefix} ${jsonTypeName(got)} into Go struct field ${field} of type ${as}`);
+  const meta = obj.metadata as unknown;
+  if (meta === undefined || meta === null) return;
+  if (typeof meta !== "object" || Array.isArray(meta)) throw fail(meta, `${served.kind}.metadata`, "v1.ObjectMeta");
+  for (const [key, type] of Object.entries(META_FIELDS)) {
+    const value = (meta as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    const result = fits(value, type);
+    if (!result.ok) throw fail(result.got, `ObjectMeta.metadata.${key}`, result.as);
+  }
+}
