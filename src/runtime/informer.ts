@@ -13,9 +13,10 @@
  *   and each BOOKMARK advances that version. A watch the server closes normally is re-opened at
  *   once from the last seen version (the server ends watches after `timeoutSeconds`); so is a
  *   watch still open `watchGracePeriod` after that, presumed to be a dead connection.
- * - `backingOff`: after an error (list failed, watch failed to start or broke, or a watch that
- *   ended within 1 s with no event, as client-go treats it) wait per {@link ExponentialBackoff},
- *   then list again if no list has succeeded yet or the version expired, else re-watch. Progress
+ * - `backingOff`: after an error (list failed, watch failed to start or broke) wait per
+ *   {@link ExponentialBackoff}, then list again if no list has succeeded yet or the version
+ *   expired, else re-watch. A watch closed within 1 s without any event pauses [1 s, 2 s) before
+ *   the re-watch (no hot loop, no growing delay). Progress
  *   (a successful list, or a watch that delivered events) resets the backoff, as kube-rs does, so
  *   a flaky connection that keeps delivering is retried quickly rather than after 30-60 s.
  * - `relisting`: the watch's version expired (410 Gone, at watch start or as an ERROR event):
@@ -117,11 +118,18 @@ export interface InformerOptions<T extends KubeObject> {
   random?: () => number;
 }
 
-// A watch that ends this quickly with no event is treated as a failure (client-go's "very short
-// watch"), so a server that closes every watch at once gets backoff instead of a hot loop.
+// A watch the server closes this quickly with no event (client-go's "very short watch") is
+// re-opened only after a pause of [1 s, 2 s): a server that closes every watch at once costs at
+// most one watch request per second instead of a hot loop. The pause does not grow like the error
+// backoff (client-go's does): a proxy that drops idle watches every second must not leave the
+// informer blind for up to a minute when the next change comes.
 const SHORT_WATCH_MS = 1000;
 
-type WatchOutcome = { kind: "closed" } | { kind: "gone"; error: unknown } | { kind: "error"; error: unknown };
+type WatchOutcome =
+  | { kind: "closed" }
+  | { kind: "short" }
+  | { kind: "gone"; error: unknown }
+  | { kind: "error"; error: unknown };
 
 /** List + watch into a store, with handlers; see the module documentation for the contract. */
 export class Informer<T extends KubeObject = KubeObject> {
@@ -241,6 +249,12 @@ export class Informer<T extends KubeObject = KubeObject> {
           await this.backOff(outcome.error, "list", signal);
         } else if (outcome.kind === "error") {
           await this.backOff(outcome.error, "watch", signal);
+        } else if (outcome.kind === "short") {
+          const delayMs = SHORT_WATCH_MS * (1 + this.random());
+          const error = new Error("very short watch: closed by the server within 1 s without any event");
+          this.state = { phase: "backingOff", delayMs, next: "watch", error };
+          this.logger.debug({ informer: this.name, delayMs }, error.message);
+          await sleep(delayMs, signal);
         }
       }
     } finally {
@@ -361,9 +375,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       );
       return { kind: "closed" };
     }
-    if (!signal.aborted && events === 0 && this.clock.now() - startedAt < SHORT_WATCH_MS) {
-      return { kind: "error", error: new Error("very short watch: closed by the server without any event") };
-    }
+    if (!signal.aborted && events === 0 && this.clock.now() - startedAt < SHORT_WATCH_MS) return { kind: "short" };
     return { kind: "closed" };
   }
 

@@ -267,21 +267,30 @@ describe("Informer", () => {
     expect(delays).toEqual([2, 4, 2]);
   });
 
-  it("backs off instead of spinning when the server closes every watch at once", async () => {
+  it("pauses about a second, without growing, before re-opening watches the server closes at once", async () => {
     const api = new FakeListerWatcher();
+    let watches = 0;
     const informer = new Informer<TestObject>({
       listerWatcher: {
         list: (o) => api.list(o),
-        watch: async () => (async function* () {})(),
+        watch: async () => {
+          watches++;
+          return (async function* () {})();
+        },
       },
       backoff: { initial: 5, max: 5, random: () => 0 },
+      random: () => 0,
     });
     const stop = new AbortController();
     stops.push(stop);
     runs.push(informer.run(stop.signal));
     await informer.waitForSync();
-    await eventually(() => informer.phase.phase === "backingOff", 2000, "backoff");
-    expect(informer.phase).toMatchObject({ phase: "backingOff", next: "watch" });
+    await eventually(() => informer.phase.phase === "backingOff", 2000, "the pause");
+    expect(informer.phase).toMatchObject({ phase: "backingOff", next: "watch", delayMs: 1000 });
+    expect(watches).toBe(1);
+    await eventually(() => watches === 2 && informer.phase.phase === "backingOff", 3000, "the second pause");
+    // Not an exponential backoff: the second pause is as short as the first.
+    expect(informer.phase).toMatchObject({ delayMs: 1000 });
   });
 
   it("re-delivers every cached object as an update on each resync period", async () => {
