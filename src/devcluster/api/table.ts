@@ -52,7 +52,10 @@ export function printerFor(served: ServedResource): TablePrinter {
   return printer;
 }
 
-/** Converts objects of one served resource to a meta.k8s.io Table. */
+/**
+ * Converts objects of one served resource to a meta.k8s.io Table. `listMeta` is the list's metadata
+ * for a list; for a single object (GET or watch event) pass `{}` and the object's resourceVersion is used.
+ */
 export function toTable(
   served: ServedResource,
   objects: JsonObject[],
@@ -68,12 +71,18 @@ export function toTable(
     if (conditions) row["conditions"] = conditions;
     if (options.includeObject === "Object") row["object"] = obj;
     else if (options.includeObject === "Metadata") {
-      row["object"] = { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: obj.metadata ?? {} };
+      // asTable: the partial object takes the group-version of the Table the client asked for.
+      row["object"] = { kind: "PartialObjectMetadata", apiVersion: options.apiVersion, metadata: obj.metadata ?? {} };
     }
     return row;
   });
   const metadata: Record<string, unknown> = {};
   if (listMeta.resourceVersion !== undefined) metadata["resourceVersion"] = listMeta.resourceVersion;
+  else if (objects.length === 1) {
+    // A single object (GET, watch event): the convertors take the object's own resourceVersion.
+    const rv = (objects[0]?.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+    if (typeof rv === "string") metadata["resourceVersion"] = rv;
+  }
   if (listMeta.continue) metadata["continue"] = listMeta.continue;
   if (listMeta.remainingItemCount !== undefined) metadata["remainingItemCount"] = listMeta.remainingItemCount;
   const table: JsonObject = { kind: "Table", apiVersion: options.apiVersion, metadata };

@@ -202,9 +202,35 @@ describe("kubectl with custom resources", () => {
     expect(done.code).toBe(0);
   });
 
-  it("describes a custom object", async () => {
+  it("describes a custom object with its events, and lists events with kube-apiserver's columns", async () => {
+    const obj = (await cluster.http("GET", `${ER_PATH}/usd`)).body as { metadata: { uid: string } };
+    const at = new Date(Date.now() - 15 * 60_000).toISOString().replace(/\.\d+Z$/, "Z");
+    const event = await cluster.http("POST", "/api/v1/namespaces/default/events", {
+      metadata: { name: "usd.rate" },
+      involvedObject: {
+        apiVersion: "operators.example.com/v1",
+        kind: "ExchangeRate",
+        name: "usd",
+        namespace: "default",
+        uid: obj.metadata.uid,
+      },
+      reason: "RateFetched",
+      message: "fetched 1.37",
+      type: "Normal",
+      source: { component: "exchangerate-operator" },
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 2,
+    });
+    expect(event.status, event.text).toBe(201);
     const res = await cluster.kubectl(["describe", "er", "usd"]);
     expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(
+      /Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n.*\n\s+Normal\s+RateFetched\s+15m \(x2 over 15m\)\s+exchangerate-operator\s+fetched 1\.37\n/,
+    );
+    const events = table((await cluster.kubectl(["get", "events"])).stdout);
+    expect(events[0]).toEqual(["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]);
+    expect(events[1]).toEqual(["15m", "Normal", "RateFetched", "exchangerate/usd", "fetched 1.37"]);
     expect(res.stdout).toMatch(/^Name:\s+usd\nNamespace:\s+default\nLabels:\s+tier=gold\n/);
     expect(res.stdout).toMatch(/Kind:\s+ExchangeRate\n/);
     expect(res.stdout).toMatch(/Spec:\n\s+Currency:\s+CAD\n/);

@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { ageSince, humanDuration } from "../../../src/devcluster/api/human-duration.ts";
 import { evaluateJsonPath, parseJsonPath } from "../../../src/devcluster/api/jsonpath.ts";
+import { toTable } from "../../../src/devcluster/api/table.ts";
 import {
   builtinPrinter,
   customResourcePrinter,
   defaultPrinter,
   formatLabelSelector,
 } from "../../../src/devcluster/api/table-printers.ts";
+import type { ServedResource } from "../../../src/devcluster/registry/served-resource.ts";
 
 const NOW = Date.parse("2026-01-10T12:00:00Z");
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -411,5 +413,110 @@ describe("custom resource printer columns (apiextensions tableconvertor)", () =>
     expect(() => customResourcePrinter([{ name: "Bad", type: "string", jsonPath: ".spec[" }])).toThrow(
       'unrecognized column definition ".spec["',
     );
+  });
+});
+
+describe("toTable (meta.k8s.io Table as kube-apiserver returns it)", () => {
+  const configMaps: ServedResource = {
+    group: "",
+    version: "v1",
+    kind: "ConfigMap",
+    listKind: "ConfigMapList",
+    plural: "configmaps",
+    singular: "configmap",
+    namespaced: true,
+    shortNames: ["cm"],
+    categories: [],
+    verbs: [],
+    subresources: {},
+    generation: "none",
+  };
+  const cm = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "c", namespace: "default", resourceVersion: "42", creationTimestamp: "2026-01-10T11:59:00Z" },
+    data: { a: "1" },
+  };
+
+  it("renders a list with the list's metadata and rows carrying PartialObjectMetadata by default", () => {
+    const table = toTable(
+      configMaps,
+      [cm],
+      { resourceVersion: "50", continue: "tok" },
+      { includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" },
+      new Date(NOW),
+    );
+    expect(table).toEqual({
+      kind: "Table",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: { resourceVersion: "50", continue: "tok" },
+      columnDefinitions: builtinPrinter("", "configmaps").columns,
+      rows: [
+        {
+          cells: ["c", 1, "60s"],
+          object: { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: cm.metadata },
+        },
+      ],
+    });
+  });
+
+  it("takes a single object's resourceVersion, the requested Table version, and honours includeObject and noHeaders", () => {
+    const none = toTable(
+      configMaps,
+      [cm],
+      {},
+      { includeObject: "None", apiVersion: "meta.k8s.io/v1beta1", noHeaders: true },
+      new Date(NOW),
+    );
+    expect(none["metadata"]).toEqual({ resourceVersion: "42" });
+    expect(none["apiVersion"]).toBe("meta.k8s.io/v1beta1");
+    expect(none["columnDefinitions"]).toEqual([]);
+    expect(none["rows"]).toEqual([{ cells: ["c", 1, "60s"] }]);
+    const full = toTable(
+      configMaps,
+      [cm],
+      {},
+      { includeObject: "Object", apiVersion: "meta.k8s.io/v1beta1" },
+      new Date(NOW),
+    );
+    expect((full["rows"] as { object: unknown }[])[0]?.object).toBe(cm);
+    const partial = toTable(
+      configMaps,
+      [cm],
+      {},
+      { includeObject: "Metadata", apiVersion: "meta.k8s.io/v1beta1" },
+      new Date(NOW),
+    );
+    expect((partial["rows"] as { object: { apiVersion: string } }[])[0]?.object.apiVersion).toBe("meta.k8s.io/v1beta1");
+  });
+
+  it("uses a CRD version's printer columns, and the default convertor when a column cannot be parsed", () => {
+    const custom: ServedResource = {
+      ...configMaps,
+      group: "example.com",
+      kind: "Thing",
+      plural: "things",
+      custom: true,
+      printerColumns: [{ name: "A", type: "string", jsonPath: ".spec.a" }],
+    };
+    const thing = { metadata: { name: "t", creationTimestamp: "2026-01-10T11:00:00Z" }, spec: { a: "x" } };
+    const table = toTable(
+      custom,
+      [thing],
+      { resourceVersion: "1" },
+      { includeObject: "None", apiVersion: "meta.k8s.io/v1" },
+      new Date(NOW),
+    );
+    expect((table["columnDefinitions"] as { name: string }[]).map((c) => c.name)).toEqual(["Name", "A"]);
+    expect((table["rows"] as { cells: unknown[] }[])[0]?.cells).toEqual(["t", "x"]);
+    const broken = { ...custom, printerColumns: [{ name: "B", type: "string", jsonPath: ".spec[" }] };
+    const fallback = toTable(
+      broken,
+      [thing],
+      { resourceVersion: "1" },
+      { includeObject: "None", apiVersion: "meta.k8s.io/v1" },
+      new Date(NOW),
+    );
+    expect((fallback["columnDefinitions"] as { name: string }[]).map((c) => c.name)).toEqual(["Name", "Created At"]);
   });
 });
