@@ -10,7 +10,7 @@
  *   store `result.object` (when `result.changed`, or when only managedFields moved) or answer the
  *   thrown {@link ApplyError}'s `status()`.
  * - create / update / other patches: `trackUpdate(live | undefined, next, { manager, type, apiVersion })`
- *   before storing `next`. It never throws: on an internal failure it keeps the live managedFields.
+ *   before storing `next`. It never throws.
  *
  * Guarantees:
  * - The returned objects carry `metadata.managedFields` encoded and sorted as the real server does;
@@ -389,7 +389,8 @@ function decodeOrEmpty(entries: unknown): Managed {
 /**
  * Tracks a non-apply write (create when `live` is undefined, update, json/merge/strategic patch): returns
  * `next` with managedFields where `manager` owns what it changed. A client may replace managedFields by
- * sending valid ones, or clear them with `[]`/`[{}]`. Never throws (UpdateNoErrors).
+ * sending valid ones, or clear them with `[]`/`[{}]`. Never throws (UpdateNoErrors: on an internal
+ * failure the managedFields are cleared, as Kubernetes 1.32 does).
  */
 export function trackUpdate(
   live: KubeJson | undefined,
@@ -417,7 +418,8 @@ export function trackUpdate(
     setManagedFields(out, encodeManagedFields(managed));
     return out;
   } catch {
-    setManagedFields(out, metadataOf(liveObj)["managedFields"] as ManagedFieldsEntry[] | undefined);
+    // Kubernetes 1.32's UpdateNoErrors clears managedFields rather than keep garbage (later releases restore the live ones).
+    setManagedFields(out, undefined);
     return out;
   }
 }

@@ -14,6 +14,7 @@
  *   treated as an atomic leaf rather than refused.
  */
 import { childType, DEDUCED, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
+import { goQuote } from "../validation/go-format.ts";
 import { type FieldSet, FieldSetBuilder } from "./field-set.ts";
 import { compareGoStrings, type Json, type Path, type PathElement, pathToString } from "./path-element.ts";
 
@@ -80,11 +81,11 @@ function itemElement(shape: Extract<Shape, { kind: "list" }>, item: Json): { pe:
     for (const k of shape.keys) {
       if (k in item) fields.push([k, item[k]!]);
       else if (shape.keyDefaults && k in shape.keyDefaults) fields.push([k, shape.keyDefaults[k] as Json]);
-    }
-    if (fields.length === 0) {
-      return {
-        error: `associative list with keys has an element that omits all key fields [${shape.keys.map((k) => JSON.stringify(k)).join(" ")}] (and doesn't have default values for any key fields)`,
-      };
+      // structured-merge-diff v4.4 (Kubernetes 1.32) requires every key; optional keys came later.
+      else
+        return {
+          error: `associative list with keys has an element that omits key field ${goQuote(k)} (and doesn't have default value)`,
+        };
     }
     fields.sort((a, b) => compareGoStrings(a[0], b[0]));
     return { pe: { key: fields } };

@@ -440,6 +440,26 @@ describe("reset fields and bad requests", () => {
     ]);
   });
 
+  it("refuses a list item missing a key field that has no default (structured-merge-diff v4.4)", () => {
+    const body: KubeJson = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "d", namespace: "ns" },
+      spec: { template: { spec: { containers: [{ name: "a", ports: [{ name: "http" }] }] } } },
+    };
+    const err = errorOf(() =>
+      applyConfiguration(undefined, body, {
+        type: deploymentType,
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        manager: "x",
+      }),
+    );
+    expect(err.message).toBe(
+      'failed to create typed patch object (ns/d; apps/v1, Kind=Deployment): .spec.template.spec.containers[name="a"].ports: element 0: associative list with keys has an element that omits key field "containerPort" (and doesn\'t have default value)',
+    );
+  });
+
   it("refuses duplicate keys in an applied associative list with the typed-conversion error", () => {
     const body: KubeJson = {
       apiVersion: "apps/v1",

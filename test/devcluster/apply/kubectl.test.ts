@@ -1,0 +1,153 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { patchEnginesPlugin } from "../../../src/devcluster/apply/patch-types.ts";
+import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
+
+/** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
+const KUBECTL_TIMEOUT_MS = 20_000;
+
+let server: ApiServer;
+let dir: string;
+
+function kubectl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env, KUBECONFIG: join(dir, "kubeconfig"), KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+  return new Promise((resolve) => {
+    execFile("kubectl", args, { env, timeout: KUBECTL_TIMEOUT_MS }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function applyFile(name: string, yaml: string, ...flags: string[]) {
+  const file = join(dir, name);
+  await writeFile(file, yaml);
+  return kubectl(["apply", "-f", file, ...flags]);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
+async function getJson(resource: string, name: string): Promise<Record<string, any>> {
+  const out = await kubectl(["get", resource, name, "-o", "json", "--show-managed-fields"]);
+  expect(out.stderr).toBe("");
+  return JSON.parse(out.stdout);
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "capstan-apply-"));
+  server = await startApiServer({ kubeconfigPath: join(dir, "kubeconfig"), plugins: [patchEnginesPlugin] });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const deploymentV1 = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.25
+        env:
+        - {name: A, value: "1"}
+        - {name: B, value: "2"}
+      - name: sidecar
+        image: busybox
+`;
+
+const deploymentV2 = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.26
+        env:
+        - {name: A, value: "1"}
+`;
+
+describe("kubectl against the patch engines", () => {
+  it("client-side apply twice removes the container, env var and replicas the manifest dropped", async () => {
+    expect((await applyFile("d1.yaml", deploymentV1)).code).toBe(0);
+    // Another writer adds an env var; client-side apply must keep it (strategic merge by name).
+    const setEnv = await kubectl(["set", "env", "deployment/web", "-c", "app", "C=3"]);
+    expect(setEnv.stderr).toBe("");
+    const second = await applyFile("d2.yaml", deploymentV2);
+    expect(second.stderr).toBe("");
+    expect(second.stdout).toContain("deployment.apps/web configured");
+    const d = await getJson("deployment", "web");
+    const containers = d.spec.template.spec.containers;
+    expect(containers.map((c: { name: string }) => c.name)).toEqual(["app"]);
+    expect(containers[0].image).toBe("nginx:1.26");
+    expect(containers[0].env.map((e: { name: string }) => e.name)).toEqual(["A", "C"]);
+  });
+
+  it("kubectl patch --type strategic merges a container by name", async () => {
+    const out = await kubectl([
+      "patch",
+      "deployment",
+      "web",
+      "--type",
+      "strategic",
+      "-p",
+      JSON.stringify({ spec: { template: { spec: { containers: [{ name: "extra", image: "redis" }] } } } }),
+    ]);
+    expect(out.stderr).toBe("");
+    const d = await getJson("deployment", "web");
+    expect(d.spec.template.spec.containers.map((c: { name: string }) => c.name).sort()).toEqual(["app", "extra"]);
+  });
+
+  it("apply --server-side conflicts with another manager's field and --force-conflicts takes it", async () => {
+    expect((await kubectl(["create", "configmap", "settings", "--from-literal=a=1"])).code).toBe(0);
+    const cm = (a: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: "${a}"\n`;
+    expect((await applyFile("alice.yaml", cm("1"), "--server-side", "--field-manager=alice")).stderr).toBe("");
+    const conflict = await applyFile("bob.yaml", cm("2"), "--server-side", "--field-manager=bob");
+    expect(conflict.code).not.toBe(0);
+    expect(conflict.stderr).toContain(
+      'Apply failed with 2 conflicts: conflicts with "alice":\n- .data.a\nconflicts with "before-first-apply" using v1:\n- .data.a',
+    );
+    const forced = await applyFile("bob.yaml", cm("2"), "--server-side", "--field-manager=bob", "--force-conflicts");
+    expect(forced.stderr).toBe("");
+    expect(forced.stdout).toContain("configmap/settings serverside-applied");
+    const got = await getJson("configmap", "settings");
+    expect(got.data).toEqual({ a: "2" });
+    const bob = got.metadata.managedFields.find((e: { manager: string }) => e.manager === "bob");
+    expect(bob).toMatchObject({
+      operation: "Apply",
+      apiVersion: "v1",
+      fieldsType: "FieldsV1",
+      fieldsV1: { "f:data": { "f:a": {} } },
+    });
+    expect(got.metadata.managedFields.map((e: { manager: string }) => e.manager)).not.toContain("alice");
+  });
+
+  it("upgrades a client-side applied object to apply --server-side without conflicts", async () => {
+    const cm = (a: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upgraded\ndata:\n  a: "${a}"\n`;
+    expect((await applyFile("u1.yaml", cm("1"))).code).toBe(0);
+    const ssa = await applyFile("u2.yaml", cm("2"), "--server-side");
+    expect(ssa.stderr).toBe("");
+    const got = await getJson("configmap", "upgraded");
+    expect(got.data).toEqual({ a: "2" });
+    const lastApplied = JSON.parse(got.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]);
+    expect(lastApplied.data).toEqual({ a: "2" });
+  });
+});
