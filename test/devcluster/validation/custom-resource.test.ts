@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { admitCustomObject, validateCustomResource } from "../../../src/devcluster/validation/custom-resource.ts";
+import {
+  admitCustomObject,
+  validateCustomResource,
+  validateScaleSpec,
+  validateScaleStatus,
+  validateTypeMeta,
+} from "../../../src/devcluster/validation/custom-resource.ts";
 import { validateEmbeddedResources } from "../../../src/devcluster/validation/embedded-meta.ts";
 import { fieldErrorMessage } from "../../../src/devcluster/validation/field-errors.ts";
 import { validateListSetsAndMaps } from "../../../src/devcluster/validation/list-types.ts";
@@ -122,6 +128,37 @@ describe("the admission path", () => {
     const status: JSONSchemaProps = { type: "object", properties: { ready: { type: "boolean" } } };
     expect(msgs(validateCustomResource(status, { ready: "yes" }, { fieldPrefix: "status" }))).toEqual([
       'status.ready: Invalid value: "string": ready in body must be of type boolean: "string"',
+    ]);
+  });
+});
+
+describe("type meta and scale", () => {
+  it("requires the served kind and apiVersion", () => {
+    expect(msgs(validateTypeMeta({ apiVersion: "x.io/v2", kind: "Other" }, "x.io", "v1", "App"))).toEqual([
+      'kind: Invalid value: "Other": must be App',
+      'apiVersion: Invalid value: "x.io/v2": must be x.io/v1',
+    ]);
+    expect(validateTypeMeta({ apiVersion: "x.io/v1", kind: "App" }, "x.io", "v1", "App")).toEqual([]);
+  });
+
+  it("checks replicas at the scale paths, with the raw path as the field", () => {
+    const scale = {
+      specReplicasPath: ".spec.replicas",
+      statusReplicasPath: ".status.replicas",
+      labelSelectorPath: ".status.selector",
+    };
+    expect(validateScaleSpec({ spec: {} }, scale)).toEqual([]);
+    expect(msgs(validateScaleSpec({ spec: { replicas: -1 } }, scale))).toEqual([
+      ".spec.replicas: Invalid value: -1: should be a non-negative integer",
+    ]);
+    expect(msgs(validateScaleSpec({ spec: { replicas: 2 ** 31 } }, scale))).toEqual([
+      ".spec.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647",
+    ]);
+    expect(msgs(validateScaleSpec({ spec: { replicas: "3" } }, scale))).toEqual([
+      ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 3 is of the type string, expected int64",
+    ]);
+    expect(msgs(validateScaleStatus({ status: { replicas: 1, selector: 5 } }, scale))).toEqual([
+      '.status.selector: Invalid value: "": .status.selector accessor error: 5 is of the type int64, expected string',
     ]);
   });
 });
