@@ -136,7 +136,10 @@ export class Manager {
   private current: ManagerState = "idle";
   private running: Promise<void> | undefined;
   private cachesSynced = false;
+  /** Aborts when leadership ends (any cause); late controllers wait on it for their caches. */
   private leaderSignal: AbortSignal | undefined;
+  /** Stops controllers at once; aborted after a graceful drain, or straight away on lost leadership. */
+  private hardStop: AbortSignal | undefined;
   private ports: { healthProbe?: number; metrics?: number } = {};
 
   constructor(options: ManagerOptions) {
@@ -249,11 +252,12 @@ export class Manager {
       throw new Error(`a controller named "${controller.name}" already exists; name it with .named("...")`);
     }
     this.controllers.push(controller);
-    const leaderSignal = this.leaderSignal;
-    if (this.current === "leading" && leaderSignal !== undefined) {
-      // Added while running: start it once its informers have synced.
+    const { leaderSignal, hardStop } = this;
+    if (this.current === "leading" && leaderSignal !== undefined && hardStop !== undefined) {
+      // Added while running: start it once its informers have synced. It is in `controllers`
+      // already, so a graceful stop drains it like the others.
       void this.informers.waitForCacheSync(leaderSignal).then((ok) => {
-        if (ok && !leaderSignal.aborted) controller.start(leaderSignal);
+        if (ok && !leaderSignal.aborted) controller.start(hardStop);
       });
     }
   }
@@ -379,6 +383,7 @@ export class Manager {
     // Controllers stop at once if leadership is lost; a graceful stop drains them first (below).
     const hard = new AbortController();
     setMaxListeners(0, hard.signal); // one listener per controller
+    this.hardStop = hard.signal;
     for (const c of this.controllers) c.start(hard.signal);
     await new Promise<void>((resolve) => {
       if (leaderSignal.aborted) resolve();

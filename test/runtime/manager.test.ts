@@ -200,6 +200,45 @@ describe("shutdown", () => {
   });
 });
 
+describe("controllers added while running", () => {
+  it("starts a controller registered after start once its cache synced, and drains it on stop", async () => {
+    const lw = new FakeListerWatcher();
+    lw.upsert("a");
+    const { client } = fakeClient(lw);
+    const m = manager(client);
+    m.controller(ConfigMap)
+      .named("first")
+      .reconcile(() => {});
+    const run = m.start();
+    await eventually(() => m.state === "leading", 2000, "running");
+    const gate = deferred();
+    let signal: AbortSignal | undefined;
+    let finished = false;
+    m.controller(ConfigMap)
+      .named("late")
+      .reconcile(async (_t, ctx) => {
+        signal = ctx.signal;
+        await gate.promise;
+        finished = true;
+      });
+    await eventually(() => signal !== undefined, 2000, "late controller reconciling");
+    const stopping = m.stop();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(signal?.aborted).toBe(false);
+    gate.resolve();
+    await stopping;
+    await run;
+    expect(finished).toBe(true);
+  });
+
+  it("refuses two controllers with the same name", () => {
+    const { client } = fakeClient(new FakeListerWatcher());
+    const m = manager(client);
+    m.controller(ConfigMap).reconcile(() => {});
+    expect(() => m.controller(ConfigMap).reconcile(() => {})).toThrow(/already exists/);
+  });
+});
+
 describe("leader election", () => {
   it("runs controllers on one replica only, and a standby takes over when the leader stops", async () => {
     const lw = new FakeListerWatcher();
