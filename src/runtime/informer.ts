@@ -20,7 +20,8 @@
  *   (a successful list, or a watch that delivered events) resets the backoff, as kube-rs does, so
  *   a flaky connection that keeps delivering is retried quickly rather than after 30-60 s.
  * - `relisting`: the watch's version expired (410 Gone, at watch start or as an ERROR event):
- *   list again and compare with the store, emitting the adds, updates (resourceVersion changed)
+ *   list again at once (after a backoff only if the last list is less than 1 s old, so a server
+ *   that cannot serve its own versions gets no list loop) and compare with the store, emitting the adds, updates (resourceVersion changed)
  *   and deletions (as {@link DeletedFinalStateUnknown}) that the watch missed.
  * - `stopped`: the signal aborted; the list/watch in flight was cancelled and no timer is left.
  *
@@ -149,6 +150,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private synced = false;
   private syncWaiters: (() => void)[] = [];
   private running = false;
+  private lastListAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: InformerOptions<T>) {
     this.options = options;
@@ -246,7 +248,9 @@ export class Informer<T extends KubeObject = KubeObject> {
         if (outcome.kind === "gone") {
           this.logger.info({ informer: this.name, err: outcome.error }, "watch version expired (410), relisting");
           next = "list";
-          await this.backOff(outcome.error, "list", signal);
+          // History compacted under a watch that has been running: relist at once. A 410 right
+          // after a list (a server that cannot serve its own versions) backs off instead.
+          if (this.clock.now() - this.lastListAt < SHORT_WATCH_MS) await this.backOff(outcome.error, "list", signal);
         } else if (outcome.kind === "error") {
           await this.backOff(outcome.error, "watch", signal);
         } else if (outcome.kind === "short") {
@@ -306,6 +310,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (signal.aborted) return;
     // Progress: the server is serving again, so the next failure backs off from the start.
     this.backoff.reset();
+    this.lastListAt = this.clock.now();
     this.replace(listed);
     this.resourceVersion = resourceVersion;
     if (!this.synced) {

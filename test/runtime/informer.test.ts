@@ -156,6 +156,27 @@ describe("Informer", () => {
     expect(api.watchCalls[1]?.resourceVersion).toBe(api.resourceVersion);
   });
 
+  it("re-lists at once after a 410 on a watch that has been running, and backs off after a 410 right after a list", async () => {
+    let now = 1_000_000;
+    const clock = { now: () => now };
+    const api = new FakeListerWatcher();
+    api.upsert("a");
+    // Any backoff would stall this test: an hour.
+    const { informer } = start(api, { clock, backoff: { initial: "1h", max: "1h", random: () => 0 } });
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1);
+    now += 60_000; // the watch has been running for a minute
+    api.compact();
+    api.expireWatches();
+    await eventually(() => api.listCalls.length === 2 && api.openWatches === 1, 2000, "the immediate relist");
+    // Right after that list, another 410: this one waits for the backoff.
+    api.compact();
+    api.expireWatches();
+    await eventually(() => informer.phase.phase === "backingOff", 2000, "the backoff");
+    expect(informer.phase).toMatchObject({ phase: "backingOff", next: "list", delayMs: 3_600_000 });
+    expect(api.listCalls).toHaveLength(2);
+  });
+
   it("re-lists when the watch itself is refused with 410 because the version expired while disconnected", async () => {
     const api = new FakeListerWatcher();
     api.upsert("a");
