@@ -1,0 +1,747 @@
+/**
+ * The per-object engine behind `op.on.*`, `op.timer` and `op.daemon`: one reconcile function per
+ * watched kind (and namespace), run by the runtime's controller, so the work queue guarantees
+ * that one object is never processed by two workers at once and retries use per-key delays.
+ *
+ * ## Expected flow (one reconcile of one object)
+ * 1. Raw watch events buffered for the object go to the `on.event` handlers, in order.
+ * 2. Gone from the cache: daemons are stopped, the object's memory is dropped. Done.
+ * 3. Daemons are started or stopped to match the object (deleting, filters).
+ * 4. Finalizer: added when a (non-optional) delete handler matches and the object is not being
+ *    deleted; removed when none matches any more.
+ * 5. The changing cause, as Kopf detects it ({@link detectCause}):
+ *    - deletionTimestamp set and our finalizer present: `delete`; the finalizer is removed once
+ *      every delete handler has succeeded;
+ *    - deletionTimestamp set without our finalizer: nothing (never a second delete);
+ *    - no stored essence: `create`;
+ *    - stored essence differs from the current one: `update` (with `resume` handlers mixed in
+ *      on the first sight in this process);
+ *    - same essence, first sight in this process: `resume`; otherwise nothing.
+ *    The cause's handlers (plus field handlers whose field changed) run in registration order,
+ *    each one's outcome stored before the next starts (progress.ts). A handler that must wait
+ *    (retry delay) stops the cause; the reconcile asks to be run again after that delay.
+ * 6. Timers that are due run (not while the object is being deleted).
+ * 7. The result asks the queue for the next visit: the earliest retry or timer.
+ *
+ * ## Guarantees
+ * - At-least-once per handler and cause: a handler runs until its success (or final failure) is
+ *   stored on the object. One that crashed between its effect and the write of its record runs
+ *   again, once per such crash; a handler whose success is stored never runs again for the same
+ *   cause (see docs/handlers.md, "Guarantees after a crash").
+ * - The changing cause is judged only on a cache that has caught up with our own last write
+ *   (Kopf's consistency wait): until the informer delivers the resourceVersion our last patch
+ *   returned (or {@link CONSISTENCY_TIMEOUT_MS} passed), the cause is not evaluated, so a stale
+ *   cached copy never makes a handler run twice.
+ * - The essence stored when a cause ends is the one the handlers saw, plus the handlers' own
+ *   `ctx.patch` changes: a handler's own spec/label change does not trigger an update, a change
+ *   by anyone else during the handlers does.
+ *
+ * ## Assumptions
+ * - Objects come from the controller's informer cache (read-only, frozen); nothing here mutates them.
+ *
+ * ## Caveats
+ * - Timers and daemon restarts are held in memory: after a restart, a timer first runs after its
+ *   `initialDelay` again, and every daemon starts again.
+ * - A delete handler that fails for good leaves the finalizer in place (the object stays
+ *   Terminating): a human must fix the cause and remove the finalizer, or retry by editing the
+ *   record. Kopf would release the object; we would rather not lose the cleanup silently.
+ */
+import type { Logger } from "pino";
+import type { KubeClient } from "../client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../client/types.ts";
+import type { CacheReader } from "../runtime/cache.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
+import { type Duration, toMilliseconds } from "../runtime/duration.ts";
+import type { EventRecorder } from "../runtime/event-recorder.ts";
+import { DeletedFinalStateUnknown, type InformerEventHandler } from "../runtime/informer.ts";
+import { isDeleted, type ReconcileResult, type ReconcileTarget } from "../runtime/reconcile.ts";
+import {
+  applyMergePatch,
+  type ContextSources,
+  newObjectPatch,
+  objectContext,
+  objectLogger,
+  splitObjectPatch,
+} from "./context.ts";
+import { DaemonRun, MAX_BACKOFF_MS } from "./daemons.ts";
+import { type Diff, diff, jsonEqual, valueAt } from "./diff.ts";
+import { errorMessage, PermanentError, TemporaryError } from "./errors.ts";
+import { type Essence, essenceOf, isCapstanAnnotation } from "./essence.ts";
+import { matchesFilters } from "./filters.ts";
+import type {
+  ChangeContext,
+  ChangeHandlerSpec,
+  DaemonContext,
+  DaemonSpec,
+  EventHandlerSpec,
+  ObjectPatch,
+  TimerContext,
+  TimerSpec,
+} from "./handlers.ts";
+import type { OperatorNames } from "./naming.ts";
+import {
+  finishPatch,
+  type ProgressRecord,
+  type Purpose,
+  progressPatch,
+  readEssence,
+  readProgress,
+  staleProgressKeys,
+} from "./progress.ts";
+
+/**
+ * Kopf's default `consistency_timeout` (5 s): how long to wait for the informer to deliver our own
+ * last write before judging the cause on what the cache holds anyway (a relist may skip it).
+ */
+export const CONSISTENCY_TIMEOUT_MS = 5_000;
+/**
+ * Raw events kept per object until its next reconcile (also on a standby replica, whose
+ * controllers do not run: the buffer is bounded by this, the newest events win); older ones are
+ * dropped and logged.
+ */
+const MAX_BUFFERED_EVENTS = 100;
+
+/** Information the test hook gets between a handler's return and the write of its record. */
+export interface BookkeepingPoint {
+  handlerId: string;
+  cause: Purpose;
+  obj: KubeObject;
+  error: unknown;
+}
+
+/** Hooks for tests that simulate crashes; never needed in production. */
+export interface OperatorTestHooks {
+  /**
+   * Called after a change handler returned or threw and before its outcome is written. Return
+   * `"abandon"` to drop the bookkeeping, as if the process had died at that point.
+   */
+  beforeBookkeeping?(point: BookkeepingPoint): "abandon" | undefined | Promise<"abandon" | undefined>;
+}
+
+/** What a processor needs. */
+export interface ProcessorOptions {
+  kind: ResourceKind;
+  names: OperatorNames;
+  changeHandlers: readonly ChangeHandlerSpec[];
+  timers: readonly TimerSpec[];
+  daemons: readonly DaemonSpec[];
+  events: readonly EventHandlerSpec[];
+  client: KubeClient;
+  logger: Logger;
+  recorder: EventRecorder;
+  /** Aborts when the operator stops: daemons end at once. */
+  stopSignal: AbortSignal;
+  /** Whether the kind has a status subresource (status writes go there, else into the object). */
+  statusSubresource: boolean;
+  hooks?: OperatorTestHooks;
+}
+
+/** What the processor remembers about one object, in memory (lost on restart by design). */
+interface ObjectMemory {
+  handledOnce: boolean;
+  expectedRv: string | undefined;
+  expectedSince: number;
+  firstSeen: number;
+  lastEssence: Essence | undefined;
+  lastChange: number;
+  timers: Map<string, number>;
+  daemons: Map<string, DaemonRun>;
+  events: { type: "ADDED" | "MODIFIED" | "DELETED"; obj: KubeObject }[];
+  latest: KubeObject | undefined;
+}
+
+type CauseOutcome = { obj: KubeObject; delayMs?: number; abandoned?: boolean; failed?: boolean };
+
+/** The reconcile engine of one kind in one watch scope; see the module documentation. */
+export class KindProcessor {
+  private readonly memory = new Map<string, ObjectMemory>();
+  private readonly detach: (() => void)[] = [];
+  private store: CacheReader | undefined;
+
+  constructor(private readonly options: ProcessorOptions) {}
+
+  /** Listens to the informer: buffers raw events, notices our own writes arriving. */
+  attach(informer: {
+    addEventHandler(h: InformerEventHandler<KubeObject>): () => void;
+    readonly store: CacheReader;
+  }): void {
+    this.store = informer.store;
+    const seen = (type: "ADDED" | "MODIFIED" | "DELETED", obj: KubeObject) => {
+      const key = keyOf(obj);
+      const mem = this.memory.get(key);
+      if (mem !== undefined && mem.expectedRv !== undefined && obj.metadata?.resourceVersion === mem.expectedRv) {
+        mem.expectedRv = undefined;
+      }
+      if (this.options.events.length === 0) return;
+      const target = mem ?? this.remember(key);
+      target.events.push({ type, obj });
+      if (target.events.length > MAX_BUFFERED_EVENTS) {
+        target.events.shift();
+        this.options.logger.warn({ key }, "raw event buffer full: dropped the oldest event");
+      }
+    };
+    this.detach.push(
+      informer.addEventHandler({
+        onAdd: (obj) => seen("ADDED", obj),
+        onUpdate: (oldObj, newObj) => {
+          if (oldObj !== newObj) seen("MODIFIED", newObj);
+        },
+        onDelete: (d) => seen("DELETED", d instanceof DeletedFinalStateUnknown ? d.obj : d),
+      }),
+    );
+  }
+
+  /** Stops every daemon (waiting up to `timeoutMs` for each) and detaches from the informer. */
+  async stop(timeoutMs: number): Promise<void> {
+    for (const d of this.detach.splice(0)) d();
+    const runs = [...this.memory.values()].flatMap((m) => [...m.daemons.values()]);
+    await Promise.all(runs.map((r) => r.stop(timeoutMs)));
+  }
+
+  /** Daemons currently alive (for tests and diagnostics). */
+  runningDaemons(): number {
+    let n = 0;
+    for (const m of this.memory.values())
+      for (const r of m.daemons.values()) if (!r.ended && r.state !== "stopped") n++;
+    return n;
+  }
+
+  /** The reconcile function the controller calls. */
+  async reconcile(target: ReconcileTarget<KubeObject>, ctx: ReconcileContext<KubeObject>): Promise<ReconcileResult> {
+    const key = ctx.key.namespace ? `${ctx.key.namespace}/${ctx.key.name}` : ctx.key.name;
+    const mem = this.memory.get(key);
+    if (mem !== undefined) await this.drainEvents(mem);
+    if (isDeleted(target)) {
+      if (mem !== undefined) {
+        for (const run of mem.daemons.values()) void run.stop(Number.POSITIVE_INFINITY);
+        this.memory.delete(key);
+      }
+      return undefined;
+    }
+    const m = mem ?? this.remember(key);
+    let obj: KubeObject = target;
+    m.latest = obj;
+    const now = Date.now();
+    const essence = essenceOf(obj);
+    if (m.lastEssence === undefined || !jsonEqual(m.lastEssence, essence)) {
+      m.lastEssence = essence;
+      m.lastChange = now;
+    }
+    const deleting = obj.metadata?.deletionTimestamp !== undefined;
+    this.syncDaemons(obj, m, deleting, ctx.signal);
+
+    const delays: number[] = [];
+    if (this.options.changeHandlers.length > 0) {
+      const consistent = this.consistent(obj, m, now);
+      if (consistent === true) {
+        const outcome = await this.processChanges(obj, m, deleting, ctx.signal);
+        if (outcome.abandoned) return undefined;
+        obj = outcome.obj;
+        if (outcome.delayMs !== undefined) delays.push(outcome.delayMs);
+      } else {
+        delays.push(consistent);
+      }
+    }
+    if (!deleting && this.options.timers.length > 0) {
+      const next = await this.runTimers(obj, m, ctx.signal);
+      if (next !== undefined) delays.push(next);
+    }
+    if (delays.length === 0) return undefined;
+    // At least 1 ms: a zero delay means "no requeue" to the controller.
+    return { requeueAfter: Math.max(1, Math.min(...delays)) };
+  }
+
+  private remember(key: string): ObjectMemory {
+    const now = Date.now();
+    const mem: ObjectMemory = {
+      handledOnce: false,
+      expectedRv: undefined,
+      expectedSince: 0,
+      firstSeen: now,
+      lastEssence: undefined,
+      lastChange: now,
+      timers: new Map(),
+      daemons: new Map(),
+      events: [],
+      latest: undefined,
+    };
+    this.memory.set(key, mem);
+    return mem;
+  }
+
+  /** `true` when the cache reflects our last write (or waiting timed out); else ms left to wait. */
+  private consistent(obj: KubeObject, mem: ObjectMemory, now: number): true | number {
+    if (mem.expectedRv === undefined) return true;
+    if (obj.metadata?.resourceVersion === mem.expectedRv) {
+      mem.expectedRv = undefined;
+      return true;
+    }
+    const left = mem.expectedSince + CONSISTENCY_TIMEOUT_MS - now;
+    if (left > 0) return left;
+    this.options.logger.debug({ key: keyOf(obj) }, "own write not seen within the consistency timeout; going on");
+    mem.expectedRv = undefined;
+    return true;
+  }
+
+  private async drainEvents(mem: ObjectMemory): Promise<void> {
+    for (const event of mem.events.splice(0)) {
+      for (const h of this.options.events) {
+        if (!matchesFilters(event.obj, h.options)) continue;
+        const logger = objectLogger(this.options.logger, event.obj, { handler: h.id });
+        try {
+          await h.fn({
+            type: event.type,
+            obj: event.obj,
+            name: event.obj.metadata?.name ?? "",
+            namespace: event.obj.metadata?.namespace || undefined,
+            logger,
+            api: this.options.client,
+          });
+        } catch (err) {
+          // Kopf's on.event errors are logged and ignored: a raw event is never retried.
+          logger.error({ err }, "event handler failed; the event is not retried");
+        }
+      }
+    }
+  }
+
+  // ---- daemons ----
+
+  private syncDaemons(obj: KubeObject, mem: ObjectMemory, deleting: boolean, controllerSignal: AbortSignal): void {
+    for (const spec of this.options.daemons) {
+      const run = mem.daemons.get(spec.id);
+      const wanted = !deleting && matchesFilters(obj, spec.options);
+      if (wanted && run === undefined) {
+        mem.daemons.set(spec.id, this.startDaemon(spec, mem, controllerSignal));
+      } else if (!wanted && run !== undefined) {
+        mem.daemons.delete(spec.id);
+        void run.stop(Number.POSITIVE_INFINITY);
+      }
+    }
+  }
+
+  private startDaemon(spec: DaemonSpec, mem: ObjectMemory, controllerSignal: AbortSignal): DaemonRun {
+    const first = mem.latest as KubeObject;
+    const logger = objectLogger(this.options.logger, first, { daemon: spec.id });
+    const current = () => {
+      const cached = this.store?.get(keyOf(first));
+      return cached ?? mem.latest ?? first;
+    };
+    return new DaemonRun({
+      id: spec.id,
+      initialDelayMs: spec.initialDelayMs,
+      backoffMs: spec.backoffMs,
+      parentSignal: AbortSignal.any([controllerSignal, this.options.stopSignal]),
+      logger,
+      recorder: this.options.recorder,
+      current,
+      invoke: async (signal, retry) => {
+        const base = objectContext(this.sources(logger, signal), current);
+        const ctx: DaemonContext<KubeObject> = Object.defineProperties(base, {
+          handlerId: { value: spec.id, enumerable: true },
+          retry: { value: retry, enumerable: true },
+        }) as DaemonContext<KubeObject>;
+        await spec.fn(ctx);
+      },
+    });
+  }
+
+  private sources(logger: Logger, signal: AbortSignal): ContextSources {
+    const { kind, client, recorder } = this.options;
+    return { kind, client, logger, recorder, signal };
+  }
+
+  // ---- changing causes ----
+
+  private async processChanges(
+    obj: KubeObject,
+    mem: ObjectMemory,
+    deleting: boolean,
+    signal: AbortSignal,
+  ): Promise<CauseOutcome> {
+    const { names, changeHandlers } = this.options;
+    const relevant = changeHandlers.filter((h) => matchesFilters(obj, h.options));
+    // Kopf's "prematch": an object no handler is interested in gets no state written at all.
+    const finalizers = obj.metadata?.finalizers ?? [];
+    const hasFinalizer = finalizers.includes(names.finalizer);
+    if (relevant.length === 0 && !hasFinalizer) return { obj };
+    const needsFinalizer = relevant.some((h) => h.cause === "delete" && h.options.optional !== true);
+
+    if (!deleting) {
+      if (needsFinalizer && !hasFinalizer)
+        obj = await this.setFinalizers(obj, [...finalizers, names.finalizer], signal, mem);
+      if (!needsFinalizer && hasFinalizer) {
+        obj = await this.setFinalizers(
+          obj,
+          finalizers.filter((f) => f !== names.finalizer),
+          signal,
+          mem,
+        );
+      }
+      const stored = readEssence(obj, names);
+      const current = essenceOf(obj);
+      let purpose: Purpose;
+      let changes: Diff;
+      if (stored === undefined) {
+        purpose = "create";
+        changes = diff(undefined, current);
+      } else {
+        changes = diff(stored, current);
+        if (changes.length > 0) purpose = "update";
+        else if (!mem.handledOnce) purpose = "resume";
+        else return { obj };
+      }
+      const resumeToo = !mem.handledOnce && purpose === "update";
+      const handlers = relevant.filter(
+        (h) =>
+          h.cause === purpose ||
+          (resumeToo && h.cause === "resume") ||
+          (h.cause === "field" &&
+            (purpose === "create" || purpose === "update") &&
+            !jsonEqual(valueAt(stored, h.field ?? []), valueAt(current, h.field ?? []))),
+      );
+      const outcome = await this.runCause(obj, purpose, handlers, stored, current, changes, mem, signal);
+      if (outcome.delayMs === undefined && !outcome.abandoned) mem.handledOnce = true;
+      return outcome;
+    }
+
+    if (!hasFinalizer) {
+      // Being deleted without our finalizer: either we never held it, or we released it already.
+      // Only optional delete handlers may run, best effort, once per process.
+      const optional = relevant.filter((h) => h.cause === "delete" && h.options.optional === true);
+      if (optional.length === 0 || mem.handledOnce) return { obj };
+      const outcome = await this.runCause(
+        obj,
+        "delete",
+        optional,
+        readEssence(obj, names),
+        essenceOf(obj),
+        [],
+        mem,
+        signal,
+      );
+      if (outcome.delayMs === undefined) mem.handledOnce = true;
+      return outcome;
+    }
+    const handlers = relevant.filter((h) => h.cause === "delete");
+    const stored = readEssence(obj, names);
+    const outcome = await this.runCause(obj, "delete", handlers, stored, essenceOf(obj), [], mem, signal);
+    if (outcome.abandoned || outcome.delayMs !== undefined) return outcome;
+    if (outcome.failed) {
+      this.options.logger.warn(
+        objectRefFields(outcome.obj),
+        "a delete handler failed permanently: the finalizer stays until someone intervenes",
+      );
+      return outcome;
+    }
+    const remaining = (outcome.obj.metadata?.finalizers ?? []).filter((f) => f !== names.finalizer);
+    return { obj: await this.setFinalizers(outcome.obj, remaining, signal, mem) };
+  }
+
+  /**
+   * Sets `metadata.finalizers` with the object's resourceVersion as a precondition: a finalizer
+   * list written over a concurrent change would drop someone else's finalizer. A 409 is thrown
+   * and the controller retries on the fresher cached object.
+   */
+  private async setFinalizers(
+    obj: KubeObject,
+    finalizers: string[],
+    signal: AbortSignal,
+    mem: ObjectMemory,
+  ): Promise<KubeObject> {
+    const updated = await this.patchObject(
+      obj,
+      // An empty list is removed (null), as the API server would not keep `finalizers: []` anyway.
+      {
+        metadata: {
+          resourceVersion: obj.metadata?.resourceVersion,
+          finalizers: finalizers.length > 0 ? finalizers : null,
+        },
+      },
+      signal,
+    );
+    this.expect(mem, updated);
+    return updated;
+  }
+
+  private expect(mem: ObjectMemory, obj: KubeObject): void {
+    mem.expectedRv = obj.metadata?.resourceVersion;
+    mem.expectedSince = Date.now();
+    mem.latest = obj;
+  }
+
+  private patchObject(obj: KubeObject, body: unknown, signal: AbortSignal): Promise<KubeObject> {
+    const ns = obj.metadata?.namespace || undefined;
+    return this.options.client
+      .resource(this.options.kind, ns)
+      .patch(obj.metadata?.name ?? "", body, { type: "merge", signal });
+  }
+
+  private patchStatus(obj: KubeObject, status: Record<string, unknown>, signal: AbortSignal): Promise<KubeObject> {
+    const ns = obj.metadata?.namespace || undefined;
+    return this.options.client
+      .resource(this.options.kind, ns)
+      .patchStatus(obj.metadata?.name ?? "", { status }, { signal });
+  }
+
+  /** Runs `handlers` of one cause in order; see the module documentation. */
+  private async runCause(
+    obj: KubeObject,
+    purpose: Purpose,
+    handlers: readonly ChangeHandlerSpec[],
+    oldEssence: Essence | undefined,
+    newEssence: Essence,
+    changes: Diff,
+    mem: ObjectMemory,
+    signal: AbortSignal,
+  ): Promise<CauseOutcome> {
+    const { names } = this.options;
+    let purge: Record<string, null> = {};
+    for (const key of staleProgressKeys(obj, names, purpose)) purge[key] = null;
+    let handled: Essence = newEssence;
+    let failed = false;
+    const finished = (h: ChangeHandlerSpec, o: KubeObject) => {
+      const r = readProgress(o, names, h.id, purpose);
+      return r?.success === true || r?.failure === true;
+    };
+
+    for (let i = 0; i < handlers.length; i++) {
+      const h = handlers[i] as ChangeHandlerSpec;
+      const record = readProgress(obj, names, h.id, purpose);
+      if (record?.success === true) continue;
+      if (record?.failure === true) {
+        failed = true;
+        continue;
+      }
+      const now = Date.now();
+      if (record?.delayed !== undefined) {
+        const at = Date.parse(record.delayed);
+        if (at > now) return { obj, delayMs: at - now };
+      }
+      const started = record === undefined ? new Date(now) : new Date(record.started);
+      const retry = record?.retries ?? 0;
+      const logger = objectLogger(this.options.logger, obj, { handler: h.id, cause: purpose });
+      const patch = newObjectPatch<KubeObject>();
+      const snapshot = obj;
+      const base = objectContext(this.sources(logger, signal), () => snapshot);
+      const fieldPath = h.field;
+      const ctx: ChangeContext<KubeObject, unknown> = Object.defineProperties(base, {
+        cause: { value: purpose, enumerable: true },
+        handlerId: { value: h.id, enumerable: true },
+        diff: {
+          value:
+            fieldPath === undefined
+              ? changes
+              : diff(valueAt(oldEssence, fieldPath), valueAt(newEssence, fieldPath), fieldPath),
+          enumerable: true,
+        },
+        old: { value: fieldPath === undefined ? oldEssence : valueAt(oldEssence, fieldPath), enumerable: true },
+        new: { value: fieldPath === undefined ? newEssence : valueAt(newEssence, fieldPath), enumerable: true },
+        retry: { value: retry, enumerable: true },
+        started: { value: started, enumerable: true },
+        patch: { value: patch, enumerable: true },
+      }) as ChangeContext<KubeObject, unknown>;
+
+      let result: unknown;
+      let error: unknown;
+      let threw = false;
+      try {
+        result = await h.fn(ctx);
+      } catch (err) {
+        error = err;
+        threw = true;
+      }
+      // Stopping (leadership lost, drain timed out): leave no record; the next leader re-runs it.
+      if (threw && signal.aborted) return { obj, abandoned: true };
+      const hook = await this.options.hooks?.beforeBookkeeping?.({ handlerId: h.id, cause: purpose, obj, error });
+      if (hook === "abandon") return { obj, abandoned: true };
+
+      const stoppedAt = new Date().toISOString();
+      let next: ProgressRecord;
+      let delayMs: number | undefined;
+      if (!threw) {
+        next = { purpose, started: started.toISOString(), retries: retry, success: true, stopped: stoppedAt };
+        logger.info("handler succeeded");
+      } else {
+        const retries = retry + 1;
+        const message = errorMessage(error);
+        const timeoutMs = h.options.timeout === undefined ? undefined : toMs(h.options.timeout);
+        const exhausted =
+          (h.options.retries !== undefined && retries >= h.options.retries) ||
+          (timeoutMs !== undefined && Date.now() - started.getTime() >= timeoutMs);
+        if (error instanceof PermanentError || exhausted) {
+          failed = true;
+          next = { purpose, started: started.toISOString(), retries, failure: true, stopped: stoppedAt, message };
+          const why = error instanceof PermanentError ? "failed permanently" : "has exhausted its retries";
+          logger.error({ err: error, retries }, `handler ${why}`);
+          this.options.recorder.event(obj, "Warning", "HandlerFailed", `Handler '${h.id}' ${why}: ${message}`);
+        } else {
+          delayMs =
+            error instanceof TemporaryError
+              ? error.delayMs
+              : Math.min(toMs(h.options.backoff ?? 1000) * 2 ** retry, MAX_BACKOFF_MS);
+          next = {
+            purpose,
+            started: started.toISOString(),
+            retries,
+            delayed: new Date(Date.now() + delayMs).toISOString(),
+            message,
+          };
+          logger.error({ err: error, retries, retryInMs: delayMs }, "handler failed; will retry");
+          this.options.recorder.event(
+            obj,
+            "Warning",
+            "HandlerRetrying",
+            `Handler '${h.id}' failed ${error instanceof TemporaryError ? "temporarily" : "with an exception"}, will retry: ${message}`,
+          );
+        }
+      }
+
+      const parts = splitObjectPatch(patch);
+      let status = parts.status ?? {};
+      if (!threw && result !== undefined && h.options.storeResult !== false) status = { ...status, [h.id]: result };
+      handled = absorbOwnChanges(handled, parts);
+      const done = delayMs === undefined;
+      const laterPending = handlers.slice(i + 1).some((later) => !finished(later, obj));
+      const endsCause = done && !laterPending && purpose !== "delete";
+      const annotations: Record<string, string | null> = { ...parts.metadata.annotations, ...purge };
+      Object.assign(annotations, endsCause ? finishPatch(obj, names, handled) : progressPatch(names, h.id, next));
+      purge = {};
+      if (Object.keys(status).length > 0 && this.options.statusSubresource) {
+        obj = await this.patchStatus(obj, status, signal);
+        this.expect(mem, obj);
+      }
+      const body: Record<string, unknown> = {
+        metadata: { ...(parts.metadata.labels ? { labels: parts.metadata.labels } : {}), annotations },
+      };
+      if (parts.spec !== undefined) body.spec = parts.spec;
+      if (Object.keys(status).length > 0 && !this.options.statusSubresource) body.status = status;
+      obj = await this.patchObject(obj, body, signal);
+      this.expect(mem, obj);
+      if (!done) return { obj, delayMs };
+      if (endsCause) return { obj, failed };
+    }
+    // Every handler had finished already (or none matched): end the cause, store the essence.
+    if (purpose !== "delete") {
+      const annotations = { ...purge, ...finishPatch(obj, names, handled) };
+      const stored = obj.metadata?.annotations?.[names.essenceAnnotation];
+      const unchanged =
+        Object.keys(annotations).length === 1 &&
+        stored !== undefined &&
+        stored === annotations[names.essenceAnnotation];
+      if (!unchanged) {
+        obj = await this.patchObject(obj, { metadata: { annotations } }, signal);
+        this.expect(mem, obj);
+      }
+    } else if (Object.keys(purge).length > 0) {
+      obj = await this.patchObject(obj, { metadata: { annotations: purge } }, signal);
+      this.expect(mem, obj);
+    }
+    return { obj, failed };
+  }
+
+  // ---- timers ----
+
+  private async runTimers(obj: KubeObject, mem: ObjectMemory, signal: AbortSignal): Promise<number | undefined> {
+    let earliest: number | undefined;
+    for (const t of this.options.timers) {
+      if (!matchesFilters(obj, t.options)) {
+        mem.timers.delete(t.id);
+        continue;
+      }
+      const nextAt = mem.timers.get(t.id) ?? mem.firstSeen + t.initialDelayMs;
+      const due = Math.max(nextAt, t.idleMs > 0 ? mem.lastChange + t.idleMs : 0);
+      let now = Date.now();
+      if (due > now) {
+        mem.timers.set(t.id, nextAt);
+        earliest = Math.min(earliest ?? Number.POSITIVE_INFINITY, due - now);
+        continue;
+      }
+      const logger = objectLogger(this.options.logger, obj, { timer: t.id });
+      const patch = newObjectPatch<KubeObject>();
+      const snapshot = obj;
+      const base = objectContext(this.sources(logger, signal), () => snapshot);
+      const ctx = Object.defineProperties(base, {
+        handlerId: { value: t.id, enumerable: true },
+        patch: { value: patch, enumerable: true },
+      }) as TimerContext<KubeObject>;
+      let wait = t.intervalMs;
+      let result: unknown;
+      let ok = false;
+      try {
+        result = await t.fn(ctx);
+        ok = true;
+      } catch (err) {
+        if (signal.aborted) return undefined;
+        if (err instanceof TemporaryError) wait = err.delayMs;
+        logger.error({ err }, "timer failed");
+        this.options.recorder.event(obj, "Warning", "TimerFailed", `Timer '${t.id}' failed: ${errorMessage(err)}`);
+      }
+      obj = await this.writeTimerPatch(
+        obj,
+        patch,
+        ok && t.options.storeResult !== false ? { [t.id]: result } : {},
+        result,
+        signal,
+        mem,
+      );
+      now = Date.now();
+      mem.timers.set(t.id, now + wait);
+      earliest = Math.min(earliest ?? Number.POSITIVE_INFINITY, wait);
+    }
+    return earliest;
+  }
+
+  private async writeTimerPatch(
+    obj: KubeObject,
+    patch: ObjectPatch<KubeObject>,
+    resultStatus: Record<string, unknown>,
+    result: unknown,
+    signal: AbortSignal,
+    mem: ObjectMemory,
+  ): Promise<KubeObject> {
+    const parts = splitObjectPatch(patch);
+    const status = { ...(parts.status ?? {}), ...(result === undefined ? {} : resultStatus) };
+    if (Object.keys(status).length > 0 && this.options.statusSubresource) {
+      obj = await this.patchStatus(obj, status, signal);
+      this.expect(mem, obj);
+    }
+    const body: Record<string, unknown> = {};
+    if (parts.metadata.labels !== undefined || parts.metadata.annotations !== undefined) body.metadata = parts.metadata;
+    if (parts.spec !== undefined) body.spec = parts.spec;
+    if (Object.keys(status).length > 0 && !this.options.statusSubresource) body.status = status;
+    if (Object.keys(body).length > 0) {
+      obj = await this.patchObject(obj, body, signal);
+      this.expect(mem, obj);
+    }
+    return obj;
+  }
+}
+
+/** The essence after a handler's own patch: its spec, label and (non-Capstan) annotation changes. */
+function absorbOwnChanges(essence: Essence, parts: ReturnType<typeof splitObjectPatch>): Essence {
+  let out: Essence = essence;
+  if (parts.spec !== undefined) out = applyMergePatch(out, { spec: parts.spec }) as Essence;
+  const meta: Record<string, unknown> = {};
+  if (parts.metadata.labels !== undefined) meta.labels = parts.metadata.labels;
+  if (parts.metadata.annotations !== undefined) {
+    const own = Object.entries(parts.metadata.annotations).filter(([k]) => !isCapstanAnnotation(k));
+    if (own.length > 0) meta.annotations = Object.fromEntries(own);
+  }
+  if (Object.keys(meta).length > 0) out = applyMergePatch(out, { metadata: meta }) as Essence;
+  // Re-normalise (empty maps dropped) exactly as essenceOf would.
+  return essenceOf({ ...(out as KubeObject), metadata: (out.metadata ?? {}) as KubeObject["metadata"] });
+}
+
+function keyOf(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  return ns ? `${ns}/${obj.metadata?.name}` : (obj.metadata?.name ?? "");
+}
+
+function objectRefFields(obj: KubeObject): Record<string, unknown> {
+  return { namespace: obj.metadata?.namespace, name: obj.metadata?.name };
+}
+
+function toMs(d: Duration): number {
+  return toMilliseconds(d);
+}

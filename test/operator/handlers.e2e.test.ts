@@ -1,0 +1,310 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isNotFound } from "../../src/client/errors.ts";
+import { type DiffEntry, operator } from "../../src/operator/index.ts";
+import {
+  ConfigMap,
+  eventsFor,
+  Machine,
+  namespace,
+  run,
+  startCluster,
+  type TestCluster,
+  waitUntil,
+} from "./support/cluster.ts";
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startCluster();
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+function machines(ns: string) {
+  return cluster.client.resource(Machine, ns);
+}
+
+describe("create and update handlers on the embedded API server", () => {
+  it("fires create once, then update with a field diff, and never for status-only or metadata-only writes", async () => {
+    const ns = await namespace(cluster, "create-update");
+    const op = operator({ name: "machines" });
+    const creates: string[] = [];
+    const updates: DiffEntry[][] = [];
+    const olds: unknown[] = [];
+    op.on.create(Machine, async function created({ name, spec }) {
+      creates.push(`${name}:${spec.switchPosition}`);
+      return { seen: spec.switchPosition };
+    });
+    op.on.update(Machine, async ({ diff, old, new: current }) => {
+      updates.push([...diff]);
+      olds.push([old?.spec.switchPosition, current?.spec.switchPosition]);
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m1", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      // The create handler's result lands in status.<handler id>; the essence is stored.
+      const handled = await waitUntil(async () => {
+        const m = await machines(ns).get("m1");
+        return m.metadata.annotations?.["machines.capstan.dev/last-handled-configuration"] ? m : undefined;
+      }, "the essence annotation");
+      expect((handled.status as Record<string, unknown> | undefined)?.created).toEqual({ seen: "up" });
+      expect(
+        JSON.parse(handled.metadata.annotations?.["machines.capstan.dev/last-handled-configuration"] ?? ""),
+      ).toEqual({
+        spec: { switchPosition: "up" },
+      });
+      expect(creates).toEqual(["m1:up"]);
+
+      // Status-only and metadata-only (finalizer-free) writes: no update.
+      await machines(ns).patchStatus("m1", { status: { flips: 3 } });
+      await machines(ns).patch("m1", { metadata: { annotations: { "other.capstan.dev/x": "1" } } }, { type: "merge" });
+      await machines(ns).patch("m1", { spec: { switchPosition: "down" } }, { type: "merge" });
+      await waitUntil(() => updates.length === 1, "the update handler");
+      expect(updates[0]).toEqual([
+        { op: "change", path: ["spec", "switchPosition"], field: "spec.switchPosition", old: "up", new: "down" },
+      ]);
+      // A label is part of the essence: it is an update too.
+      await machines(ns).patch("m1", { metadata: { labels: { tier: "gold" } } }, { type: "merge" });
+      await waitUntil(() => updates.length === 2, "the label update");
+      expect(updates[1]).toEqual([
+        { op: "add", path: ["metadata"], field: "metadata", old: undefined, new: { labels: { tier: "gold" } } },
+      ]);
+      expect(olds).toEqual([
+        ["up", "down"],
+        ["down", "down"],
+      ]);
+      // Give stray events a chance to show up before asserting their absence.
+      await machines(ns).patchStatus("m1", { status: { flips: 4 } });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(updates).toHaveLength(2);
+      expect(creates).toHaveLength(1);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("runs field handlers with the field's old and new values, and a handler's own spec patch does not re-trigger it", async () => {
+    const ns = await namespace(cluster, "field");
+    const op = operator({ name: "useless" });
+    const calls: { old: unknown; new: unknown }[] = [];
+    op.on.field(Machine, "spec.switchPosition", async function flip(ctx) {
+      calls.push({ old: ctx.old, new: ctx.new });
+      if (ctx.new === "up") ctx.patch.spec.switchPosition = "down";
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "down" } }),
+      );
+      await waitUntil(() => calls.length === 1, "the field handler on create");
+      await machines(ns).patch("m", { spec: { switchPosition: "up" } }, { type: "merge" });
+      await waitUntil(async () => (await machines(ns).get("m")).spec.switchPosition === "down", "the switch back down");
+      await machines(ns).patch("m", { spec: { size: 3 } }, { type: "merge" });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(calls).toEqual([
+        { old: undefined, new: "down" },
+        { old: "down", new: "up" },
+      ]);
+      const stored = JSON.parse(
+        (await machines(ns).get("m")).metadata.annotations?.["useless.capstan.dev/last-handled-configuration"] ?? "",
+      );
+      expect(stored.spec.switchPosition).toBe("down");
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("runs several create handlers in order, collecting patches, and adopts an idempotently named child", async () => {
+    const ns = await namespace(cluster, "ordered");
+    const op = operator({ name: "ordered" });
+    const order: string[] = [];
+    op.on.create(Machine, async function first({ patch }) {
+      order.push("first");
+      patch.metadata.labels.first = "done";
+      patch.status.flips = 1;
+    });
+    op.on.create(Machine, async function second({ adopt, api, obj }) {
+      order.push("second");
+      const child = adopt(ConfigMap.make({ data: { position: obj.spec.switchPosition } }));
+      await api.resource(ConfigMap).create(child);
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      const m = await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      const cm = await waitUntil(() => cluster.client.resource(ConfigMap, ns).get("m"), "the child ConfigMap");
+      expect(cm.metadata?.ownerReferences).toEqual([
+        {
+          apiVersion: "useless.capstan.test/v1alpha1",
+          kind: "Machine",
+          name: "m",
+          uid: m.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
+      const after = await waitUntil(async () => {
+        const o = await machines(ns).get("m");
+        return o.metadata.annotations?.["ordered.capstan.dev/last-handled-configuration"] ? o : undefined;
+      }, "the cause to end");
+      expect(order).toEqual(["first", "second"]);
+      expect(after.metadata.labels).toEqual({ first: "done" });
+      expect(after.status?.flips).toBe(1);
+      // Progress records are purged once the cause is complete.
+      expect(Object.keys(after.metadata.annotations ?? {}).filter((k) => k.startsWith("ordered.capstan.dev/"))).toEqual(
+        ["ordered.capstan.dev/last-handled-configuration"],
+      );
+      // The handler's own label did not turn into an update (nothing else registered to see it, but
+      // the stored essence includes it, so no update cause is pending).
+      expect(JSON.parse(after.metadata.annotations?.["ordered.capstan.dev/last-handled-configuration"] ?? "")).toEqual({
+        spec: { switchPosition: "up" },
+        metadata: { labels: { first: "done" } },
+      });
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
+describe("delete handlers and the finalizer", () => {
+  it("adds the finalizer, runs the delete handler on deletion, then removes it so the object goes", async () => {
+    const ns = await namespace(cluster, "deletion");
+    const op = operator({ name: "cleaner" });
+    const deleted: string[] = [];
+    op.on.delete(Machine, async ({ name, obj }) => {
+      expect(obj.metadata.deletionTimestamp).toBeDefined();
+      deleted.push(name);
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      await waitUntil(
+        async () => (await machines(ns).get("m")).metadata.finalizers?.includes("cleaner.capstan.dev/finalizer"),
+        "the finalizer",
+      );
+      await machines(ns).delete("m");
+      await waitUntil(async () => {
+        try {
+          await machines(ns).get("m");
+          return false;
+        } catch (err) {
+          return isNotFound(err);
+        }
+      }, "the object to be gone");
+      expect(deleted).toEqual(["m"]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("does not fire delete handlers for an object deleted without our finalizer (never twice)", async () => {
+    const ns = await namespace(cluster, "no-finalizer");
+    const op = operator({ name: "late" });
+    const deleted: string[] = [];
+    op.on.delete(Machine, async ({ name }) => {
+      deleted.push(name);
+    });
+    // Another party's finalizer holds the object; ours was never added (operator not running yet).
+    await machines(ns).create(
+      Machine.make({
+        metadata: { name: "m", namespace: ns, finalizers: ["someone.example.com/hold"] },
+        spec: { switchPosition: "up" },
+      }),
+    );
+    await machines(ns).delete("m");
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      const m = await machines(ns).get("m");
+      expect(m.metadata.finalizers).toEqual(["someone.example.com/hold"]);
+      expect(deleted).toEqual([]);
+    } finally {
+      await running.stop();
+      await machines(ns).patch("m", { metadata: { finalizers: null } }, { type: "merge" });
+    }
+  });
+
+  it("removes its finalizer when no delete handler matches the object any more", async () => {
+    const ns = await namespace(cluster, "unmatched");
+    const op = operator({ name: "picky" });
+    op.on.delete(Machine, { labels: { managed: "yes" } }, async () => {});
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({
+          metadata: { name: "m", namespace: ns, labels: { managed: "yes" } },
+          spec: { switchPosition: "up" },
+        }),
+      );
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, "the finalizer");
+      await machines(ns).patch("m", { metadata: { labels: { managed: null } } }, { type: "merge" });
+      await waitUntil(
+        async () => ((await machines(ns).get("m")).metadata.finalizers ?? []).length === 0,
+        "finalizer removed",
+      );
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
+describe("raw events and filters", () => {
+  it("delivers ADDED, MODIFIED and DELETED events in order, only for objects passing the filters", async () => {
+    const ns = await namespace(cluster, "events");
+    const op = operator({ name: "spy" });
+    const seen: string[] = [];
+    op.on.event(Machine, { annotations: { watch: "me" } }, async ({ type, name }) => {
+      seen.push(`${type}:${name}`);
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({
+          metadata: { name: "a", namespace: ns, annotations: { watch: "me" } },
+          spec: { switchPosition: "up" },
+        }),
+      );
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "b", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      await machines(ns).patch("a", { spec: { switchPosition: "down" } }, { type: "merge" });
+      await machines(ns).delete("a");
+      await waitUntil(() => seen.includes("DELETED:a"), "the DELETED event");
+      expect(seen).toEqual(["ADDED:a", "MODIFIED:a", "DELETED:a"]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("posts no events for successful handlers but a Warning for a failing one, naming the handler", async () => {
+    const ns = await namespace(cluster, "warn");
+    const op = operator({ name: "warner" });
+    let attempts = 0;
+    op.on.create(Machine, { backoff: 10 }, async function flaky() {
+      attempts++;
+      if (attempts === 1) throw new Error("rate server unreachable");
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      const events = await waitUntil(async () => {
+        const list = await eventsFor(cluster, ns, "m");
+        return list.length > 0 ? list : undefined;
+      }, "a Warning event");
+      expect(events[0]?.type).toBe("Warning");
+      expect(events[0]?.reason).toBe("HandlerRetrying");
+      expect(events[0]?.message).toContain("Handler 'flaky' failed");
+      expect(events[0]?.message).toContain("rate server unreachable");
+      await waitUntil(() => attempts === 2, "the retry");
+    } finally {
+      await running.stop();
+    }
+  });
+});

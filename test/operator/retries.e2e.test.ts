@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isNotFound } from "../../src/client/errors.ts";
+import { operator, PermanentError, TemporaryError } from "../../src/operator/index.ts";
+import { eventsFor, Machine, namespace, run, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts";
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startCluster();
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const machines = (ns: string) => cluster.client.resource(Machine, ns);
+const progress = async (ns: string, name: string, key: string) => {
+  const raw = (await machines(ns).get(name)).metadata.annotations?.[key];
+  return raw === undefined ? undefined : JSON.parse(raw);
+};
+
+describe("retries", () => {
+  it("retries a TemporaryError after its delay, with the attempt number, without re-running handlers that succeeded", async () => {
+    const ns = await namespace(cluster, "temporary");
+    const op = operator({ name: "retrier" });
+    const calls: string[] = [];
+    op.on.create(Machine, async function prepare() {
+      calls.push("prepare");
+    });
+    op.on.create(Machine, async function waitForIt({ retry }) {
+      calls.push(`wait#${retry}`);
+      if (retry < 2) throw new TemporaryError("not ready yet", { delay: "50ms" });
+      return "ready";
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      // While retrying, the progress record of the failing handler is on the object.
+      const record = await waitUntil(() => progress(ns, "m", "retrier.capstan.dev/waitForIt"), "a progress record");
+      expect(record).toMatchObject({ purpose: "create", retries: 1, message: "not ready yet" });
+      expect(typeof record.delayed).toBe("string");
+      await waitUntil(
+        async () =>
+          ((await machines(ns).get("m")).status as Record<string, unknown> | undefined)?.waitForIt === "ready",
+        "the result",
+      );
+      expect(calls).toEqual(["prepare", "wait#0", "wait#1", "wait#2"]);
+      const events = await eventsFor(cluster, ns, "m");
+      expect(events.some((e) => e.type === "Warning" && e.message?.includes("failed temporarily"))).toBe(true);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("stops at a PermanentError, records the failure, and still completes the cause with the other handlers", async () => {
+    const ns = await namespace(cluster, "permanent");
+    const op = operator({ name: "strict" });
+    let broken = 0;
+    let after = 0;
+    op.on.create(Machine, async function broken1() {
+      broken++;
+      throw new PermanentError("spec.switchPosition must be up or down");
+    });
+    op.on.create(Machine, async function later() {
+      after++;
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "sideways" } }),
+      );
+      await waitUntil(
+        async () =>
+          (await machines(ns).get("m")).metadata.annotations?.["strict.capstan.dev/last-handled-configuration"],
+        "the cause to end",
+      );
+      const events = await eventsFor(cluster, ns, "m");
+      expect(events.map((e) => [e.type, e.reason, e.message])).toContainEqual([
+        "Warning",
+        "HandlerFailed",
+        "Handler 'broken1' failed permanently: spec.switchPosition must be up or down",
+      ]);
+      await new Promise((r) => setTimeout(r, 300));
+      expect([broken, after]).toEqual([1, 1]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("gives up after `retries` failed attempts of an arbitrary error", async () => {
+    const ns = await namespace(cluster, "exhausted");
+    const op = operator({ name: "limited" });
+    let attempts = 0;
+    op.on.create(Machine, { id: "flaky", retries: 3, backoff: 10 }, async () => {
+      attempts++;
+      throw new Error("boom");
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      await waitUntil(
+        async () => (await eventsFor(cluster, ns, "m")).some((e) => e.reason === "HandlerFailed"),
+        "the final failure",
+      );
+      const failed = (await eventsFor(cluster, ns, "m")).find((e) => e.reason === "HandlerFailed");
+      expect(failed?.message).toBe("Handler 'flaky' has exhausted its retries: boom");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(attempts).toBe(3);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("keeps the finalizer while a delete handler fails temporarily and releases the object once it succeeds", async () => {
+    const ns = await namespace(cluster, "delete-retry");
+    const op = operator({ name: "careful" });
+    let attempts = 0;
+    op.on.delete(Machine, async function release() {
+      attempts++;
+      if (attempts < 3) throw new TemporaryError("bucket still has objects", { delay: 30 });
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, "the finalizer");
+      await machines(ns).delete("m");
+      await waitUntil(async () => {
+        try {
+          await machines(ns).get("m");
+          return false;
+        } catch (err) {
+          return isNotFound(err);
+        }
+      }, "the object to go");
+      expect(attempts).toBe(3);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("keeps the finalizer after a delete handler failed permanently, so the cleanup is never skipped silently", async () => {
+    const ns = await namespace(cluster, "delete-permanent");
+    const op = operator({ name: "stubborn" });
+    let attempts = 0;
+    op.on.delete(Machine, async function release() {
+      attempts++;
+      throw new PermanentError("cannot reach the bucket's account");
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, "the finalizer");
+      await machines(ns).delete("m");
+      const record = await waitUntil(() => progress(ns, "m", "stubborn.capstan.dev/release"), "the failure record");
+      expect(record).toMatchObject({ purpose: "delete", failure: true, message: "cannot reach the bucket's account" });
+      await new Promise((r) => setTimeout(r, 300));
+      const m = await machines(ns).get("m");
+      expect(m.metadata.finalizers).toEqual(["stubborn.capstan.dev/finalizer"]);
+      expect(attempts).toBe(1);
+    } finally {
+      await running.stop();
+      await machines(ns).patch("m", { metadata: { finalizers: null } }, { type: "merge" });
+    }
+  });
+});

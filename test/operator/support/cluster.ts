@@ -1,0 +1,174 @@
+/**
+ * The embedded API server (with its garbage-collection and namespace controllers), a client for
+ * the test's own calls, and helpers to run an operator against it and wait for outcomes.
+ */
+import { createHook } from "node:async_hooks";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
+import pino from "pino";
+import { Type } from "typebox";
+import { type ClientConfig, loadClientConfig } from "../../../src/client/config.ts";
+import { KubeClient } from "../../../src/client/resource-client.ts";
+import { controllersPlugin } from "../../../src/devcluster/controllers/index.ts";
+import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
+import type { Operator, OperatorStartOptions } from "../../../src/operator/index.ts";
+import { ConfigMap, Event } from "../../../src/resources/builtins.ts";
+import { toCrd } from "../../../src/resources/crd.ts";
+import { defineResource } from "../../../src/resources/define-resource.ts";
+import { ensureCrds } from "../../../src/runtime/crd-registration.ts";
+
+export { ConfigMap };
+
+export interface TestCluster {
+  server: ApiServer;
+  config: ClientConfig;
+  client: KubeClient;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(): Promise<TestCluster> {
+  const dir = await mkdtemp(join(tmpdir(), "capstan-operator-e2e-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  const server = await startApiServer({ kubeconfigPath: kubeconfig, plugins: [controllersPlugin] });
+  const config = loadClientConfig({ kubeconfig });
+  const client = new KubeClient(config);
+  // Registered up front so tests can create objects before their operator has started.
+  await ensureCrds(client, [toCrd(Machine)], { timeout: "10s" });
+  return {
+    server,
+    config,
+    client,
+    stop: async () => {
+      await client.close();
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The useless machine of the seeds: the operator flips the switch back down. */
+export const Machine = defineResource({
+  group: "useless.capstan.test",
+  version: "v1alpha1",
+  kind: "Machine",
+  scope: "Namespaced",
+  spec: Type.Object({
+    switchPosition: Type.String(),
+    size: Type.Optional(Type.Integer()),
+  }),
+  // Handler results land in status.<handler id>: the status keeps unknown fields.
+  status: Type.Object({ flips: Type.Optional(Type.Integer()) }, { additionalProperties: true }),
+});
+export type MachineObject = ReturnType<typeof Machine.make>;
+
+/** A running operator and how to stop it. */
+export interface RunningOperator {
+  stop(): Promise<void>;
+  /** The promise `start` returned (rejects if the operator failed). */
+  done: Promise<void>;
+}
+
+/**
+ * Starts `op` against the cluster with quiet logs and short informer backoffs; resolves once its
+ * handlers run (caches synced, controllers started).
+ */
+export async function run(
+  op: Operator,
+  cluster: TestCluster,
+  extra: Partial<OperatorStartOptions> = {},
+): Promise<RunningOperator> {
+  const abort = new AbortController();
+  const done = op.start({
+    client: cluster.client,
+    signal: abort.signal,
+    logger: pino({ level: process.env.OP_LOG ?? "silent" }),
+    informerDefaults: { backoff: { initial: 20, max: 200 } },
+    gracefulShutdownTimeout: "5s",
+    ...extra,
+  });
+  const failed = done.then(
+    () => new Error("the operator stopped before it was running"),
+    (err: unknown) => err,
+  );
+  await Promise.race([
+    waitUntil(() => op.state === "leading" || op.state === "stopped", "the operator to run"),
+    failed.then((err) => {
+      throw err;
+    }),
+  ]);
+  return {
+    done,
+    stop: async () => {
+      abort.abort();
+      await done;
+    },
+  };
+}
+
+/** Resolves once `check` returns a truthy value (polling, async allowed); fails after `timeoutMs`. */
+export async function waitUntil<R>(
+  check: () => R | Promise<R>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<NonNullable<R>> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<R>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Events about object `name` in `namespace`. */
+export async function eventsFor(cluster: TestCluster, namespace: string, name: string): Promise<CoreEvent[]> {
+  const list = await cluster.client.resource(Event, namespace).list();
+  return list.items.filter((e) => e.involvedObject?.name === name);
+}
+
+/** Creates a namespace for one test (objects of different tests never meet). */
+export async function namespace(cluster: TestCluster, name: string): Promise<string> {
+  await cluster.client
+    .resource({ group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false })
+    .create({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name },
+    });
+  return name;
+}
+
+/**
+ * Tracks timers created by operator and runtime code from now on, so a test can prove that a
+ * stopped operator leaves none behind (whatever the test runner itself schedules).
+ */
+export function trackTimers(): { pending(): Promise<number>; stop(): void } {
+  const live = new Set<number>();
+  const hook = createHook({
+    init(asyncId, type) {
+      if (type !== "Timeout") return;
+      const stack = new Error().stack ?? "";
+      if (stack.includes("/src/operator/") || stack.includes("/src/runtime/")) live.add(asyncId);
+    },
+    destroy(asyncId) {
+      live.delete(asyncId);
+    },
+  }).enable();
+  return {
+    async pending() {
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      return live.size;
+    },
+    stop: () => hook.disable(),
+  };
+}
