@@ -1,0 +1,232 @@
+/**
+ * `startTestCluster`: the embedded API server started in-process for an operator's tests, with a
+ * client, a kubeconfig file for kubectl, operators run against it, and watch-based waits.
+ *
+ * ## Expected flow
+ * ```ts
+ * const cluster = await startTestCluster();                 // random port, real HTTPS
+ * await cluster.run(op);                                     // resolves once its CRDs are served
+ * await cluster.client.resource(ExchangeRate).create(ExchangeRate.make({ ... }));
+ * await cluster.waitFor(ConfigMap, "default/usd", (cm) => cm.data?.rate !== undefined);
+ * await cluster.stop();                                      // in afterEach / afterAll
+ * ```
+ *
+ * ## Guarantees
+ * - `stop()` stops every operator started with `run` (each gets its graceful shutdown), closes the
+ *   client, stops the server and removes the kubeconfig's temporary folder; afterwards nothing of
+ *   the cluster holds a timer, socket or file. It may be called more than once.
+ * - When an operator started with `run` fails (its `start` rejects), every `cluster.waitFor` in
+ *   progress or started later rejects with that failure instead of timing out.
+ *
+ * ## Caveats
+ * - The server is the devcluster: what it does not emulate is listed in docs/limitations.md.
+ * - Operators run in the test's process and share its event loop; a handler that blocks the loop
+ *   blocks the server too.
+ */
+import { setMaxListeners } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino, { type Logger } from "pino";
+import { loadClientConfig } from "../client/config.ts";
+import { KubeClient } from "../client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../client/types.ts";
+import { type ApiServer, startApiServer } from "../devcluster/index.ts";
+import { CRD_KIND } from "../runtime/crd-registration.ts";
+import type { Duration } from "../runtime/duration.ts";
+import { DEFAULT_WAIT_TIMEOUT, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
+
+/** Options of {@link startTestCluster}. */
+export interface TestClusterOptions {
+  /**
+   * Log level of the operators `run` starts when no logger is given: default `"silent"` (test output
+   * stays readable), or the `CAPSTAN_TEST_LOG` environment variable (`CAPSTAN_TEST_LOG=debug npx vitest`).
+   */
+  logLevel?: string;
+}
+
+/**
+ * What `run` needs of an operator: `operator()` objects fit. `requirements().crds` (when present)
+ * names the CRDs `run` waits for before resolving.
+ */
+export interface RunnableOperator<O = Record<string, unknown>> {
+  readonly name: string;
+  start(options: O & { client: KubeClient; signal: AbortSignal; logger: Logger }): Promise<void>;
+  requirements?(): { readonly crds: readonly { readonly crdName: string }[] };
+}
+
+/** Options of {@link TestCluster.run}: the operator's start options, less what the cluster supplies. */
+export interface RunOptions {
+  /** Default: a pino logger at the cluster's log level. */
+  logger?: Logger;
+  /** Passed to the operator; `false` also skips waiting for the CRDs. */
+  registerCrds?: boolean;
+  /** How long `run` waits for the operator's CRDs to be served (default {@link DEFAULT_WAIT_TIMEOUT}). */
+  readyTimeout?: Duration;
+  /** Any other start option of the operator (`namespaces`, `leaderElection`, `gracefulShutdownTimeout`, ...). */
+  [option: string]: unknown;
+}
+
+/** An operator started with {@link TestCluster.run}. */
+export interface RunningOperator {
+  /** Stops the operator gracefully; resolves once it has stopped (even if it had failed). */
+  stop(): Promise<void>;
+  /** Settles when the operator stops: rejects with its error if it failed. */
+  readonly done: Promise<void>;
+}
+
+/** A running test cluster; see the module documentation. */
+export interface TestCluster {
+  /** A client with the cluster's admin credentials. */
+  readonly client: KubeClient;
+  /** `https://127.0.0.1:<port>` */
+  readonly url: string;
+  /** The kubeconfig YAML (CA, URL, admin token). */
+  readonly kubeconfig: string;
+  /** The kubeconfig written to a temporary file, for kubectl (`kubectl --kubeconfig <path>`). */
+  readonly kubeconfigPath: string;
+  /**
+   * The devcluster's fault-injection handle. `undefined` for now: the devcluster has no fault
+   * injection yet (see docs/limitations.md).
+   */
+  readonly faults: undefined;
+  /**
+   * Runs `op` against the cluster until `stop()` (of the operator or of the cluster). Resolves once
+   * the CRDs the operator registers are served; rejects if the operator fails before that.
+   */
+  run<O>(op: RunnableOperator<O>, options?: RunOptions & Partial<O>): Promise<RunningOperator>;
+  /** {@link waitFor} with this cluster's client; also rejects when an operator it runs fails. */
+  waitFor<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    key: string,
+    predicate: (obj: T) => boolean,
+    options?: WaitForOptions,
+  ): Promise<T>;
+  /** {@link waitForDeletion} with this cluster's client. */
+  waitForDeletion(kind: ResourceKind, key: string, options?: WaitForOptions): Promise<void>;
+  /** Stops operators, client and server; see the module documentation. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the embedded Kubernetes API server in this process (random port, HTTPS with its own CA,
+ * its built-in controllers: garbage collector, namespace lifecycle, CRD lifecycle) for a test.
+ * Stop it with `cluster.stop()` in `afterEach`/`afterAll`.
+ */
+export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
+  const dir = await mkdtemp(join(tmpdir(), "capstan-test-cluster-"));
+  const kubeconfigPath = join(dir, "kubeconfig");
+  let server: ApiServer;
+  try {
+    server = await startApiServer({ port: 0, kubeconfigPath });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const client = new KubeClient(loadClientConfig({ kubeconfig: kubeconfigPath }));
+  const logLevel = options.logLevel ?? process.env.CAPSTAN_TEST_LOG ?? "silent";
+  const running = new Set<RunningOperator>();
+  // Aborted with the error of the first operator that fails: waits reject with it at once.
+  const failure = new AbortController();
+  let stopping: Promise<void> | undefined;
+
+  // Every wait listens to `failure`; dozens at once (Promise.all over many objects) are normal.
+  setMaxListeners(0, failure.signal);
+
+  const run = async <O>(
+    op: RunnableOperator<O>,
+    runOptions: RunOptions & Partial<O> = {},
+  ): Promise<RunningOperator> => {
+    if (stopping !== undefined) throw new Error("the test cluster is stopped");
+    const { readyTimeout, ...startOptions } = runOptions;
+    const abort = new AbortController();
+    const logger = (runOptions.logger as Logger | undefined) ?? pino({ level: logLevel });
+    const done = op.start({ ...(startOptions as O), client, signal: abort.signal, logger });
+    // Failed before ready: this rejects run(); failed later: waits reject with it.
+    const stopped = new AbortController();
+    done.then(
+      () => stopped.abort(new Error(`operator ${op.name} stopped`)),
+      (err: unknown) => {
+        const reason = new Error(`operator ${op.name} failed: ${err instanceof Error ? err.message : String(err)}`, {
+          cause: err,
+        });
+        stopped.abort(reason);
+        if (!abort.signal.aborted && !failure.signal.aborted) failure.abort(reason);
+      },
+    );
+    const handle: RunningOperator = {
+      done,
+      stop: async () => {
+        abort.abort();
+        await done.catch(() => undefined);
+        running.delete(handle);
+      },
+    };
+    running.add(handle);
+    if (runOptions.registerCrds === false) return handle;
+    try {
+      for (const crd of op.requirements?.().crds ?? []) {
+        await waitFor(client, CRD_KIND, crd.crdName, isEstablished, {
+          timeout: readyTimeout ?? DEFAULT_WAIT_TIMEOUT,
+          signal: stopped.signal,
+        });
+      }
+    } catch (err) {
+      await handle.stop();
+      throw err;
+    }
+    return handle;
+  };
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      await Promise.all([...running].map((r) => r.stop()));
+      await client.close();
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    })();
+    return stopping;
+  };
+
+  return {
+    client,
+    url: server.url,
+    kubeconfig: server.kubeconfig,
+    kubeconfigPath,
+    faults: undefined,
+    run,
+    waitFor: (kind, key, predicate, opts = {}) =>
+      withSignals(opts.signal, failure.signal, (signal) => waitFor(client, kind, key, predicate, { ...opts, signal })),
+    waitForDeletion: (kind, key, opts = {}) =>
+      withSignals(opts.signal, failure.signal, (signal) => waitForDeletion(client, kind, key, { ...opts, signal })),
+    stop,
+  };
+}
+
+function isEstablished(crd: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
+  return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false;
+}
+
+/**
+ * Runs `fn` with a signal aborted when `outer` or `failure` aborts, and detaches from both when it
+ * settles (a long-lived cluster signal must not collect one listener per finished wait).
+ */
+async function withSignals<R>(
+  outer: AbortSignal | undefined,
+  failure: AbortSignal,
+  fn: (signal: AbortSignal) => Promise<R>,
+): Promise<R> {
+  const combined = new AbortController();
+  const sources = outer === undefined ? [failure] : [outer, failure];
+  const listeners = sources.map((source) => {
+    const onAbort = () => combined.abort(source.reason);
+    if (source.aborted) onAbort();
+    else source.addEventListener("abort", onAbort, { once: true });
+    return () => source.removeEventListener("abort", onAbort);
+  });
+  try {
+    return await fn(combined.signal);
+  } finally {
+    for (const remove of listeners) remove();
+  }
+}

@@ -1,0 +1,199 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { promisify } from "node:util";
+import type { ConfigMap as ConfigMapObject } from "kubernetes-types/core/v1.d.ts";
+import { Type } from "typebox";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { KubeClient } from "../../src/client/resource-client.ts";
+import { ConfigMap } from "../../src/resources/builtins.ts";
+import { toCrd } from "../../src/resources/crd.ts";
+import { defineResource } from "../../src/resources/define-resource.ts";
+import { ensureCrds } from "../../src/runtime/crd-registration.ts";
+import { startTestCluster, type TestCluster, WaitForTimeoutError } from "../../src/testing/index.ts";
+
+const exec = promisify(execFile);
+
+const Gadget = defineResource({
+  group: "testing.capstan.test",
+  version: "v1",
+  kind: "Gadget",
+  scope: "Namespaced",
+  spec: Type.Object({ size: Type.Integer() }),
+});
+
+function configMap(name: string, data?: Record<string, string>): ConfigMapObject {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, ...(data ? { data } : {}) };
+}
+
+/** A minimal operator: registers Gadget's CRD, then writes one ConfigMap per start and holds until stopped. */
+function fakeOperator(name: string, behaviour: { fail?: Error; registerCrd?: boolean } = {}) {
+  const starts: { signal: AbortSignal }[] = [];
+  return {
+    name,
+    starts,
+    requirements: () => ({ crds: behaviour.registerCrd ? [Gadget] : [] }),
+    async start(options: { client: KubeClient; signal: AbortSignal }): Promise<void> {
+      starts.push({ signal: options.signal });
+      if (behaviour.registerCrd) await ensureCrds(options.client, [toCrd(Gadget)], { signal: options.signal });
+      await options.client.resource(ConfigMap).create(configMap(`${name}-started`, { at: String(starts.length) }));
+      if (behaviour.fail) throw behaviour.fail;
+      await new Promise<void>((resolve) => options.signal.addEventListener("abort", () => resolve(), { once: true }));
+    },
+  };
+}
+
+describe("startTestCluster", () => {
+  let cluster: TestCluster;
+  beforeEach(async () => {
+    cluster = await startTestCluster();
+  });
+  afterEach(async () => {
+    await cluster.stop();
+  });
+
+  it("serves HTTPS on a random port and writes a kubeconfig that the real kubectl uses", async () => {
+    expect(cluster.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(cluster.url).not.toMatch(/:6443$/);
+    await cluster.client.resource(ConfigMap).create(configMap("seen-by-kubectl"));
+    const { stdout } = await exec(
+      "kubectl",
+      ["--kubeconfig", cluster.kubeconfigPath, "get", "configmap", "-o", "name"],
+      {
+        env: { ...process.env, HOME: "/nonexistent", KUBECACHEDIR: "/tmp/capstan-testing-kubectl-cache" },
+      },
+    );
+    expect(stdout).toContain("configmap/seen-by-kubectl");
+  });
+
+  it("waitFor resolves with the first version of the object that satisfies the predicate", async () => {
+    const cms = cluster.client.resource(ConfigMap);
+    const waiting = cluster.waitFor(ConfigMap, "default/rate", (cm) => cm.data?.rate === "2");
+    const created = await cms.create(configMap("rate", { rate: "1" }));
+    await cms.update({ ...created, data: { rate: "2" } });
+    const found = await waiting;
+    expect(found.data).toEqual({ rate: "2" });
+  });
+
+  it("waitFor resolves at once for an object that already matches, named without its namespace", async () => {
+    await cluster.client.resource(ConfigMap).create(configMap("ready", { ok: "yes" }));
+    const found = await cluster.waitFor(ConfigMap, "ready", (cm) => cm.data?.ok === "yes", { timeout: "2s" });
+    expect(found.metadata?.name).toBe("ready");
+  });
+
+  it("waitFor fails after its timeout with the predicate and the object as last seen", async () => {
+    await cluster.client.resource(ConfigMap).create(configMap("stuck", { rate: "1" }));
+    const err = await cluster
+      .waitFor(ConfigMap, "default/stuck", (cm) => cm.data?.rate === "2", { timeout: 300 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WaitForTimeoutError);
+    const message = (err as Error).message;
+    expect(message).toContain("timed out after 300 ms waiting for ConfigMap default/stuck");
+    expect(message).toContain('cm.data?.rate === "2"');
+    expect(message).toContain('"rate": "1"');
+    expect(message).not.toContain("managedFields");
+    expect((err as WaitForTimeoutError).lastSeen?.metadata?.name).toBe("stuck");
+  });
+
+  it("waitFor's timeout says when the object never existed", async () => {
+    const err = await cluster
+      .waitFor(ConfigMap, "default/ghost", () => true, { timeout: 200 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WaitForTimeoutError);
+    expect((err as Error).message).toContain("it was never seen: it does not exist");
+    expect((err as WaitForTimeoutError).lastSeen).toBeUndefined();
+  });
+
+  it("waitFor keeps waiting while the kind is not served yet, then sees its object", async () => {
+    const waiting = cluster.waitFor(Gadget, "default/g1", (g) => g.spec.size === 3);
+    await ensureCrds(cluster.client, [toCrd(Gadget)], { timeout: "10s" });
+    await cluster.client
+      .resource(Gadget)
+      .create(Gadget.make({ metadata: { name: "g1", namespace: "default" }, spec: { size: 3 } }));
+    expect((await waiting).spec.size).toBe(3);
+  });
+
+  it("waitFor refuses a namespace on a cluster-scoped kind", async () => {
+    const Namespace = { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false };
+    await expect(cluster.waitFor(Namespace, "default/default", () => true)).rejects.toThrow(/cluster-scoped/);
+  });
+
+  it("waitForDeletion resolves once the object is gone", async () => {
+    const cms = cluster.client.resource(ConfigMap);
+    await cms.create(configMap("doomed"));
+    const waiting = cluster.waitForDeletion(ConfigMap, "default/doomed");
+    await cms.delete("doomed", { namespace: "default" });
+    await waiting;
+    await expect(cms.get("doomed", { namespace: "default" })).rejects.toMatchObject({ code: 404 });
+  });
+
+  it("run resolves once the operator's CRDs are served, and stop() ends it", async () => {
+    const op = fakeOperator("gadgets", { registerCrd: true });
+    const running = await cluster.run(op);
+    // Resolved: the CRD is served, so its objects can be created right away.
+    await cluster.client
+      .resource(Gadget)
+      .create(Gadget.make({ metadata: { name: "g2", namespace: "default" }, spec: { size: 1 } }));
+    await cluster.waitFor(ConfigMap, "default/gadgets-started", (cm) => cm.data?.at === "1");
+    await running.stop();
+    expect(op.starts[0]?.signal.aborted).toBe(true);
+    await expect(running.done).resolves.toBeUndefined();
+  });
+
+  it("a failing operator makes waits reject with its error instead of timing out", async () => {
+    const op = fakeOperator("broken", { fail: new Error("reconciler exploded") });
+    const running = await cluster.run(op);
+    const err = await cluster
+      .waitFor(ConfigMap, "default/never", () => true, { timeout: "20s" })
+      .catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(WaitForTimeoutError);
+    expect((err as Error).message).toBe("operator broken failed: reconciler exploded");
+    await expect(running.done).rejects.toThrow("reconciler exploded");
+  });
+
+  it("stop() stops the operators it runs and removes the kubeconfig", async () => {
+    const op = fakeOperator("stopped-with-cluster");
+    await cluster.run(op);
+    await cluster.waitFor(ConfigMap, "default/stopped-with-cluster-started", () => true);
+    await cluster.stop();
+    expect(op.starts[0]?.signal.aborted).toBe(true);
+    expect(existsSync(cluster.kubeconfigPath)).toBe(false);
+    await expect(cluster.run(fakeOperator("late"))).rejects.toThrow("the test cluster is stopped");
+  });
+});
+
+describe("startTestCluster resources", () => {
+  /** Handles and timers alive in this process, by type (sockets, servers, timeouts). */
+  function activeResources(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const type of process.getActiveResourcesInfo()) counts[type] = (counts[type] ?? 0) + 1;
+    return counts;
+  }
+
+  it("leaves no socket, server or timer behind after run, waitFor and stop", async () => {
+    const before = activeResources();
+    const cluster = await startTestCluster();
+    const running = await cluster.run(fakeOperator("leak-check", { registerCrd: true }));
+    await cluster.waitFor(ConfigMap, "default/leak-check-started", () => true);
+    await cluster
+      .waitFor(ConfigMap, "default/leak-check-started", (cm) => cm.data?.at === "never", { timeout: 100 })
+      .catch(() => undefined);
+    expect(activeResources().TCPServerWrap ?? 0).toBeGreaterThan(before.TCPServerWrap ?? 0);
+    await running.stop();
+    await cluster.stop();
+    // Only what the cluster could hold: sockets, listeners, timers (file reads of the runner come and go).
+    const held = (counts: Record<string, number>) =>
+      Object.fromEntries(
+        ["TCPSocketWrap", "TLSWrap", "TCPServerWrap", "Timeout"].map((t) => [
+          t,
+          Math.max(0, (counts[t] ?? 0) - (before[t] ?? 0)),
+        ]),
+      );
+    // Closed sockets leave the list on the next turns of the event loop.
+    let leftover = held(activeResources());
+    for (let i = 0; i < 50 && Object.values(leftover).some((n) => n > 0); i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      leftover = held(activeResources());
+    }
+    expect(leftover).toEqual({ TCPSocketWrap: 0, TLSWrap: 0, TCPServerWrap: 0, Timeout: 0 });
+  });
+});
