@@ -25,6 +25,7 @@
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { evaluateJsonPath, parseJsonPath } from "../api/jsonpath.ts";
+import { ApiError, failure } from "../api/status.ts";
 import {
   ALL_VERBS,
   bucketOf,
@@ -203,8 +204,25 @@ function selectableFieldGetter(jsonPath: string): FieldGetter | undefined {
   }
 }
 
-/** The served-resource descriptor of one version of a CRD. */
-export function servedFromCrd(crd: Crd, version: CustomResourceDefinitionVersion): ServedResource {
+/**
+ * The answer to a create while the CRD is terminating (customresource_handler.go): 405 with its own
+ * message. The descriptor's create hook is where the object store lets a kind refuse a create.
+ */
+export function createWhileTerminating(group: string, plural: string): ApiError {
+  return new ApiError(
+    failure(405, "MethodNotAllowed", "create not allowed while custom resource definition is terminating", {
+      group,
+      kind: plural,
+    }),
+  );
+}
+
+/** The served-resource descriptor of one version of a CRD (refusing creates while the CRD terminates). */
+export function servedFromCrd(
+  crd: Crd,
+  version: CustomResourceDefinitionVersion,
+  options: { terminating?: boolean } = {},
+): ServedResource {
   const names = crd.status?.acceptedNames ?? crd.spec.names;
   const scale = version.subresources?.scale;
   const fieldSelectors: Record<string, FieldGetter> = {};
@@ -239,6 +257,13 @@ export function servedFromCrd(crd: Crd, version: CustomResourceDefinitionVersion
     printerColumns: version.additionalPrinterColumns?.map((c) => ({ ...c })),
     schema: version.schema?.openAPIV3Schema,
     custom: true,
+    ...(options.terminating
+      ? {
+          defaultOnCreate: () => {
+            throw createWhileTerminating(crd.spec.group, names.plural);
+          },
+        }
+      : {}),
   };
 }
 
@@ -270,6 +295,8 @@ interface Registration {
   versions: Set<string>;
   /** The spec and accepted names it was registered from: unchanged means nothing to re-register. */
   signature: string;
+  /** Re-registered to refuse creates because the CRD is being deleted. */
+  terminating?: boolean;
 }
 
 export class CrdLifecycle implements Controller {
@@ -462,6 +489,14 @@ export class CrdLifecycle implements Controller {
     if (established && registration) {
       const bucket = `${registration.group}/${registration.plural}`;
       this.cleaning.set(bucket, name);
+      if (!registration.terminating) {
+        registration.terminating = true;
+        for (const version of crd.spec.versions) {
+          if (registration.versions.has(version.name)) {
+            this.ctx.registry.add(servedFromCrd(crd, version, { terminating: true }));
+          }
+        }
+      }
       const instanceServed = this.ctx.registry
         .versionsOf(registration.group, registration.plural)
         .find((s) => bucketOf(s) === bucket);

@@ -210,9 +210,21 @@ describe("CRD lifecycle", () => {
       status: "True",
       message: "CustomResource deletion is in progress",
     });
-    // The held instance keeps the CRD (and its serving) alive.
+    // The held instance keeps the CRD (and its serving) alive, but no new instance may be created.
     const held = (await cluster.http("GET", `${base}/held`)).body as Crd;
     expect(held.metadata.deletionTimestamp).toBeDefined();
+    const late = await cluster.http("POST", base, {
+      apiVersion: "c.example.com/v1",
+      kind: "ExchangeRate",
+      metadata: { name: "late" },
+      spec: { currency: "CAD" },
+    });
+    expect(late.status).toBe(405);
+    expect(late.body).toMatchObject({
+      reason: "MethodNotAllowed",
+      message: "create not allowed while custom resource definition is terminating",
+      details: { group: "c.example.com", kind: "exchangerates" },
+    });
 
     const release = await cluster.http(
       "PATCH",
