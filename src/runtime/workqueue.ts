@@ -177,7 +177,8 @@ export class WorkQueue<K = string> {
 
   /**
    * The next key to process, waiting until one is ready. Resolves `undefined` when the queue is
-   * shut down and empty, or when `signal` aborts (or already has, even if keys are waiting). The caller must call `done(key)` afterwards.
+   * shut down and empty, or when `signal` aborts (or already has, even if keys are waiting).
+   * The caller must call `done(key)` afterwards.
    */
   get(signal?: AbortSignal): Promise<K | undefined> {
     // An aborted signal means "take no more work", even if keys are waiting.
@@ -204,9 +205,9 @@ export class WorkQueue<K = string> {
     if (startedAt === undefined) return;
     this.processing.delete(key);
     this.metrics.workDuration?.((performance.now() - startedAt) / 1000);
-    if (this.dirty.has(key)) {
-      this.enqueue(key);
-    } else if (this.processing.size === 0 && this.drainWaiters.length > 0) {
+    if (this.dirty.has(key)) this.enqueue(key);
+    // As client-go's drain: done when nothing is being processed, even if keys still wait.
+    if (this.processing.size === 0 && this.drainWaiters.length > 0) {
       const waiters = this.drainWaiters;
       this.drainWaiters = [];
       for (const w of waiters) w();

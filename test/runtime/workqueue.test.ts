@@ -179,6 +179,17 @@ describe("WorkQueue", () => {
     expect(drained).toBe(true);
   });
 
+  it("shutDownWithDrain completes when processing ends even if the key was re-added meanwhile", async () => {
+    const q = newQueue();
+    q.add("k");
+    await q.get();
+    q.add("k"); // re-added while processing: queued again on done
+    const drain = q.shutDownWithDrain();
+    q.done("k");
+    await drain;
+    expect(q.len()).toBe(1);
+  });
+
   it("shutDownWithDrain gives up when its signal aborts (a shutdown timeout)", async () => {
     const q = newQueue();
     q.add("stuck");
