@@ -6,11 +6,11 @@
  *    fields, drop non-nullable nulls); returns the pruned fields' paths for `fieldValidation`
  *    (Warn: `unknown field "spec.foo"` warnings, Strict: a 400/422 as the server chooses).
  * 2. `validateTypeMeta` (when it fails, only its errors are reported), metadata checks (object-meta.ts),
- *    then `validateCustomResource(schema, obj, options)` and, with a scale subresource,
- *    `validateScaleSpec` + `validateScaleStatus`. The real strategy's order is: metadata, schema, scale,
- *    embedded resources, list-type uniqueness, then CEL rules through the extension point.
+ *    then `validateCustomResource(schema, obj, { oldObj, scale, rules })`: schema, scale replicas,
+ *    embedded resources, list-type uniqueness, then CEL rules through the extension point, in the
+ *    real strategy's order.
  * For a /status write, call `validateCustomResource(statusSchema, obj.status, { fieldPrefix: "status" })`
- * as customResourceValidator.ValidateStatusUpdate does (schema checks only).
+ * then `validateScaleStatus(obj, scale)`, as customResourceValidator.ValidateStatusUpdate does.
  *
  * Guarantees: pure apart from the documented mutation of step 1; never throws.
  */
@@ -30,6 +30,11 @@ import {
   validateCustomObject,
 } from "./schema-validate.ts";
 
+export interface CustomResourceValidationOptions extends CustomObjectValidationOptions {
+  /** The version's scale subresource: its replicas paths are checked after the schema, as the real server does. */
+  scale?: ScalePaths;
+}
+
 /** Defaults, prunes and drops non-nullable nulls in place; returns the removed unknown fields' paths. */
 export function admitCustomObject(schema: JSONSchemaProps | undefined, obj: unknown): string[] {
   applyDefaults(schema, obj);
@@ -40,11 +45,12 @@ export function admitCustomObject(schema: JSONSchemaProps | undefined, obj: unkn
 export function validateCustomResource(
   schema: JSONSchemaProps,
   obj: unknown,
-  options: CustomObjectValidationOptions = {},
+  options: CustomResourceValidationOptions = {},
 ): FieldError[] {
-  const { rules, ...schemaOptions } = options;
+  const { rules, scale, ...schemaOptions } = options;
   const errs = validateCustomObject(schema, obj, schemaOptions);
   if (options.fieldPrefix !== undefined) return rules ? withRules(errs, schema, obj, options) : errs;
+  errs.push(...validateScaleSpec(obj, scale), ...validateScaleStatus(obj, scale));
   errs.push(...validateEmbeddedResources(schema, obj));
   errs.push(...validateListSetsAndMaps(schema, obj));
   return rules ? withRules(errs, schema, obj, options) : errs;

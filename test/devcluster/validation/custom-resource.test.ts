@@ -157,6 +157,10 @@ describe("type meta and scale", () => {
     expect(msgs(validateScaleSpec({ spec: { replicas: "3" } }, scale))).toEqual([
       ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 3 is of the type string, expected int64",
     ]);
+    expect(msgs(validateCustomResource(schema, { spec: { image: "x", replicas: -2 } }, { scale }))).toEqual([
+      "spec.replicas: Invalid value: -2: spec.replicas in body should be greater than or equal to 0",
+      ".spec.replicas: Invalid value: -2: should be a non-negative integer",
+    ]);
     expect(msgs(validateScaleStatus({ status: { replicas: 1, selector: 5 } }, scale))).toEqual([
       '.status.selector: Invalid value: "": .status.selector accessor error: 5 is of the type int64, expected string',
     ]);
