@@ -90,6 +90,11 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
    * is gone or when `child` already has another controller owner.
    */
   adopt<C extends KubeObject>(child: C): C;
+  /**
+   * Server-side apply of `obj` (its namespace defaults to the reconciled object's), with the
+   * controller's name as field manager and `force: true`: a controller owns the fields it applies.
+   */
+  apply<K extends KubeObject>(kind: ResourceKind<K>, obj: K): Promise<K>;
   /** Merge-patches the reconciled object's `status` subresource: `ctx.patchStatus({ ready: true })`. */
   patchStatus(status: Record<string, unknown>): Promise<T>;
 }
@@ -373,6 +378,14 @@ export class Controller<T extends KubeObject = KubeObject> {
       },
       recorder: this.recorder,
       adopt: <C extends KubeObject>(child: C): C => adopt(this.kind, obj, child, this.name),
+      apply: <K extends KubeObject>(kind: ResourceKind<K>, desired: K): Promise<K> => {
+        const client = controller.options.client;
+        if (client === undefined) return Promise.reject(new Error(`controller ${this.name} has no client`));
+        const namespace = kind.namespaced ? (desired.metadata?.namespace ?? (ref.namespace || undefined)) : undefined;
+        return client
+          .resource(kind, namespace)
+          .apply(desired, { fieldManager: this.name, force: true, signal: this.reconcileAbort.signal });
+      },
       patchStatus: (status) => {
         const client = controller.options.client;
         if (client === undefined) return Promise.reject(new Error(`controller ${this.name} has no client`));

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { KubeClient } from "../../src/client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../../src/client/types.ts";
 import {
   Controller,
@@ -143,6 +144,49 @@ describe("reconcile input", () => {
     expect(() =>
       context.adopt(child("x", { apiVersion: "apps/v1", kind: "Deployment", name: "d", controller: true })),
     ).toThrow(/already controlled by Deployment d/);
+  });
+});
+
+describe("context writes", () => {
+  it("apply() is a forced server-side apply owned by the controller, in the object's namespace by default", async () => {
+    const source = new FakeSource<Widget>();
+    const calls: { kind: string; namespace?: string; obj: KubeObject; opts: Record<string, unknown> }[] = [];
+    const client = {
+      resource: (kind: ResourceKind, namespace?: string) => ({
+        apply: async (obj: KubeObject, opts: Record<string, unknown>) => {
+          calls.push({ kind: kind.kind, namespace, obj, opts });
+          return obj;
+        },
+        patchStatus: async (name: string, patch: unknown, opts: Record<string, unknown>) => {
+          calls.push({ kind: kind.kind, namespace, obj: { metadata: { name }, ...(patch as object) }, opts });
+          return {};
+        },
+      }),
+    } as unknown as KubeClient;
+    let done = false;
+    const c = makeController(
+      source,
+      async (_t, ctx) => {
+        await ctx.apply(ConfigMap, ctx.adopt({ metadata: { name: "a-config" } }));
+        await ctx.patchStatus({ seen: 1 });
+        done = true;
+      },
+      { client },
+    );
+    c.start();
+    source.upsert(widget("a"));
+    await eventually(() => done, 2000, "reconcile");
+    expect(calls[0]).toMatchObject({
+      kind: "ConfigMap",
+      namespace: "default",
+      opts: { fieldManager: "widget", force: true },
+    });
+    expect(calls[0]?.obj.metadata?.ownerReferences?.[0]?.name).toBe("a");
+    expect(calls[1]).toMatchObject({
+      kind: "Widget",
+      namespace: "default",
+      obj: { metadata: { name: "a" }, status: { seen: 1 } },
+    });
   });
 });
 
