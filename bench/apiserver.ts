@@ -4,10 +4,12 @@
  * watch_p50_ms / watch_p99_ms (create-to-event latency fanned out to 100 watchers),
  * rss_bytes_per_object (100k stored ConfigMaps of ~1 KiB, RSS growth after GC).
  * Goals on a 2-core machine: start < 150 ms, >= 5,000 creates/s, watch p99 < 20 ms, < 2 KiB per object.
+ * Also printed: the server's CPU time per create and per get (independent of other load on the
+ * machine) and the 1-minute load average while measuring, to read the wall-clock figures against.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -40,7 +42,26 @@ interface Remote {
   url: string;
   caPem: string;
   token: string;
+  /** CPU time (user + system) the server process has used so far, in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
+}
+
+/**
+ * Why CPU time too: on a shared machine wall-clock throughput depends on everyone else's load, while
+ * the server's CPU time per request does not. 100 ticks per second is Linux's USER_HZ.
+ */
+const CLOCK_TICKS_PER_S = 100;
+
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // After the command name: state is field 3 of stat(5); utime and stime are fields 14 and 15.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /**
@@ -74,6 +95,7 @@ async function startRemote(): Promise<Remote> {
     url,
     caPem,
     token,
+    cpuMs: () => processCpuMs(child.pid ?? -1),
     stop: () =>
       new Promise<void>((resolve) => {
         child.once("exit", () => resolve());
@@ -122,12 +144,17 @@ async function main(): Promise<void> {
 
   const p = pool(server);
   const cms = "/api/v1/namespaces/default/configmaps";
+  let cpuBefore = server.cpuMs();
   const createMs = await runConcurrently(CREATES, (i) =>
     call(p, server.token, "POST", cms, JSON.stringify({ metadata: { name: `cm-${i}` }, data: { payload: PAYLOAD } })),
   );
   result["creates_per_s"] = Math.round(CREATES / (createMs / 1000));
+  result["server_cpu_us_per_create"] = Math.round(((server.cpuMs() - cpuBefore) * 1000) / CREATES);
+  cpuBefore = server.cpuMs();
   const getMs = await runConcurrently(GETS, (i) => call(p, server.token, "GET", `${cms}/cm-${i % CREATES}`));
   result["gets_per_s"] = Math.round(GETS / (getMs / 1000));
+  result["server_cpu_us_per_get"] = Math.round(((server.cpuMs() - cpuBefore) * 1000) / GETS);
+  result["load_average_1m"] = Math.round(loadavg()[0]! * 100) / 100;
 
   t0 = performance.now();
   await call(p, server.token, "GET", cms);
