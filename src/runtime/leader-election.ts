@@ -161,6 +161,11 @@ export class LeaderElector {
       await sleep(wait, signal);
     }
     if (signal.aborted) {
+      // An attempt may have won the Lease just as we were told to stop: give it back.
+      if (this.options.releaseOnCancel ?? true) {
+        await this.inflight;
+        await this.release();
+      }
       this.current = "stopped";
       return;
     }

@@ -157,6 +157,32 @@ describe("LeaderElector", () => {
     expect(hung).toBeGreaterThan(1);
   });
 
+  it("gives back a Lease that an attempt won just as the candidate was stopped", async () => {
+    const leases = new FakeLeases();
+    const real = leases.view();
+    let created!: () => void;
+    const createdSignal = new Promise<void>((r) => {
+      created = r;
+    });
+    const slow = {
+      ...real,
+      create: async (obj: Parameters<typeof real.create>[0]) => {
+        await new Promise((r) => setTimeout(r, 50));
+        const out = await real.create(obj);
+        created();
+        return out;
+      },
+    };
+    const a = arena();
+    const c = a.candidate(leases, "late", { leases: slow });
+    await new Promise((r) => setTimeout(r, 10));
+    c.stop.abort();
+    await c.run;
+    await createdSignal;
+    expect(a.log).toEqual([]); // never led
+    expect(leases.lease?.spec).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1 });
+  });
+
   it("rejects timings where the leader could act after others may take over", () => {
     const base = {
       leases: new FakeLeases().view(),
