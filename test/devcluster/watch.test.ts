@@ -188,3 +188,21 @@ describe("watch", () => {
     w.close();
   });
 });
+
+describe("watch resources", () => {
+  it("releases the storage subscription when the client goes away or the watch times out", async () => {
+    t = await startTestServer({ builtinPlugins: false });
+    const storage = t.server.internals.storage as MemoryStorage;
+    const base = storage.watcherCount();
+    const a = await t.watch(`${CMS}?watch=true`);
+    const b = await t.watch(`${CMS}?watch=true&timeoutSeconds=1`);
+    await t.request("POST", CMS, { body: configMap("tick") });
+    await a.next();
+    await b.next();
+    expect(storage.watcherCount()).toBe(base + 2);
+    a.close();
+    await b.ended;
+    for (let i = 0; i < 50 && storage.watcherCount() > base; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(storage.watcherCount()).toBe(base);
+  });
+});

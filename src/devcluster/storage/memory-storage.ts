@@ -173,6 +173,11 @@ export class MemoryStorage implements Storage {
     };
   }
 
+  /** Number of live watchers (tests use it to prove that closed watches release their subscription). */
+  watcherCount(): number {
+    return this.watchers.size;
+  }
+
   compact(rev: number): void {
     while (this.historyLength > 0) {
       const oldest = this.history[this.historyStart]!;
