@@ -15,8 +15,8 @@
  *   status is ignored), so "must have at least one stored version" appears exactly when it would.
  * - Never throws on malformed input.
  * Caveats:
- * - CEL rules (`x-kubernetes-validations`) are checked for shape (rule/message/reason/fieldPath) but
- *   not compiled, so CEL compile errors and cost limits are not reported.
+ * - CEL rules (`x-kubernetes-validations`) are checked for shape (rule/message/reason/fieldPath);
+ *   compiling them (compile errors, cost limits) is left to the `compileRules` extension point.
  * - Defaults inside embedded-resource metadata are not checked as ObjectMeta (schemaobjectmeta).
  * - Go walks schema properties in random order; we use the schema's order (the structural-schema
  *   part is sorted by message, as Go sorts it).
@@ -174,6 +174,19 @@ const hasKubernetesExtensions = (s: JSONSchemaProps) =>
 // ---------------------------------------------------------------------------------------------
 // The OpenAPI schema walk (ValidateCustomResourceDefinitionOpenAPISchema)
 
+/**
+ * The extension point for CEL (issue 4): compiles the `x-kubernetes-validations` rules of one schema
+ * node and returns the compile/cost errors, e.g. at `path.child("x-kubernetes-validations").index(i).child("rule")`.
+ * Called as the real server compiles: only for nodes whose own subtree had no schema errors, only when
+ * the schema is structural with valid defaults; its errors come after every schema error.
+ */
+export type RuleCompiler = (schema: JSONSchemaProps, path: FieldPath) => FieldError[];
+
+/** Options of the CRD validation entry points. */
+export interface CrdValidationOptions {
+  compileRules?: RuleCompiler;
+}
+
 interface WalkContext {
   allowDefaults: boolean;
   disallowDefaultsReason: string;
@@ -181,6 +194,9 @@ interface WalkContext {
   requireValidPropertyType: boolean;
   requireAtomicSetType: boolean;
   requireMapListKeysMapSetValidation: boolean;
+  /** CEL errors of the whole walk, or undefined when the schema cannot have a CEL context. */
+  celErrors: FieldError[] | undefined;
+  compileRules: RuleCompiler | undefined;
 }
 
 /** specStandardValidatorV3.validate: the keywords CRDs never support, and defaults where forbidden. */
@@ -527,6 +543,9 @@ function walkSchema(s: JSONSchemaProps | undefined, path: FieldPath, ctx: WalkCo
   }
   if (ctx.requireMapListKeysMapSetValidation) errs.push(...validateMapListKeysMapSet(s, path));
   errs.push(...validateRules(s, path));
+  if ((s["x-kubernetes-validations"] ?? []).length > 0 && errs.length === 0 && ctx.celErrors && ctx.compileRules) {
+    ctx.celErrors.push(...ctx.compileRules(s, path));
+  }
   return errs;
 }
 
@@ -617,6 +636,7 @@ function validateSchemaBlock(
   statusEnabled: boolean,
   opts: Options,
   path: FieldPath,
+  compileRules: RuleCompiler | undefined,
 ): FieldError[] {
   const errs: FieldError[] = [];
   const schema = block?.openAPIV3Schema;
@@ -653,6 +673,7 @@ function validateSchemaBlock(
   if (schema.nullable === true)
     errs.push(forbidden(path.child("openAPIV3Schema.nullable"), "nullable cannot be true at the root"));
   const initErrs: FieldError[] = [];
+  let celErrors: FieldError[] | undefined;
   if (opts.requireStructuralSchema) {
     const notStructural = newStructuralError(schema);
     if (notStructural) {
@@ -660,7 +681,12 @@ function validateSchemaBlock(
     } else {
       const structuralErrs = validateStructural(schemaPath, schema);
       if (structuralErrs.length > 0) errs.push(...structuralErrs);
-      else errs.push(...validateDefaults(schema, schemaPath, opts.requirePrunedDefaults, true, false));
+      else {
+        const defaultErrs = validateDefaults(schema, schemaPath, opts.requirePrunedDefaults, true, false);
+        errs.push(...defaultErrs);
+        // Only a structural schema with valid defaults gets a CEL context (RootCELContext).
+        if (defaultErrs.length === 0) celErrors = [];
+      }
     }
   }
   const ctx: WalkContext = {
@@ -670,8 +696,11 @@ function validateSchemaBlock(
     requireValidPropertyType: opts.requireValidPropertyType,
     requireAtomicSetType: opts.requireAtomicSetType,
     requireMapListKeysMapSetValidation: opts.requireMapListKeysMapSetValidation,
+    celErrors,
+    compileRules,
   };
   errs.push(...walkSchema(schema, schemaPath, ctx, true));
+  errs.push(...(celErrors ?? []));
   if (errs.length === 0) errs.push(...initErrs);
   return errs;
 }
@@ -928,7 +957,7 @@ function hasStatus(sub: Subresources | undefined): boolean {
   return isSchema(sub) && isSchema(sub.status);
 }
 
-function validateSpec(spec: InternalSpec, optsIn: Options, path: FieldPath): FieldError[] {
+function validateSpec(spec: InternalSpec, optsIn: Options, path: FieldPath, compileRules?: RuleCompiler): FieldError[] {
   const opts = { ...optsIn };
   const errs: FieldError[] = [];
   if (spec.group === "") errs.push(required(path.child("group")));
@@ -984,7 +1013,7 @@ function validateSpec(spec: InternalSpec, optsIn: Options, path: FieldPath): Fie
     for (const e of validateDeprecationWarning(v.deprecated, v.deprecationWarning)) {
       errs.push(invalid(vp.child("deprecationWarning"), v.deprecationWarning ?? null, e));
     }
-    errs.push(...validateSchemaBlock(v.schema, hasStatus(subresources), opts, vp.child("schema")));
+    errs.push(...validateSchemaBlock(v.schema, hasStatus(subresources), opts, vp.child("schema"), compileRules));
     errs.push(...validateSubresources(v.subresources, vp.child("subresources")));
     v.additionalPrinterColumns.forEach((c, j) => {
       errs.push(...validateColumn(c, vp.child("additionalPrinterColumns").index(j)));
@@ -1027,7 +1056,7 @@ function validateSpec(spec: InternalSpec, optsIn: Options, path: FieldPath): Fie
   if (spec.names.listKind === "") errs.push(required(names.child("listKind")));
   errs.push(...validateNames(spec.names, names));
   const anyStatus = hasStatus(spec.subresources) || spec.versions.some((v) => hasStatus(v.subresources));
-  errs.push(...validateSchemaBlock(spec.validation, anyStatus, opts, path.child("validation")));
+  errs.push(...validateSchemaBlock(spec.validation, anyStatus, opts, path.child("validation"), compileRules));
   errs.push(...validateSubresources(spec.subresources, path.child("subresources")));
   spec.additionalPrinterColumns.forEach((c, i) => {
     errs.push(...validateColumn(c, path.child("additionalPrinterColumns").index(i)));
@@ -1162,10 +1191,13 @@ function crdNameValidator(spec: InternalSpec) {
 }
 
 /** ValidateCustomResourceDefinition: the errors kube-apiserver answers a CRD create with. */
-export function validateCustomResourceDefinition(crd: CustomResourceDefinitionV1): FieldError[] {
+export function validateCustomResourceDefinition(
+  crd: CustomResourceDefinitionV1,
+  options: CrdValidationOptions = {},
+): FieldError[] {
   const spec = toInternalSpec(crd ?? {});
   const errs = validateObjectMeta(crd?.metadata, { namespaced: false, nameValidator: crdNameValidator(spec) });
-  errs.push(...validateSpec(spec, CREATE_OPTIONS, fieldPath("spec")));
+  errs.push(...validateSpec(spec, CREATE_OPTIONS, fieldPath("spec"), options.compileRules));
   errs.push(...validateNames(acceptedNames({}), fieldPath("status", "acceptedNames")));
   errs.push(...validateStoredVersions(storedVersionsFor(spec, []), spec));
   errs.push(...validateAPIApproval(crd ?? {}, spec, undefined));
@@ -1226,13 +1258,14 @@ function updateOptions(oldCrd: CustomResourceDefinitionV1, newSpec: InternalSpec
 export function validateCustomResourceDefinitionUpdate(
   newCrd: CustomResourceDefinitionV1,
   oldCrd: CustomResourceDefinitionV1,
+  options: CrdValidationOptions = {},
 ): FieldError[] {
   const spec = toInternalSpec(newCrd ?? {});
   const oldSpec = toInternalSpec(oldCrd ?? {});
   const opts = updateOptions(oldCrd ?? {}, spec, oldSpec);
   const errs = validateObjectMetaUpdate(newCrd?.metadata, oldCrd?.metadata);
   const specPath = fieldPath("spec");
-  errs.push(...validateSpec(spec, opts, specPath));
+  errs.push(...validateSpec(spec, opts, specPath, options.compileRules));
   if (opts.requireImmutableNames) {
     if (spec.scope !== oldSpec.scope) errs.push(invalid(specPath.child("scope"), spec.scope, "field is immutable"));
     if (spec.names.kind !== oldSpec.names.kind) {

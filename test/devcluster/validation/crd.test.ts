@@ -5,7 +5,7 @@ import {
   validateCustomResourceDefinition,
   validateCustomResourceDefinitionUpdate,
 } from "../../../src/devcluster/validation/crd.ts";
-import { fieldErrorMessage, invalidStatus } from "../../../src/devcluster/validation/field-errors.ts";
+import { fieldErrorMessage, invalidStatus, required } from "../../../src/devcluster/validation/field-errors.ts";
 import type { JSONSchemaProps } from "../../../src/devcluster/validation/schema-types.ts";
 
 // Expected messages come from apiextensions-apiserver v0.36: test/integration/validation_test.go
@@ -384,6 +384,47 @@ properties:
       "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule: Required value: rule is not specified",
       "spec.validation.openAPIV3Schema.x-kubernetes-validations[1].message: Required value: message must be specified if rule contains line breaks",
       'spec.validation.openAPIV3Schema.x-kubernetes-validations[2].reason: Unsupported value: "Nope": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"',
+    ]);
+  });
+
+  it("hands rules to the CEL compiler extension point only where the real server compiles them", () => {
+    const seen: string[] = [];
+    const compileRules = (node: JSONSchemaProps, path: { toString(): string }) => {
+      seen.push(path.toString());
+      return node["x-kubernetes-validations"]![0]!.rule === "bad("
+        ? [required(`${path.toString()}.x-kubernetes-validations[0].rule`, "compilation failed")]
+        : [];
+    };
+    const s = yamlSchema(`
+type: object
+properties:
+  spec:
+    type: object
+    x-kubernetes-validations: [{rule: "bad("}]
+    properties: {a: {type: string, x-kubernetes-validations: [{rule: "self != ''"}]}}
+  other:
+    type: object
+    x-kubernetes-validations: [{rule: "true"}]
+    properties: {b: {type: string, pattern: "(x"}}
+`);
+    expect(validateCustomResourceDefinition(crd(s), { compileRules }).map(fieldErrorMessage)).toEqual([
+      'spec.validation.openAPIV3Schema.properties[other].properties[b].pattern: Invalid value: "(x": must be a valid regular expression, but isn\'t: error parsing regexp: missing closing ): `(x`',
+    ]);
+    expect(seen).toEqual([]);
+    const valid = yamlSchema(`
+type: object
+properties:
+  spec:
+    type: object
+    x-kubernetes-validations: [{rule: "bad("}]
+    properties: {a: {type: string, x-kubernetes-validations: [{rule: "self != ''"}]}}
+`);
+    expect(validateCustomResourceDefinition(crd(valid), { compileRules }).map(fieldErrorMessage)).toEqual([
+      "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Required value: compilation failed",
+    ]);
+    expect(seen).toEqual([
+      "spec.validation.openAPIV3Schema.properties[spec].properties[a]",
+      "spec.validation.openAPIV3Schema.properties[spec]",
     ]);
   });
 
