@@ -125,12 +125,15 @@ function metadataOf(obj: KubeJson): Record<string, unknown> {
   return m !== null && typeof m === "object" && !Array.isArray(m) ? m : {};
 }
 
-/** The object without metadata.managedFields, as the typed walks see it. */
+/**
+ * The object without metadata.managedFields, as the typed walks see it. Shallow: the walks never mutate
+ * their inputs, and results are deep-copied before anything edits them.
+ */
 function withoutManagedFields(obj: KubeJson): KubeJson {
-  const copy = clone(obj);
-  const meta = copy.metadata;
-  if (meta && typeof meta === "object") delete (meta as Record<string, unknown>)["managedFields"];
-  return copy;
+  const meta = obj.metadata;
+  if (!meta || typeof meta !== "object" || !("managedFields" in meta)) return obj;
+  const { managedFields: _dropped, ...rest } = meta as Record<string, unknown>;
+  return { ...obj, metadata: rest };
 }
 
 function setManagedFields(obj: KubeJson, entries: ManagedFieldsEntry[] | undefined): void {
@@ -337,7 +340,7 @@ export function applyConfiguration(live: KubeJson | undefined, applied: KubeJson
   if (metadataOf(applied)["managedFields"] !== undefined) {
     throw applyBadRequest("metadata.managedFields must be nil");
   }
-  const liveObj: KubeJson = live ? clone(live) : { apiVersion: options.apiVersion, kind: options.kind };
+  const liveObj: KubeJson = live ?? { apiVersion: options.apiVersion, kind: options.kind };
   const force = options.force === true;
 
   const attempt = (withForce: boolean): { object: KubeJson | undefined; managed: Managed } => {
@@ -366,7 +369,7 @@ export function applyConfiguration(live: KubeJson | undefined, applied: KubeJson
     outcome = attempt(true);
   }
 
-  const result = outcome.object ? clone(outcome.object) : withoutManagedFields(liveObj);
+  const result = clone(outcome.object ?? withoutManagedFields(liveObj));
   setManagedFields(result, encodeManagedFields(outcome.managed));
   if (options.manager === "kubectl") syncLastApplied(result, applied);
   return { object: result, changed: !jsonEqual(live as Json | undefined, result as Json) };

@@ -6,8 +6,9 @@
  * - `application/apply-patch+yaml`, server-side apply (field-manager.ts), with `fieldManager` required
  *   and `force` honoured as kube-apiserver 1.32 does.
  *
- * {@link patchEnginesPlugin} registers both on a running server; `startApiServer({ plugins: [...] })`
- * takes it, and adding it to the built-in plugins makes it the default.
+ * {@link patchEnginesPlugin} registers both on a running server (`startApiServer({ plugins: [...] })`);
+ * patchers.ts can also register the two objects directly. This module imports neither patchers.ts nor
+ * server.ts (it declares their shapes structurally), so either can import it without a cycle.
  *
  * Caveats (request path, outside this module):
  * - PATCH of a missing object answers 404 before a patcher runs, so an apply cannot create its object
@@ -20,11 +21,9 @@
 import { parse as parseYaml } from "yaml";
 import { ApiError, badRequest, failure } from "../api/status.ts";
 import { builtinPatchMeta, LOOSE, type PatchMeta } from "../patch/patch-meta.ts";
-import type { PatchContext, PatchType } from "../patch/patchers.ts";
 import { StrategicMergePatchError, strategicMergePatch } from "../patch/strategic-merge.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { goJsonSyntaxError } from "../request/json-syntax-error.ts";
-import type { ServerPlugin } from "../server.ts";
 import { invalidStatus, required } from "../validation/field-errors.ts";
 import { ApplyError } from "./errors.ts";
 import { applyConfiguration, type KubeJson, statusResetFields } from "./field-manager.ts";
@@ -40,6 +39,19 @@ export function strategicMergeMetaFor(served: ServedResource): PatchMeta {
 export function applyTypeFor(served: ServedResource): PatchMeta {
   if (served.custom) return typeFromStructuralSchema(served.schema as StructuralSchema | undefined);
   return builtinPatchMeta(served.group, served.kind) ?? LOOSE;
+}
+
+/** The request context a patcher gets (structurally patchers.ts `PatchContext`). */
+export interface PatchContext {
+  served: ServedResource;
+  query: URLSearchParams;
+}
+
+/** One patch content type (structurally patchers.ts `PatchType`). */
+export interface PatchType {
+  contentType: string;
+  appliesTo(served: ServedResource): boolean;
+  patch(current: JsonObject, patch: string, context: PatchContext): JsonObject;
 }
 
 function statusOfSmpError(err: StrategicMergePatchError): ApiError {
@@ -149,8 +161,8 @@ export const applyPatchType: PatchType = {
   patch: applyPatch,
 };
 
-/** Registers strategic merge and server-side apply on a server (replacing part 1's stand-in). */
-export const patchEnginesPlugin: ServerPlugin = (context) => {
+/** Registers strategic merge and server-side apply on a server (replacing part 1's stand-in); a ServerPlugin. */
+export const patchEnginesPlugin = (context: { patchTypes: { register(type: PatchType): void } }): void => {
   context.patchTypes.register(strategicMergePatchType);
   context.patchTypes.register(applyPatchType);
 };

@@ -101,12 +101,20 @@ export function comparePathElements(a: PathElement, b: PathElement): number {
   return Math.sign(a.index - (b as { index: number }).index);
 }
 
+/** Serialized keys by element object: walks reuse the same element objects for every path below them. */
+const serialized = new WeakMap<PathElement, string>();
+
 /** The fieldsV1 key of a path element: `f:name`, `k:{"name":"c"}`, `v:"x"`, `i:0`. */
 export function serializePathElement(pe: PathElement): string {
   if ("field" in pe) return `f:${pe.field}`;
-  if ("key" in pe) return `k:{${pe.key.map(([name, v]) => `${goJSON(name)}:${goJSON(v)}`).join(",")}}`;
-  if ("value" in pe) return `v:${goJSON(pe.value)}`;
-  return `i:${pe.index}`;
+  let s = serialized.get(pe);
+  if (s === undefined) {
+    if ("key" in pe) s = `k:{${pe.key.map(([name, v]) => `${goJSON(name)}:${goJSON(v)}`).join(",")}}`;
+    else if ("value" in pe) s = `v:${goJSON(pe.value)}`;
+    else s = `i:${pe.index}`;
+    serialized.set(pe, s);
+  }
+  return s;
 }
 
 /** Thrown for a fieldsV1 key that cannot be parsed. */

@@ -16,7 +16,14 @@
 import { childType, DEDUCED, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
 import { goQuote } from "../validation/go-format.ts";
 import { type FieldSet, FieldSetBuilder } from "./field-set.ts";
-import { compareGoStrings, type Json, type Path, type PathElement, pathToString } from "./path-element.ts";
+import {
+  compareGoStrings,
+  type Json,
+  type Path,
+  type PathElement,
+  pathToString,
+  serializePathElement,
+} from "./path-element.ts";
 
 type JsonMap = { [key: string]: Json };
 
@@ -96,8 +103,9 @@ function itemElement(shape: Extract<Shape, { kind: "list" }>, item: Json): { pe:
   return { pe: { value: item } };
 }
 
+/** Identity of a path element within one list (its fieldsV1 key). */
 function peKey(pe: PathElement): string {
-  return JSON.stringify(pe);
+  return serializePathElement(pe);
 }
 
 /**

@@ -154,6 +154,32 @@ describe("client-side kubectl apply patches (kubectl 1.32)", () => {
   });
 });
 
+describe("$retainKeys from kubectl apply (union fields switched)", () => {
+  it("clears the fields of the old strategy and volume source (kubectl 1.32's patch)", () => {
+    // Verbatim kubectl 1.32.4 body (last-applied value shortened) for RollingUpdate -> Recreate and a
+    // volume switched from configMap to secret.
+    const patch = {
+      metadata: { annotations: { [LAST_APPLIED]: "..." } },
+      spec: {
+        strategy: { $retainKeys: ["type"], rollingUpdate: null, type: "Recreate" },
+        template: {
+          spec: {
+            "$setElementOrder/volumes": [{ name: "v" }],
+            volumes: [{ $retainKeys: ["name", "secret"], configMap: null, name: "v", secret: { secretName: "s" } }],
+          },
+        },
+      },
+    };
+    const live = liveDeployment();
+    const spec = (live as Doc).spec;
+    spec.strategy = { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: "25%" } };
+    spec.template.spec.volumes = [{ name: "v", configMap: { name: "cm", defaultMode: 420 } }];
+    const result = patched(live, patch, deploymentMeta);
+    expect(result.spec.strategy).toEqual({ type: "Recreate" });
+    expect(result.spec.template.spec.volumes).toEqual([{ name: "v", secret: { secretName: "s" } }]);
+  });
+});
+
 describe("kubectl patch --type strategic on a Deployment's containers", () => {
   it("merges a container by name instead of replacing the list", () => {
     const patch = { spec: { template: { spec: { containers: [{ name: "app", image: "nginx:1.27" }] } } } };
