@@ -25,8 +25,8 @@
  *   definition name (`com.example.operators.v1.ExchangeRate`);
  * - the discovery hash of a group-version changes whenever its document changes.
  *
- * Caveats: built-in kinds get a permissive schema (typed apiVersion/kind/metadata, everything else
- * preserved) rather than the full upstream one, so `kubectl explain` shows little for them. The
+ * Caveats: built-in kinds get the field tree of @kubernetes/client-node's generated models (types
+ * without descriptions or patch strategies, see builtin-schemas.ts), loaded on the first request. The
  * swagger 2.0 document (`/openapi/v2`) is not served: kubectl only falls back to it when v3 is
  * missing, and for client-side apply of built-ins it falls back to its compiled-in types.
  */
@@ -34,6 +34,7 @@ import { createHash } from "node:crypto";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import type { ServedResource } from "../registry/served-resource.ts";
 import type { RequestContext } from "../request/pipeline.ts";
+import { builtinSchemas } from "./builtin-schemas.ts";
 import { resourceNotServed } from "./status.ts";
 
 type Json = Record<string, unknown>;
@@ -367,8 +368,16 @@ function isRecord(value: unknown): value is Json {
  * `metadata` (a reference to ObjectMeta) set as apiextensions-apiserver's builder sets them.
  * Built-ins: a permissive object schema (see Caveats above).
  */
-function kindSchema(served: ServedResource): Json {
+function kindSchema(served: ServedResource, builtin?: Json): Json {
   const extension = [gvk(served.group, served.version, served.kind)];
+  if (!served.custom && builtin) {
+    const properties = isRecord(builtin["properties"]) ? builtin["properties"] : {};
+    return {
+      ...builtin,
+      properties: { ...properties, metadata: { default: {}, allOf: [ref(OBJECT_META)] } },
+      "x-kubernetes-group-version-kind": extension,
+    };
+  }
   if (served.custom && isRecord(served.schema)) {
     const schema: Json = structuredClone(served.schema);
     const properties: Json = isRecord(schema["properties"]) ? schema["properties"] : {};
@@ -517,16 +526,43 @@ function scaleSchema(): Json {
   };
 }
 
-/** Builds the OpenAPI 3.0 document of one group-version from its served resources. */
+/** Adds to `schemas` every definition of `library` that `root` references, transitively. */
+function addReferenced(root: unknown, library: Record<string, Json>, schemas: Record<string, Json>): void {
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) pending.push(...node);
+    else if (isRecord(node)) {
+      const target = node["$ref"];
+      if (typeof target === "string" && target.startsWith("#/components/schemas/")) {
+        const name = target.slice("#/components/schemas/".length);
+        const found = library[name];
+        if (found && !schemas[name]) {
+          schemas[name] = found;
+          pending.push(found);
+        }
+      }
+      for (const value of Object.values(node)) if (typeof value === "object") pending.push(value);
+    }
+  }
+}
+
+/**
+ * Builds the OpenAPI 3.0 document of one group-version from its served resources. `builtins` holds
+ * the schemas of built-in kinds and of the types they reference (see builtin-schemas.ts).
+ */
 export function buildGroupVersionDocument(
   resources: readonly ServedResource[],
   serverVersion: string = DEFAULT_SERVER_VERSION,
+  builtins: Record<string, Json> = {},
 ): Json {
   const paths: Record<string, Json> = {};
   const schemas: Record<string, Json> = metaSchemas();
   for (const served of resources) {
     Object.assign(paths, resourcePaths(served));
-    schemas[definitionName(served.group, served.version, served.kind)] = kindSchema(served);
+    const name = definitionName(served.group, served.version, served.kind);
+    schemas[name] = kindSchema(served, builtins[name]);
+    addReferenced(schemas[name], builtins, schemas);
     schemas[definitionName(served.group, served.version, served.listKind)] = listSchema(served);
     if (served.subresources.scale) schemas[SCALE] = scaleSchema();
   }
@@ -559,6 +595,9 @@ export interface OpenApiResponse {
 export class OpenApiDocuments {
   private cache: Map<string, Built> | undefined;
   private readonly unsubscribe: () => void;
+  /** Schemas of the built-in kinds, loaded once on first use (see builtin-schemas.ts). */
+  private builtins: Record<string, Json> = {};
+  private loadingBuiltins: Promise<void> | undefined;
 
   constructor(
     private readonly registry: ResourceRegistry,
@@ -587,7 +626,7 @@ export class OpenApiDocuments {
     }
     const cache = new Map<string, Built>();
     for (const [key, resources] of [...byGroupVersion].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-      const body = JSON.stringify(buildGroupVersionDocument(resources, this.serverVersion));
+      const body = JSON.stringify(buildGroupVersionDocument(resources, this.serverVersion, this.builtins));
       // The apiserver publishes a SHA-512 of the document; clients only compare it for equality.
       const hash = createHash("sha512").update(body).digest("hex").toUpperCase();
       cache.set(key, { body, hash });
@@ -609,11 +648,28 @@ export class OpenApiDocuments {
     return this.documents().get(key);
   }
 
+  /** Loads the built-in kinds' schemas once; a failure leaves them permissive. */
+  loadBuiltins(): Promise<void> {
+    this.loadingBuiltins ??= builtinSchemas(
+      this.registry.all().filter((s) => !s.custom),
+      definitionName,
+      { objectMeta: OBJECT_META, listMeta: LIST_META },
+    ).then(
+      (schemas) => {
+        this.builtins = schemas;
+        this.cache = undefined;
+      },
+      () => {},
+    );
+    return this.loadingBuiltins;
+  }
+
   /**
    * Answers an `/openapi/...` request, or returns undefined when `path` is not an OpenAPI path.
    * A request carrying the current `hash` gets an immutable cache header, as the real server sends.
    */
-  handle(path: string, query: URLSearchParams): OpenApiResponse | undefined {
+  async handle(path: string, query: URLSearchParams): Promise<OpenApiResponse | undefined> {
+    await this.loadBuiltins();
     if (path === "/openapi/v3" || path === "/openapi/v3/") {
       return { status: 200, contentType: "application/json", body: JSON.stringify(this.discovery()) };
     }
@@ -642,9 +698,9 @@ export interface OpenApiPluginContext {
  */
 export function openApiPlugin(ctx: OpenApiPluginContext): () => void {
   const documents = new OpenApiDocuments(ctx.registry);
-  ctx.addRoute("/openapi/", (rc) => {
+  ctx.addRoute("/openapi/", async (rc) => {
     if (rc.req.method !== "GET" && rc.req.method !== "HEAD") throw resourceNotServed();
-    const answer = documents.handle(rc.url.pathname, rc.url.searchParams);
+    const answer = await documents.handle(rc.url.pathname, rc.url.searchParams);
     if (!answer || answer.status === 404) throw resourceNotServed();
     rc.res.writeHead(answer.status, {
       "Content-Type": answer.contentType,

@@ -152,6 +152,14 @@ describe("kubectl with built-in kinds and controllers", () => {
     expect((await cluster.kubectl(["delete", "cm", "reapplied"])).code).toBe(0);
   });
 
+  it("explains built-in kinds from the published schemas", async () => {
+    const res = await cluster.kubectl(["explain", "pods.spec.containers.ports"]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/KIND:\s+Pod\nVERSION:\s+v1\n/);
+    expect(res.stdout).toMatch(/\n\s+containerPort\s+<integer>\n/);
+    expect(res.stdout).toMatch(/\n\s+protocol\s+<string>\n/);
+  });
+
   it("garbage-collects dependents when kubectl deletes their owner", async () => {
     expect((await apply("owner.yaml", cm("owner"))).code).toBe(0);
     const uid = await uidOf("cm", "owner");

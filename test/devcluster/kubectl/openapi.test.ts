@@ -67,6 +67,34 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
     ]);
   });
 
+  it("describes built-in kinds with their field tree, recursive types as references", async () => {
+    const core = await groupVersionDoc("api/v1");
+    const pod = core.components.schemas["io.k8s.api.core.v1.Pod"] as {
+      properties: Record<string, Record<string, unknown>>;
+    };
+    expect(pod.properties["spec"]).toEqual({ $ref: "#/components/schemas/V1PodSpec" });
+    expect(pod.properties["metadata"]).toEqual({
+      default: {},
+      allOf: [{ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" }],
+    });
+    const spec = core.components.schemas["V1PodSpec"] as { properties: Record<string, unknown> };
+    expect(spec.properties["containers"]).toEqual({
+      type: "array",
+      items: { $ref: "#/components/schemas/V1Container" },
+    });
+    const port = core.components.schemas["V1ContainerPort"] as { properties: Record<string, unknown> };
+    expect(port.properties["containerPort"]).toEqual({ type: "integer", format: "int32" });
+    const cm = core.components.schemas["io.k8s.api.core.v1.ConfigMap"] as { properties: Record<string, unknown> };
+    expect(cm.properties["data"]).toEqual({ type: "object", additionalProperties: { type: "string" } });
+
+    const ext = await groupVersionDoc("apis/apiextensions.k8s.io/v1");
+    const props = ext.components.schemas["V1JSONSchemaProps"] as { properties: Record<string, unknown> };
+    expect(props.properties["properties"]).toEqual({
+      type: "object",
+      additionalProperties: { $ref: "#/components/schemas/V1JSONSchemaProps" },
+    });
+  });
+
   it("publishes a CRD's schema under its reversed-group name once it is served, and drops it when the CRD goes", async () => {
     const before = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
     expect(before.paths["apis/operators.example.com/v1"]).toBeUndefined();
