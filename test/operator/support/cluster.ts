@@ -66,6 +66,8 @@ export type MachineObject = ReturnType<typeof Machine.make>;
 /** A running operator and how to stop it. */
 export interface RunningOperator {
   stop(): Promise<void>;
+  /** Aborts the operator's signal without waiting (safe inside a handler or hook). */
+  abort(): void;
   /** The promise `start` returned (rejects if the operator failed). */
   done: Promise<void>;
 }
@@ -100,6 +102,7 @@ export async function run(
   ]);
   return {
     done,
+    abort: () => abort.abort(),
     stop: async () => {
       abort.abort();
       await done;
