@@ -440,6 +440,27 @@ describe("reset fields and bad requests", () => {
     ]);
   });
 
+  it("answers 500 when the stored managedFields cannot be decoded, as the real field manager does", () => {
+    const bad = (entry: Record<string, unknown>) =>
+      stored({ ...cm({ a: "1" }), metadata: { name: "cm", managedFields: [entry] } });
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { manager: "m", operation: "Patch", apiVersion: "v1", fieldsType: "FieldsV1" },
+        "operation must be `Apply` or `Update`",
+      ],
+      [{ manager: "m", operation: "Update", fieldsType: "FieldsV1" }, "apiVersion must not be empty"],
+      [{ manager: "m", operation: "Update", apiVersion: "v1" }, "missing fieldsType in managed fields entry 0"],
+      [
+        { manager: "m", operation: "Update", apiVersion: "v1", fieldsType: "FieldsV2" },
+        'invalid fieldsType "FieldsV2" in managed fields entry 0',
+      ],
+    ];
+    for (const [entry, message] of cases) {
+      const err = errorOf(() => apply(bad(entry), cm({ a: "1" }), "x"));
+      expect([err.code, err.message]).toEqual([500, `failed to decode managed fields: ${message}`]);
+    }
+  });
+
   it("refuses a list item missing a key field that has no default (structured-merge-diff v4.4)", () => {
     const body: KubeJson = {
       apiVersion: "apps/v1",

@@ -150,4 +150,61 @@ describe("kubectl against the patch engines", () => {
     const lastApplied = JSON.parse(got.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]);
     expect(lastApplied.data).toEqual({ a: "2" });
   });
+
+  it("applies custom resources with the CRD's list-map keys, and conflicts per item field", async () => {
+    const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [port]
+                items:
+                  type: object
+                  required: [port]
+                  properties:
+                    port: {type: integer}
+                    name: {type: string}
+`;
+    expect((await applyFile("crd.yaml", crd)).code).toBe(0);
+    const wait = await kubectl(["wait", "--for=condition=Established", "crd/gadgets.example.com", "--timeout=10s"]);
+    expect(wait.code).toBe(0);
+    const gadget = (ports: string) =>
+      `apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec:\n  ports: ${ports}\n`;
+    expect((await applyFile("g0.yaml", gadget("[]"))).code).toBe(0);
+    expect(
+      (await applyFile("ga.yaml", gadget("[{port: 80, name: http}]"), "--server-side", "--field-manager=a")).stderr,
+    ).toBe("");
+    expect(
+      (await applyFile("gb.yaml", gadget("[{port: 443, name: https}]"), "--server-side", "--field-manager=b")).stderr,
+    ).toBe("");
+    const got = await getJson("gadget", "g");
+    expect(got.spec.ports).toEqual([
+      { port: 80, name: "http" },
+      { port: 443, name: "https" },
+    ]);
+    const conflict = await applyFile(
+      "gb2.yaml",
+      gadget("[{port: 80, name: web}]"),
+      "--server-side",
+      "--field-manager=b",
+    );
+    expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "a": .spec.ports[port=80].name');
+  });
 });
