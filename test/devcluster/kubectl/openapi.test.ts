@@ -54,9 +54,10 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
     }
     expect(doc.paths["/api/v1/namespaces/{namespace}/pods/{name}/status"]?.["put"]).toBeDefined();
     // Not advertised, so that client-side apply takes its strategic-merge metadata from kubectl's own types.
-    const content = (
-      doc.paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]?.["patch"] as { requestBody: { content: object } }
-    ).requestBody.content;
+    const patch = doc.paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]?.["patch"] as
+      | { requestBody: { content: object } }
+      | undefined;
+    const content = patch?.requestBody.content ?? {};
     expect(Object.keys(content).sort()).toEqual([
       "application/apply-patch+yaml",
       "application/json-patch+json",
