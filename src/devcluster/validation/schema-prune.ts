@@ -58,6 +58,9 @@ function itemsOf(s: JSONSchemaProps | undefined): JSONSchemaProps | undefined {
 
 class Pruner {
   readonly unknown: string[] = [];
+  /** Unknown fields of the root metadata and of embedded resources' metadata, reported apart as Go does. */
+  readonly rootMetaUnknown: string[] = [];
+  readonly embeddedMetaUnknown: string[] = [];
 
   /** `objectMetaRoundTrip`: also drop non-ObjectMeta fields of kept metadata (the decode path does; Prune alone does not). */
   constructor(private readonly objectMetaRoundTrip: boolean) {}
@@ -123,7 +126,7 @@ class Pruner {
     if (!this.objectMetaRoundTrip || !isMap(meta)) return;
     for (const k of Object.keys(meta)) {
       if (!OBJECT_META_FIELDS.has(k)) {
-        this.unknown.push(this.join(path, k));
+        (path === "metadata" ? this.rootMetaUnknown : this.embeddedMetaUnknown).push(this.join(path, k));
         delete meta[k];
       }
     }
@@ -150,14 +153,20 @@ export function pruneNonNullableNulls(x: unknown, s: JSONSchemaProps | undefined
 
 /**
  * Removes, in place, every field of the custom object `obj` its schema does not specify, then the
- * non-nullable nulls without defaults. Returns the sorted paths of the removed unknown fields.
+ * non-nullable nulls without defaults. Returns the removed unknown fields' paths in the order the
+ * server lists them: the root metadata's, then the pruned ones sorted, then embedded metadata's.
  */
 export function pruneUnknownFields(schema: JSONSchemaProps | undefined, obj: unknown): string[] {
   const pruner = new Pruner(true);
   // The resource root is always treated as an embedded resource (PruneWithOptions isResourceRoot).
   pruner.prune(obj, schema ?? {}, true, "");
   pruneNonNullableNulls(obj, schema);
-  return pruner.unknown.sort();
+  const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [
+    ...pruner.rootMetaUnknown.sort(byName),
+    ...pruner.unknown.sort(byName),
+    ...pruner.embeddedMetaUnknown.sort(byName),
+  ];
 }
 
 /**

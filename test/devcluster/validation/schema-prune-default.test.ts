@@ -41,9 +41,10 @@ describe("pruneUnknownFields", () => {
         map: { one: { v: 1, w: 2 } },
       },
     };
+    // The root metadata's unknown fields come first (ObjectMeta round trip), then the pruned ones sorted.
     expect(pruneUnknownFields(schema, o)).toEqual([
-      "extra",
       "metadata.bogus",
+      "extra",
       "spec.list[0].b",
       "spec.map.one.w",
       "spec.unknown",
@@ -68,13 +69,18 @@ describe("pruneUnknownFields", () => {
         template: {
           apiVersion: "v1",
           kind: "Pod",
-          metadata: { labels: { a: "b" } },
+          metadata: { labels: { a: "b" }, zzz: 1 },
           spec: { keep: "k", drop: 1 },
           other: 1,
         },
       },
     };
-    expect(pruneUnknownFields(schema, o)).toEqual(["spec.template.other", "spec.template.spec.drop"]);
+    // Embedded metadata's unknown fields come last, as the ObjectMeta coercion runs after pruning.
+    expect(pruneUnknownFields(schema, o)).toEqual([
+      "spec.template.other",
+      "spec.template.spec.drop",
+      "spec.template.metadata.zzz",
+    ]);
     expect(o.spec.template).toEqual({
       apiVersion: "v1",
       kind: "Pod",
