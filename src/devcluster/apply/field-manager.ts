@@ -337,7 +337,8 @@ export function applyConfiguration(live: KubeJson | undefined, applied: KubeJson
   if (applied["apiVersion"] !== options.apiVersion || applied["kind"] !== options.kind) {
     throw applyBadRequest(`invalid object type: ${gvkString(applied["apiVersion"], applied["kind"])}`);
   }
-  if (metadataOf(applied)["managedFields"] !== undefined) {
+  // unstructured.GetManagedFields reads a missing or non-list value (null included) as nil.
+  if (Array.isArray(metadataOf(applied)["managedFields"])) {
     throw applyBadRequest("metadata.managedFields must be nil");
   }
   const liveObj: KubeJson = live ?? { apiVersion: options.apiVersion, kind: options.kind };

@@ -432,6 +432,8 @@ describe("reset fields and bad requests", () => {
     const withManaged = { ...cm({ a: "1" }), metadata: { name: "cm", managedFields: [] } };
     const e1 = errorOf(() => apply(undefined, withManaged, "x"));
     expect([e1.code, e1.message]).toEqual([400, "metadata.managedFields must be nil"]);
+    const nulled = { ...cm({ a: "1" }), metadata: { name: "cm", managedFields: null } };
+    expect(apply(undefined, nulled, "x").object.data).toEqual({ a: "1" });
     const e2 = errorOf(() => apply(undefined, { apiVersion: "v1", kind: "Secret", metadata: { name: "s" } }, "x"));
     expect([e2.code, e2.message, e2.status().reason]).toEqual([
       400,
