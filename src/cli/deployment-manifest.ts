@@ -1,0 +1,131 @@
+/**
+ * The Deployment that runs an operator in a cluster with `capstan run`: what `capstan generate
+ * deploy` prints.
+ *
+ * Guarantees:
+ * - Without leader election: one replica and the `Recreate` strategy, so two copies never act at
+ *   once (a rolling update would briefly run old and new side by side, both reconciling).
+ * - With leader election: several replicas and rolling updates; the standby takes over when the
+ *   leader's Lease is released on shutdown or expires.
+ * - Liveness on `/healthz` and readiness on `/readyz` of the health port; `/metrics` on the metrics
+ *   port (named `metrics` for a ServiceMonitor); the pod runs as a non-root user with a read-only
+ *   root filesystem, no privilege escalation and no capabilities.
+ */
+
+import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
+import type { Namespace } from "kubernetes-types/core/v1.d.ts";
+
+/** controller-runtime's conventional ports: probes on 8081, metrics on 8080. */
+export const DEFAULT_HEALTH_PORT = 8081;
+export const DEFAULT_METRICS_PORT = 8080;
+/** Two replicas are enough for a standby to take over; more only add watch load on the API server. */
+export const LEADER_ELECTED_REPLICAS = 2;
+/**
+ * The UID of the `node` user of the official Node.js images, which the generated Dockerfile runs
+ * as; a numeric UID lets the kubelet verify `runAsNonRoot`.
+ */
+export const NODE_IMAGE_UID = 1000;
+
+/** Namespaces every cluster has: the manifests never create (or, on `kubectl delete -f`, delete) them. */
+const SYSTEM_NAMESPACES = new Set(["default", "kube-system", "kube-public", "kube-node-lease"]);
+
+export interface DeploymentOptions {
+  /** Operator name: Deployment, ServiceAccount and label value. */
+  name: string;
+  namespace: string;
+  image: string;
+  /** The operator module's path inside the image (relative to its working directory). */
+  operatorPath: string;
+  leaderElect: boolean;
+  replicas?: number;
+  healthPort?: number;
+  metricsPort?: number;
+  labels: Record<string, string>;
+}
+
+/** The Namespace object for `namespace`, unless it is one every cluster has. */
+export function namespaceManifest(namespace: string, labels: Record<string, string>): Namespace[] {
+  if (SYSTEM_NAMESPACES.has(namespace)) return [];
+  return [{ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: { ...labels } } }];
+}
+
+/** The operator's Deployment; see the module documentation. */
+export function deploymentManifest(options: DeploymentOptions): Deployment {
+  const healthPort = options.healthPort ?? DEFAULT_HEALTH_PORT;
+  const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
+  const replicas = options.leaderElect ? (options.replicas ?? LEADER_ELECTED_REPLICAS) : 1;
+  if (!options.leaderElect && options.replicas !== undefined && options.replicas !== 1) {
+    throw new Error(
+      "more than one replica needs --leader-elect: without it, every replica would reconcile the same objects",
+    );
+  }
+  const selector = { "app.kubernetes.io/name": options.name };
+  const args = [
+    options.operatorPath,
+    `--health-port=${healthPort}`,
+    `--metrics-port=${metricsPort}`,
+    "--log-format=json",
+    ...(options.leaderElect ? ["--leader-elect"] : []),
+  ];
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: options.name, namespace: options.namespace, labels: { ...options.labels } },
+    spec: {
+      replicas,
+      strategy: options.leaderElect
+        ? { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } }
+        : { type: "Recreate" },
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: { ...options.labels, ...selector } },
+        spec: {
+          serviceAccountName: options.name,
+          // The manager's graceful shutdown drains reconciles for up to 30 s (its default); give it that.
+          terminationGracePeriodSeconds: 30,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: NODE_IMAGE_UID,
+            runAsGroup: NODE_IMAGE_UID,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          containers: [
+            {
+              name: "operator",
+              image: options.image,
+              args,
+              env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }],
+              ports: [
+                { name: "health", containerPort: healthPort, protocol: "TCP" },
+                { name: "metrics", containerPort: metricsPort, protocol: "TCP" },
+              ],
+              // Probe timings are kubebuilder's scaffold values: start-up (loading TypeScript through
+              // tsx, listing every watched kind) takes seconds, not minutes.
+              livenessProbe: {
+                httpGet: { path: "/healthz", port: "health" },
+                initialDelaySeconds: 15,
+                periodSeconds: 20,
+              },
+              readinessProbe: {
+                httpGet: { path: "/readyz", port: "health" },
+                initialDelaySeconds: 5,
+                periodSeconds: 10,
+              },
+              // Requests fit a Node.js process with a few informers; no CPU limit, so start-up
+              // transpilation is not throttled; the memory limit leaves room for large caches.
+              resources: { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "512Mi" } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ["ALL"] },
+              },
+              // tsx caches transpiled modules under the temp dir: the one writable place.
+              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+            },
+          ],
+          volumes: [{ name: "tmp", emptyDir: {} }],
+        },
+      },
+    },
+  };
+}

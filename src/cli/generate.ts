@@ -1,0 +1,180 @@
+import { readFileSync } from "node:fs";
+import { join, relative, resolve, sep } from "node:path";
+import { parseArgs } from "node:util";
+import { stringify } from "yaml";
+import { toCrd } from "../resources/crd.ts";
+import { rbacManifests } from "../resources/rbac.ts";
+import { deploymentManifest, namespaceManifest } from "./deployment-manifest.ts";
+import { dockerfile } from "./dockerfile.ts";
+import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
+
+const USAGE = `Usage: capstan generate crds|rbac|deploy|all|dockerfile <operator.ts> [options]
+
+Prints, on stdout, what deploying the operator needs, derived from its code:
+  crds        the CustomResourceDefinitions of the defineResource kinds it uses
+  rbac        ServiceAccount, ClusterRole and ClusterRoleBinding with exactly the permissions it needs
+  deploy      the Deployment running \`capstan run\` (and its Namespace unless it is a built-in one)
+  all         crds, rbac and deploy in one stream, ready for \`kubectl apply -f -\`
+  dockerfile  a multi-stage, non-root image that runs \`capstan run <operator.ts>\`
+
+Options:
+  --image IMG          container image of the Deployment (default <operator name>:latest)
+  --namespace NS       namespace of the ServiceAccount and Deployment (default "default")
+  --leader-elect       several replicas with leader election (also grants Lease access)
+  --replicas N         replicas with --leader-elect (default 2)
+  --health-port P      /healthz and /readyz port (default 8081)
+  --metrics-port P     /metrics port (default 8080)
+`;
+
+const TARGETS = ["crds", "rbac", "deploy", "all", "dockerfile"] as const;
+type Target = (typeof TARGETS)[number];
+
+interface GenerateOptions {
+  image?: string;
+  namespace: string;
+  leaderElect: boolean;
+  replicas?: number;
+  healthPort?: number;
+  metricsPort?: number;
+}
+
+/** `capstan generate`: manifests and a Dockerfile for one operator module. */
+export async function run(args: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(args);
+  } catch (err) {
+    process.stderr.write(`capstan generate: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const { target, file, options } = parsed;
+  let op: LoadedOperator;
+  try {
+    op = await loadOperator(file);
+  } catch (err) {
+    if (!(err instanceof OperatorModuleError)) throw err;
+    process.stderr.write(`capstan generate: ${err.message}\n`);
+    return 1;
+  }
+  process.stdout.write(generate(target, op, file, options));
+  return 0;
+}
+
+function parse(args: string[]): { target: Target; file: string; options: GenerateOptions } | "help" {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      image: { type: "string" },
+      namespace: { type: "string", default: "default" },
+      "leader-elect": { type: "boolean", default: false },
+      replicas: { type: "string" },
+      "health-port": { type: "string" },
+      "metrics-port": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return "help";
+  const [target, file, ...extra] = positionals;
+  if (target === undefined || !(TARGETS as readonly string[]).includes(target)) {
+    throw new Error(
+      target === undefined
+        ? "what to generate is missing"
+        : `cannot generate "${target}"; choose one of ${TARGETS.join(", ")}`,
+    );
+  }
+  if (file === undefined) throw new Error("the operator module is missing");
+  if (extra.length > 0) throw new Error(`unexpected arguments: ${extra.join(" ")}`);
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(values.namespace)) {
+    throw new Error(`--namespace "${values.namespace}" is not a valid namespace name`);
+  }
+  const replicas = values.replicas === undefined ? undefined : integer("--replicas", values.replicas, 1, 100);
+  if (replicas !== undefined && replicas > 1 && !values["leader-elect"]) {
+    throw new Error(
+      "--replicas above 1 needs --leader-elect: without it, every replica would reconcile the same objects",
+    );
+  }
+  return {
+    target: target as Target,
+    file,
+    options: {
+      image: values.image,
+      namespace: values.namespace,
+      leaderElect: values["leader-elect"],
+      replicas,
+      healthPort:
+        values["health-port"] === undefined ? undefined : integer("--health-port", values["health-port"], 1, 65535),
+      metricsPort:
+        values["metrics-port"] === undefined ? undefined : integer("--metrics-port", values["metrics-port"], 1, 65535),
+    },
+  };
+}
+
+function integer(flag: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`${flag} must be an integer from ${min} to ${max}, got "${text}"`);
+  return n;
+}
+
+/** The text for `target` (multi-document YAML, or the Dockerfile). */
+export function generate(
+  target: Target,
+  op: LoadedOperator,
+  file: string,
+  options: GenerateOptions,
+  cwd = process.cwd(),
+): string {
+  const operatorPath = relative(cwd, resolve(cwd, file)).split(sep).join("/");
+  if (target === "dockerfile") return dockerfile({ operatorPath, capstanBin: capstanBin(cwd) });
+  const labels = { "app.kubernetes.io/name": op.name, "app.kubernetes.io/managed-by": "capstan" };
+  const crds = () => op.requirements().crds.map((kind) => toCrd(kind));
+  const rbac = () =>
+    rbacManifests({
+      name: op.name,
+      namespace: options.namespace,
+      needs: op.permissions({ leaderElection: options.leaderElect }),
+      labels,
+    });
+  const deploy = () =>
+    deploymentManifest({
+      name: op.name,
+      namespace: options.namespace,
+      image: options.image ?? `${op.name}:latest`,
+      operatorPath,
+      leaderElect: options.leaderElect,
+      replicas: options.replicas,
+      healthPort: options.healthPort,
+      metricsPort: options.metricsPort,
+      labels,
+    });
+  const namespace = namespaceManifest(options.namespace, labels);
+  const docs: object[] =
+    target === "crds"
+      ? crds()
+      : target === "rbac"
+        ? [...namespace, ...rbac()]
+        : target === "deploy"
+          ? [...namespace, deploy()]
+          : [...crds(), ...namespace, ...rbac(), deploy()];
+  return docs.map((doc) => `---\n${stringify(doc, { lineWidth: 0 })}`).join("");
+}
+
+/**
+ * Where the `capstan` bin is inside the image: the package's own `bin/` when building Capstan's
+ * repository (its examples), else the dependency's.
+ */
+function capstanBin(cwd: string): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(cwd, "package.json"), "utf8")) as { name?: string };
+    if (pkg.name === "capstan") return "bin/capstan.js";
+  } catch {
+    // No readable package.json: assume an ordinary project depending on capstan.
+  }
+  return "node_modules/capstan/bin/capstan.js";
+}

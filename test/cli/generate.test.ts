@@ -1,0 +1,189 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
+import type { ClusterRole } from "kubernetes-types/rbac/v1.d.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { generate } from "../../src/cli/generate.ts";
+import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import op from "./fixtures/widget-operator.ts";
+
+const repo = new URL("../..", import.meta.url).pathname;
+const bin = join(repo, "bin/capstan.js");
+const fixture = "test/cli/fixtures/widget-operator.ts";
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function capstan(args: string[]): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd: repo, timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function docs(text: string): { kind: string; metadata: { name: string; namespace?: string } }[] {
+  return parseAllDocuments(text).map((d) => {
+    expect(d.errors).toEqual([]);
+    return d.toJS();
+  });
+}
+
+function rulesFor(role: ClusterRole, group: string, resource: string): string[] {
+  const rule = role.rules?.find((r) => r.apiGroups?.includes(group) && r.resources?.includes(resource));
+  return rule?.verbs ?? [];
+}
+
+const defaults = { namespace: "default", leaderElect: false };
+
+describe("capstan generate", () => {
+  it("prints the CRDs of the defineResource kinds the operator uses", () => {
+    const out = docs(generate("crds", op, fixture, defaults, repo));
+    expect(out.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      "CustomResourceDefinition/widgets.widgets.capstan.test",
+    ]);
+  });
+
+  it("derives the ClusterRole from what the operator watches, owns and writes, and nothing more", () => {
+    const out = docs(generate("rbac", op, fixture, defaults, repo));
+    expect(out.map((d) => d.kind)).toEqual(["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]);
+    const role = out[1] as unknown as ClusterRole;
+    expect(rulesFor(role, "", "configmaps")).toEqual(["get", "list", "watch", "create", "update", "patch", "delete"]);
+    expect(rulesFor(role, "widgets.capstan.test", "widgets")).toEqual(["get", "list", "watch"]);
+    expect(rulesFor(role, "widgets.capstan.test", "widgets/status")).toEqual(["get", "update", "patch"]);
+    expect(rulesFor(role, "apiextensions.k8s.io", "customresourcedefinitions")).toEqual([
+      "get",
+      "create",
+      "update",
+      "patch",
+    ]);
+    expect(rulesFor(role, "", "events")).toEqual(["create", "patch"]);
+    expect(rulesFor(role, "coordination.k8s.io", "leases")).toEqual([]);
+    expect(role.rules?.some((r) => r.verbs.includes("*") || r.resources?.includes("*"))).toBe(false);
+  });
+
+  it("grants the Lease only with --leader-elect", () => {
+    const out = docs(generate("rbac", op, fixture, { ...defaults, leaderElect: true }, repo));
+    const role = out.find((d) => d.kind === "ClusterRole") as unknown as ClusterRole;
+    expect(rulesFor(role, "coordination.k8s.io", "leases")).toEqual(["get", "create", "update"]);
+  });
+
+  it("runs one replica with Recreate, probes on the health port, metrics port, as non-root", () => {
+    const [deployment] = docs(generate("deploy", op, fixture, { ...defaults, image: "example/widgets:1.0" }, repo));
+    const d = deployment as unknown as Deployment;
+    expect(d.spec?.replicas).toBe(1);
+    expect(d.spec?.strategy).toEqual({ type: "Recreate" });
+    const pod = d.spec?.template.spec;
+    const container = pod?.containers[0];
+    expect(container?.image).toBe("example/widgets:1.0");
+    expect(container?.args).toEqual([fixture, "--health-port=8081", "--metrics-port=8080", "--log-format=json"]);
+    expect(container?.ports).toEqual([
+      { name: "health", containerPort: 8081, protocol: "TCP" },
+      { name: "metrics", containerPort: 8080, protocol: "TCP" },
+    ]);
+    expect(container?.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "health" });
+    expect(container?.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "health" });
+    expect(pod?.securityContext?.runAsNonRoot).toBe(true);
+    expect(container?.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+    expect(pod?.serviceAccountName).toBe("widgets");
+    expect(d.spec?.selector.matchLabels).toEqual({ "app.kubernetes.io/name": "widgets" });
+    expect(d.spec?.template.metadata?.labels).toMatchObject({ "app.kubernetes.io/name": "widgets" });
+  });
+
+  it("runs several replicas with rolling updates and --leader-elect when asked", () => {
+    const [deployment] = docs(generate("deploy", op, fixture, { ...defaults, leaderElect: true, replicas: 3 }, repo));
+    const d = deployment as unknown as Deployment;
+    expect(d.spec?.replicas).toBe(3);
+    expect(d.spec?.strategy?.type).toBe("RollingUpdate");
+    expect(d.spec?.template.spec?.containers[0]?.args).toContain("--leader-elect");
+  });
+
+  it("writes a multi-stage Dockerfile whose image runs capstan run as a non-root user", () => {
+    const text = generate("dockerfile", op, fixture, defaults, repo);
+    expect(text.match(/^FROM /gm)).toHaveLength(2);
+    expect(text).toMatch(/^FROM node:20-bookworm-slim AS deps$/m);
+    expect(text).toMatch(/^COPY --from=deps \/app\/node_modules \.\/node_modules$/m);
+    expect(text).toMatch(/^USER 1000:1000$/m);
+    expect(text).toContain('ENTRYPOINT ["node","bin/capstan.js","run"]');
+    expect(text).toContain(`CMD ["${fixture}","--log-format=json"]`);
+  });
+});
+
+describe("capstan generate on the command line", () => {
+  let cluster: TestCluster;
+  let dir: string;
+  beforeAll(async () => {
+    cluster = await startTestCluster();
+    dir = await mkdtemp(join(tmpdir(), "capstan-generate-"));
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function kubectl(args: string[], stdin?: string): Promise<Result> {
+    return new Promise((resolve) => {
+      const child = execFile(
+        "kubectl",
+        ["--kubeconfig", cluster.kubeconfigPath, ...args],
+        { timeout: 20_000, env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, "cache") } },
+        (err, stdout, stderr) => {
+          resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+        },
+      );
+      child.stdin?.end(stdin ?? "");
+    });
+  }
+
+  it("prints manifests that kubectl applies cleanly to the embedded API server, twice", async () => {
+    const out = await capstan(["generate", "all", fixture, "--namespace", "widgets-system", "--leader-elect"]);
+    expect(out.stderr).toBe("");
+    expect(out.code).toBe(0);
+    expect(docs(out.stdout).map((d) => d.kind)).toEqual([
+      "CustomResourceDefinition",
+      "Namespace",
+      "ServiceAccount",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Deployment",
+    ]);
+    const applied = await kubectl(["apply", "-f", "-"], out.stdout);
+    expect(applied.stderr).toBe("");
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain(
+      "customresourcedefinition.apiextensions.k8s.io/widgets.widgets.capstan.test created",
+    );
+    expect(applied.stdout).toContain("deployment.apps/widgets created");
+    const again = await kubectl(["apply", "-f", "-"], out.stdout);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("deployment.apps/widgets unchanged");
+    const get = await kubectl([
+      "get",
+      "deployment",
+      "widgets",
+      "-n",
+      "widgets-system",
+      "-o",
+      "jsonpath={.spec.replicas}",
+    ]);
+    expect(get.stdout).toBe("2");
+  });
+
+  it("exits 2 naming an unknown target, and 1 for a module without an operator", async () => {
+    const unknown = await capstan(["generate", "helm", fixture]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('cannot generate "helm"; choose one of crds, rbac, deploy, all, dockerfile');
+    await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
+    const empty = join(dir, "not-an-operator.ts");
+    await writeFile(empty, "export const x = 1;\n");
+    const missing = await capstan(["generate", "crds", empty]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("exports no operator");
+  });
+});
