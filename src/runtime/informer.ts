@@ -137,6 +137,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly name: string;
   private readonly options: InformerOptions<T>;
   private readonly storeImpl: Store<T>;
+  private readonly storeReader: CacheReader<T>;
   private readonly handlers = new Set<InformerEventHandler<T>>();
   private readonly backoff: ExponentialBackoff;
   private readonly logger: RuntimeLogger;
@@ -156,6 +157,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.options = options;
     this.name = options.name ?? "informer";
     this.storeImpl = new Store<T>(options.store);
+    this.storeReader = this.storeImpl.reader();
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
@@ -166,9 +168,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (!Number.isInteger(this.pageSize) || this.pageSize < 0) throw new Error("pageSize must be an integer >= 0");
   }
 
-  /** The cache, read-only. */
+  /** The cache, read-only: a view without write methods (always the same object). */
   get store(): CacheReader<T> {
-    return this.storeImpl;
+    return this.storeReader;
   }
 
   /** Where the state machine is. */

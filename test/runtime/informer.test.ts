@@ -94,6 +94,9 @@ describe("Informer", () => {
     expect(rec.updates[0]?.[1].data?.v).toBe("2");
     expect(seenInStore).toEqual(["2"]);
     expect(informer.store.keys()).toEqual(["default/b"]);
+    // Consumers get a view without write methods.
+    expect("upsert" in informer.store).toBe(false);
+    expect(informer.store).toBe(informer.store);
   });
 
   it("advances the resume version on a bookmark and re-watches from it", async () => {
