@@ -3,7 +3,8 @@
  * subresources, short names, field selectors, defaulting), as kube-apiserver's registries define them
  * in pkg/registry/<group>/<kind>/strategy.go.
  */
-import { ALL_VERBS, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
+import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
+import { ALL_VERBS, bucketOf, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
 
 type Spec = Partial<ServedResource> & Pick<ServedResource, "group" | "version" | "kind" | "plural" | "namespaced">;
 
@@ -187,6 +188,15 @@ const EVENT_FIELDS = fields(
 /** The built-in kinds, in the order discovery lists them. */
 export function builtinResources(): ServedResource[] {
   const allocateClusterIp = clusterIpAllocator();
+  const coreEvents = served({
+    group: "",
+    version: "v1",
+    kind: "Event",
+    plural: "events",
+    namespaced: true,
+    shortNames: ["ev"],
+    fieldSelectors: EVENT_FIELDS,
+  });
   return [
     served({
       group: "",
@@ -278,15 +288,7 @@ export function builtinResources(): ServedResource[] {
       shortNames: ["sa"],
       returnDeletedObject: true,
     }),
-    served({
-      group: "",
-      version: "v1",
-      kind: "Event",
-      plural: "events",
-      namespaced: true,
-      shortNames: ["ev"],
-      fieldSelectors: EVENT_FIELDS,
-    }),
+    coreEvents,
     served({
       group: "events.k8s.io",
       version: "v1",
@@ -294,15 +296,12 @@ export function builtinResources(): ServedResource[] {
       plural: "events",
       namespaced: true,
       shortNames: ["ev"],
-      fieldSelectors: fields(
-        "regarding.kind",
-        "regarding.namespace",
-        "regarding.name",
-        "regarding.uid",
-        "reason",
-        "reportingController",
-        "type",
+      storageBucket: bucketOf(coreEvents),
+      // Field selectors run on the stored (core) form: the events.k8s.io names map to core paths.
+      fieldSelectors: Object.fromEntries(
+        Object.entries(EVENTS_V1_FIELD_PATHS).map(([field, core]) => [field, path(core)]),
       ),
+      conversion: { storage: coreEvents, fromStorage: coreEventToEventsV1, toStorage: eventsV1ToCoreEvent },
     }),
     served({
       group: "apps",

@@ -85,6 +85,15 @@ export interface ServedResource {
     /** Applied when deletion starts (sets the Terminating phase). */
     markTerminating(obj: JsonObject): void;
   };
+  /**
+   * A view of another resource's storage in a different shape (events.k8s.io/v1 over core/v1 Events):
+   * objects are stored as `storage` describes them and converted on the way in and out.
+   */
+  conversion?: {
+    storage: ServedResource;
+    fromStorage(obj: JsonObject): JsonObject;
+    toStorage(obj: JsonObject): JsonObject;
+  };
   /** Storage bucket shared by all versions of one resource: `group/plural` unless set. */
   storageBucket?: string;
   /** CRD-backed resources: the additionalPrinterColumns of this version. */

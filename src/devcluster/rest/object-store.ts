@@ -228,6 +228,10 @@ export class ObjectStore {
     input: JsonObject,
     options?: WriteOptions | boolean,
   ): Promise<string> {
+    if (served.conversion) {
+      const { storage, toStorage } = served.conversion;
+      return present(served, await this.create(storage, namespace, toStorage(input), options));
+    }
     const { dryRun = false } = writeOptionsOf(options);
     const obj = this.prepareCreate(served, namespace, input, writeOptionsOf(options));
     const meta = obj.metadata as MutableMeta;
@@ -258,6 +262,10 @@ export class ObjectStore {
     target: WriteTarget = "main",
     options?: WriteOptions | boolean,
   ): Promise<string> {
+    if (served.conversion) {
+      const { storage, toStorage } = served.conversion;
+      return present(served, await this.update(storage, namespace, name, toStorage(input), target, options));
+    }
     checkBodyIdentity(served, namespace, name, input);
     const inputMeta = (input.metadata ?? {}) as Record<string, unknown>;
     const requestedRv = typeof inputMeta["resourceVersion"] === "string" ? inputMeta["resourceVersion"] : "";
@@ -291,6 +299,18 @@ export class ObjectStore {
     mutate: (current: JsonObject) => JsonObject,
     options?: WriteOptions | boolean,
   ): Promise<string> {
+    const view = served.conversion;
+    if (view) {
+      const data = await this.guaranteedUpdate(
+        view.storage,
+        namespace,
+        name,
+        target,
+        (current) => view.toStorage(mutate(view.fromStorage(current))),
+        options,
+      );
+      return present(served, data);
+    }
     for (let attempt = 0; ; attempt++) {
       const current = this.storage.get(bucketOf(served), keyOf(served, namespace, name));
       if (!current) throw notFound(gr(served), name);
@@ -321,6 +341,12 @@ export class ObjectStore {
     name: string,
     options: DeleteOptions = {},
   ): Promise<DeleteResult> {
+    const view = served.conversion;
+    if (view) {
+      const result = await this.delete(view.storage, namespace, name, options);
+      const body = result.body as JsonObject;
+      return body.kind === "Status" ? result : { ...result, body: view.fromStorage(body) };
+    }
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.deleteOnce(served, namespace, name, options);
@@ -339,6 +365,12 @@ export class ObjectStore {
     query: ListQuery,
     options: DeleteOptions = {},
   ): Promise<JsonObject> {
+    const view = served.conversion;
+    if (view) {
+      const list = await this.deleteCollection(view.storage, namespace, query, options);
+      const items = (list["items"] as JsonObject[]).map((i) => view.fromStorage(i));
+      return { ...list, kind: served.listKind, apiVersion: groupVersion(served), items };
+    }
     const page = this.list(served, namespace, { ...query, limit: undefined, continue: undefined });
     const items: unknown[] = [];
     for (const data of page.items) {
@@ -822,6 +854,7 @@ function parsedPrev(change: Change): JsonObject {
  * no conversion webhook (CRD conversion strategy None) only apiVersion differs.
  */
 function present(served: ServedResource, data: string): string {
+  if (served.conversion) return serialize(served.conversion.fromStorage(JSON.parse(data) as JsonObject));
   const apiVersion = groupVersion(served);
   const head = `{"apiVersion":${JSON.stringify(apiVersion)},`;
   if (data.startsWith(head)) return data;
