@@ -35,12 +35,13 @@ import type { ResourceRegistry } from "../registry/registry.ts";
 import type { ServedResource } from "../registry/served-resource.ts";
 import type { RequestContext } from "../request/pipeline.ts";
 import { builtinSchemas } from "./builtin-schemas.ts";
+import { versionInfo } from "./discovery.ts";
 import { resourceNotServed } from "./status.ts";
 
 type Json = Record<string, unknown>;
 
-/** The version string the documents report in `info.version` (the server's /version gitVersion). */
-const DEFAULT_SERVER_VERSION = "v1.32.0";
+/** The documents report the server's own version in `info.version`, as kube-apiserver does. */
+const DEFAULT_SERVER_VERSION = (versionInfo() as { gitVersion: string }).gitVersion;
 
 const OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const LIST_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
