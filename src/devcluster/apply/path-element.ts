@@ -101,6 +101,16 @@ export function comparePathElements(a: PathElement, b: PathElement): number {
   return Math.sign(a.index - (b as { index: number }).index);
 }
 
+const PLAIN_STRING = /^[\x20-\x7e]*$/;
+const NEEDS_ESCAPE = /["\\<>&]/;
+
+/** goJSON with a fast path for the common key values (printable ASCII strings, integers). */
+function keyJSON(v: Json): string {
+  if (typeof v === "string" && PLAIN_STRING.test(v) && !NEEDS_ESCAPE.test(v)) return `"${v}"`;
+  if (typeof v === "number" && Number.isSafeInteger(v)) return String(v);
+  return goJSON(v);
+}
+
 /** Serialized keys by element object: walks reuse the same element objects for every path below them. */
 const serialized = new WeakMap<PathElement, string>();
 
@@ -109,8 +119,8 @@ export function serializePathElement(pe: PathElement): string {
   if ("field" in pe) return `f:${pe.field}`;
   let s = serialized.get(pe);
   if (s === undefined) {
-    if ("key" in pe) s = `k:{${pe.key.map(([name, v]) => `${goJSON(name)}:${goJSON(v)}`).join(",")}}`;
-    else if ("value" in pe) s = `v:${goJSON(pe.value)}`;
+    if ("key" in pe) s = `k:{${pe.key.map(([name, v]) => `${keyJSON(name)}:${keyJSON(v)}`).join(",")}}`;
+    else if ("value" in pe) s = `v:${keyJSON(pe.value)}`;
     else s = `i:${pe.index}`;
     serialized.set(pe, s);
   }
