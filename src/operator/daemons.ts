@@ -68,9 +68,16 @@ export class DaemonRun {
     return this.current === "finished" || this.current === "failed";
   }
 
-  /** Aborts the daemon's signal; resolves when it returned, or after `timeoutMs`. */
-  async stop(timeoutMs: number): Promise<void> {
+  /**
+   * Aborts the daemon's signal; resolves when it returned, or after `timeoutMs` (when given) for
+   * a daemon that ignores its signal.
+   */
+  async stop(timeoutMs?: number): Promise<void> {
     this.abort.abort();
+    if (timeoutMs === undefined) {
+      await this.done;
+      return;
+    }
     const timeout = new AbortController();
     const finished = await Promise.race([
       this.done.then(() => true),

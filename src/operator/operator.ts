@@ -434,8 +434,8 @@ export class Operator {
       signal?.removeEventListener("abort", onAbort);
       stop.abort();
       await Promise.all(this.processors.map((p) => p.stop(drainMs)));
-      // A manager that never started (CRD registration failed) still owns a client it may have built.
-      if (mgr.state === "idle") await mgr.stop();
+      // A manager that never started (CRD registration failed) did not close the client it built.
+      if (mgr.state === "idle" && options.client === undefined) await mgr.client.close();
     }
   }
 

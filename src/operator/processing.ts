@@ -156,6 +156,8 @@ type CauseOutcome = { obj: KubeObject; delayMs?: number; abandoned?: boolean; fa
 export class KindProcessor {
   private readonly memory = new Map<string, ObjectMemory>();
   private readonly detach: (() => void)[] = [];
+  /** Daemons told to stop (object gone or unmatched) that may still be returning. */
+  private readonly retiring = new Set<DaemonRun>();
   private store: CacheReader | undefined;
 
   constructor(private readonly options: ProcessorOptions) {}
@@ -195,7 +197,13 @@ export class KindProcessor {
   async stop(timeoutMs: number): Promise<void> {
     for (const d of this.detach.splice(0)) d();
     const runs = [...this.memory.values()].flatMap((m) => [...m.daemons.values()]);
-    await Promise.all(runs.map((r) => r.stop(timeoutMs)));
+    await Promise.all([...runs, ...this.retiring].map((r) => r.stop(timeoutMs)));
+  }
+
+  /** Stops a daemon in the background; `stop()` still waits for it. */
+  private retire(run: DaemonRun): void {
+    this.retiring.add(run);
+    void run.stop().then(() => this.retiring.delete(run));
   }
 
   /** Daemons currently alive (for tests and diagnostics). */
@@ -213,7 +221,7 @@ export class KindProcessor {
     if (mem !== undefined) await this.drainEvents(mem);
     if (isDeleted(target)) {
       if (mem !== undefined) {
-        for (const run of mem.daemons.values()) void run.stop(Number.POSITIVE_INFINITY);
+        for (const run of mem.daemons.values()) this.retire(run);
         this.memory.delete(key);
       }
       return undefined;
@@ -315,7 +323,7 @@ export class KindProcessor {
         mem.daemons.set(spec.id, this.startDaemon(spec, mem, controllerSignal));
       } else if (!wanted && run !== undefined) {
         mem.daemons.delete(spec.id);
-        void run.stop(Number.POSITIVE_INFINITY);
+        this.retire(run);
       }
     }
   }
