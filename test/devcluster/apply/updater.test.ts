@@ -148,6 +148,54 @@ describe("associative lists (multiple_appliers_test)", () => {
   });
 });
 
+const listOfLists: MapType = {
+  kind: "map",
+  fields: {
+    listOfLists: {
+      kind: "list",
+      listType: "map",
+      keys: ["name"],
+      elementType: {
+        kind: "map",
+        fields: { name: SCALAR, value: { kind: "list", elementType: SCALAR, listType: "set" } },
+      },
+    },
+  },
+};
+
+describe("removing list items with sub-items owned by others (multiple_appliers_test)", () => {
+  it("remove_one_keep_one_with_dangling_subitem: an item another applier keeps survives, minus the remover's values", () => {
+    const f = new Fixture(listOfLists);
+    f.apply("apply-one", "listOfLists: [{name: a}, {name: b, value: [c]}]");
+    f.apply("apply-two", "listOfLists: [{name: b, value: [d]}]");
+    f.update("controller", "listOfLists: [{name: a}, {name: b, value: [c, d, e]}]");
+    f.apply("apply-one", "listOfLists: [{name: a}]");
+    expect(f.live).toEqual({ listOfLists: [{ name: "a" }, { name: "b", value: ["d", "e"] }] });
+    expect(f.owned("apply-one")).toEqual(['.listOfLists[name="a"]', '.listOfLists[name="a"].name']);
+    expect(f.owned("apply-two")).toEqual([
+      '.listOfLists[name="b"]',
+      '.listOfLists[name="b"].name',
+      '.listOfLists[name="b"].value[="d"]',
+    ]);
+    expect(f.owned("controller")).toEqual(['.listOfLists[name="b"].value[="e"]']);
+  });
+
+  it("remove_one_with_managed_subitem_keep_one: removing an item takes an updater's sub-items with it", () => {
+    const f = new Fixture(listOfLists);
+    f.apply("apply-one", "listOfLists: [{name: a}, {name: b, value: [c]}]");
+    f.apply("apply-two", "listOfLists: [{name: a, value: [b]}]");
+    f.update("controller", "listOfLists: [{name: a, value: [b]}, {name: b, value: [c, d]}]");
+    f.apply("apply-one", "listOfLists: [{name: a}]");
+    expect(f.live).toEqual({ listOfLists: [{ name: "a", value: ["b"] }] });
+    expect(f.owned("controller")).toBeUndefined();
+    expect(f.owned("apply-two")).toEqual([
+      '.listOfLists[name="a"]',
+      '.listOfLists[name="a"].name',
+      '.listOfLists[name="a"].value[="b"]',
+    ]);
+  });
+});
+
 describe("sets (set_test)", () => {
   it("apply_update_apply_with_overlap: both managers own a value they both set", () => {
     const f = new Fixture(sets);
