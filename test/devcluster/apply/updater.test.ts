@@ -269,6 +269,17 @@ describe("removal of fields the applier stops applying (multiple_appliers_test, 
     expect(f.live).toEqual({ outer: { inner: { b: "2" } } });
   });
 
+  it("struct_apply_update_dict_null: applying a null struct drops the applier's fields, keeps the updater's", () => {
+    const f = new Fixture({
+      kind: "map",
+      fields: { struct: { kind: "map", fields: { name: SCALAR, value: SCALAR } } },
+    });
+    f.apply("default", "struct: {name: a}");
+    f.update("controller", "struct: {name: a, value: 1}");
+    f.apply("default", "struct:");
+    expect(f.live).toEqual({ struct: { value: 1 } });
+  });
+
   it("an updater that only changed a value it shares keeps the rest of an applier's removal intact", () => {
     const f = new Fixture(nestedStruct);
     f.apply("default", "outer: {dict: {a: '1', b: '2'}}");
