@@ -221,9 +221,24 @@ function schemaInfoForType(kind: ValueKind): { type: string; format: string } {
   }
 }
 
-/** swag.IsFloat64AJSONInteger, for the values we classify as float64. */
+/** JSON's safe-integer bounds, as swag defines them. */
+const MAX_JSON_FLOAT = 2 ** 53 - 1;
+/** swag's relative tolerance: a float this close to an integer counts as one (0.3 / 0.1 passes multipleOf). */
+const JSON_INTEGER_EPSILON = 1e-9;
+
+/**
+ * swag.IsFloat64AJSONInteger (go-openapi/swag v0.23.0, what Kubernetes 1.36 builds with): integers up to
+ * 2^53 with a relative tolerance. Go's `uint64(f)` of a negative float is huge on amd64, so negative
+ * near-integers only pass when exact; `0.1 * 3` style values just below an integer do not pass either.
+ */
 function isJSONInteger(f: number): boolean {
-  return Number.isInteger(f) && Math.abs(f) <= 2 ** 53;
+  if (!Number.isFinite(f) || f < -MAX_JSON_FLOAT || f > MAX_JSON_FLOAT) return false;
+  if (Number.isInteger(f)) return true;
+  if (f < 0) return false;
+  const g = Math.trunc(f);
+  const diff = Math.abs(f - g);
+  if (g === 0 || diff < Number.MIN_VALUE) return diff < JSON_INTEGER_EPSILON * Number.MIN_VALUE;
+  return diff / Math.min(f + g, Number.MAX_VALUE) < JSON_INTEGER_EPSILON;
 }
 
 function validateType(node: Node, data: unknown, kind: ValueKind, path: string): Result {

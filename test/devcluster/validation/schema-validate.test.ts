@@ -225,6 +225,15 @@ describe("numbers", () => {
     expect(messages(obj({ n: { type: "number", multipleOf: 0.5 } }), { n: 1.25 })).toEqual([
       "n: Invalid value: 1.25: n in body should be a multiple of 0.5",
     ]);
+    // Floating-point noise is tolerated as swag v0.23.0 tolerates it: only just above an integer
+    // (10 * 0.3 = 3.0000000000000004 passes; 100 * 19.99 = 1998.9999999999998 does not, on the real server too).
+    expect(messages(obj({ n: { type: "number", multipleOf: 0.1 } }), { n: 0.3 })).toEqual([]);
+    expect(messages(obj({ n: { type: "number", multipleOf: 0.01 } }), { n: 19.99 })).toEqual([
+      "n: Invalid value: 19.99: n in body should be a multiple of 0.01",
+    ]);
+    expect(messages(obj({ n: { type: "number", multipleOf: 0.1 } }), { n: 0.35 })).toEqual([
+      "n: Invalid value: 0.35: n in body should be a multiple of 0.1",
+    ]);
     expect(messages(obj({ n: { type: "integer", multipleOf: 3 } }), { n: 7 })).toEqual([
       "n: Invalid value: 7: n in body should be a multiple of 3",
     ]);
