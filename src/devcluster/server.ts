@@ -106,6 +106,8 @@ export interface ServerInternals {
   authenticator: TokenAuthenticator;
   /** The pipeline stages in order; part 2 inserts its stages before the last (the handler). */
   stages: Stage[];
+  /** Ends every open watch response at once, as a dropped connection would (fault injection). Returns how many. */
+  closeAllWatches(): number;
 }
 
 /** What every server runs unless told otherwise: kubectl needs the OpenAPI documents, a cluster needs its controllers. */
@@ -241,7 +243,20 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     kubeconfigPath: options.kubeconfigPath,
     token,
     caPem: certs.caPem,
-    internals: { api, registry, store, storage, patchTypes, authenticator, stages },
+    internals: {
+      api,
+      registry,
+      store,
+      storage,
+      patchTypes,
+      authenticator,
+      stages,
+      closeAllWatches: () => {
+        const count = openWatches.size;
+        for (const res of [...openWatches]) res.end();
+        return count;
+      },
+    },
     stop: () => {
       stopped ??= (async () => {
         abort.abort();

@@ -207,3 +207,19 @@ describe("watch resources", () => {
     expect(storage.watcherCount()).toBe(base);
   });
 });
+
+describe("dropping watches", () => {
+  it("closeAllWatches ends every open watch; a client resumes from its last resourceVersion without a gap", async () => {
+    t = await startTestServer({ builtinPlugins: false });
+    const first = await t.request("POST", CMS, { body: configMap("before") });
+    const w = await t.watch(`${CMS}?watch=true&resourceVersion=${first.body.metadata.resourceVersion}`);
+    const seen = await t.request("POST", CMS, { body: configMap("seen") });
+    expect((await w.next())?.object.metadata.name).toBe("seen");
+    expect(t.server.internals.closeAllWatches()).toBe(1);
+    await w.ended;
+    await t.request("POST", CMS, { body: configMap("while-away") });
+    const resumed = await t.watch(`${CMS}?watch=true&resourceVersion=${seen.body.metadata.resourceVersion}`);
+    expect((await resumed.next())?.object.metadata.name).toBe("while-away");
+    resumed.close();
+  });
+});
