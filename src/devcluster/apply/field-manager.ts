@@ -376,6 +376,27 @@ export function applyConfiguration(live: KubeJson | undefined, applied: KubeJson
   return { object: result, changed: !jsonEqual(live as Json | undefined, result as Json) };
 }
 
+/**
+ * `apply(live, applied, manager, { force, typeInfo })`: {@link applyConfiguration} with the target
+ * apiVersion and kind taken from the live object (or the body when creating).
+ */
+export function apply(
+  live: KubeJson | undefined,
+  applied: KubeJson,
+  manager: string,
+  options: { force?: boolean; typeInfo: TypeNode } & Partial<Omit<FieldManagerTarget, "type">>,
+): ApplyResult {
+  const { typeInfo, ...rest } = options;
+  const source = live ?? applied;
+  return applyConfiguration(live, applied, {
+    ...rest,
+    manager,
+    type: typeInfo,
+    apiVersion: options.apiVersion ?? String(source["apiVersion"] ?? ""),
+    kind: options.kind ?? String(source["kind"] ?? ""),
+  });
+}
+
 function isResetManagedFields(v: unknown): boolean {
   if (!Array.isArray(v)) return false;
   if (v.length === 0) return true;

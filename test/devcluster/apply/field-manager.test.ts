@@ -3,6 +3,7 @@ import { ApplyConflictError, ApplyError } from "../../../src/devcluster/apply/er
 import {
   type ApplyOptions,
   applyConfiguration,
+  apply as applyWithTypeInfo,
   BEFORE_FIRST_APPLY_MANAGER,
   type KubeJson,
   LAST_APPLIED_ANNOTATION,
@@ -137,6 +138,21 @@ describe("server-side apply: managedFields on the wire", () => {
           },
         },
       },
+    });
+  });
+});
+
+describe("apply(live, applied, manager, { force, typeInfo })", () => {
+  it("takes apiVersion and kind from the live object and conflicts like applyConfiguration", () => {
+    const created = applyWithTypeInfo(undefined, cm({ a: "1" }), "alice", { typeInfo: configMapType }).object;
+    const live = stored(created);
+    expect(() => applyWithTypeInfo(live, cm({ a: "2" }), "bob", { typeInfo: configMapType })).toThrow(
+      'Apply failed with 1 conflict: conflict with "alice": .data.a',
+    );
+    expect(
+      applyWithTypeInfo(live, cm({ a: "2" }), "bob", { typeInfo: configMapType, force: true }).object.data,
+    ).toEqual({
+      a: "2",
     });
   });
 });
