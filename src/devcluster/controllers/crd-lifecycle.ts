@@ -19,6 +19,9 @@
  * Guarantees: a resource is served only while its CRD exists with accepted names; instances never
  * outlive their CRD (a CRD that disappears without the finalizer has its storage bucket dropped).
  *
+ * Assumptions: this controller is the only writer of CRD status (as the apiextensions controllers
+ * are on a real server); the object store validates CRDs through {@link crdValidator} on every write.
+ *
  * Caveats: conversion webhooks are not called (versions share storage; only apiVersion differs,
  * as with `strategy: None`); the transient `Established=False/Installing` state is not published.
  */

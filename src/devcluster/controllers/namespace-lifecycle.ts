@@ -16,6 +16,9 @@
  *   `NamespaceFinalizersRemaining` condition names the finalizers and their counts;
  * - conditions use the real types, reasons and messages (`Some resources are remaining: configmaps. has 1 resource instances`).
  *
+ * Assumptions: every namespaced resource is in the registry (custom resources included), and the
+ * namespace's own DELETE set deletionTimestamp and the Terminating phase (the namespace strategy).
+ *
  * Caveats: pods bound to a node wait out their grace period (there is no kubelet to confirm them
  * gone before the simulated one of part 2); the real controller's discovery-failure conditions can
  * never be True here (discovery is in-process).
