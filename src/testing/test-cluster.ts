@@ -55,7 +55,10 @@ export interface RunnableOperator<O = Record<string, unknown>> {
   requirements?(): { readonly crds: readonly { readonly crdName: string }[] };
 }
 
-/** Options of {@link TestCluster.run}: the operator's start options, less what the cluster supplies. */
+/**
+ * Options of {@link TestCluster.run}. The operator's own start options (`namespaces`,
+ * `leaderElection`, `gracefulShutdownTimeout`, ...) are accepted beside these.
+ */
 export interface RunOptions {
   /** Default: a pino logger at the cluster's log level. */
   logger?: Logger;
@@ -63,8 +66,6 @@ export interface RunOptions {
   registerCrds?: boolean;
   /** How long `run` waits for the operator's CRDs to be served (default {@link DEFAULT_WAIT_TIMEOUT}). */
   readyTimeout?: Duration;
-  /** Any other start option of the operator (`namespaces`, `leaderElection`, `gracefulShutdownTimeout`, ...). */
-  [option: string]: unknown;
 }
 
 /** An operator started with {@link TestCluster.run}. */
