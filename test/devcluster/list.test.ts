@@ -144,6 +144,14 @@ describe("list", () => {
     expect(names(resumed)[0]).toBe("b");
   });
 
+  it("ignores limit for resourceVersion=0, as the watch cache serving it does", async () => {
+    t = await startTestServer();
+    await seed(t);
+    const res = await t.request("GET", `${CMS}?limit=2&resourceVersion=0`);
+    expect(names(res)).toEqual(["a", "b", "c", "d"]);
+    expect(res.body.metadata.continue).toBeUndefined();
+  });
+
   it("answers a garbage continue token with 400", async () => {
     t = await startTestServer();
     const res = await t.request("GET", `${CMS}?continue=notatoken`);

@@ -162,7 +162,11 @@ export class ObjectStore {
     const bucket = bucketOf(served);
     const prefix = served.namespaced && namespace !== "" ? `${namespace}/` : "";
     const filter = compileFilter(served, query);
-    const limit = query.limit !== undefined && query.limit > 0 ? query.limit : undefined;
+    // resourceVersion=0 is served from kube-apiserver's watch cache, which ignores limit: the whole
+    // list, no continue token (cacher.go shouldDelegateList: "serve paginated requests about revision 0
+    // from watch cache").
+    const fromCache = query.resourceVersion === "0" && !query.continue;
+    const limit = !fromCache && query.limit !== undefined && query.limit > 0 ? query.limit : undefined;
 
     let rev = this.storage.currentRevision();
     let start: string | undefined;
