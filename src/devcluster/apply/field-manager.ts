@@ -449,6 +449,29 @@ export function trackUpdate(
   }
 }
 
+/** FieldManagerMaxLength: longer user-agent prefixes are cut (ValidateFieldManager's limit). */
+const FIELD_MANAGER_MAX_LENGTH_BYTES = 128;
+
+/**
+ * The manager of a non-apply write (handlers' managerOrUserAgent): the `fieldManager` parameter, or the
+ * user agent up to its first `/` (`kubectl/v1.32.4 (linux/amd64)` -> `kubectl`), unprintable
+ * characters dropped, cut at 128 bytes.
+ */
+export function managerOrUserAgent(fieldManager: string | null | undefined, userAgent: string | undefined): string {
+  if (fieldManager) return fieldManager;
+  const prefix = (userAgent ?? "").split("/")[0]!;
+  let out = "";
+  let bytes = 0;
+  for (const ch of prefix) {
+    if (/[\p{C}\p{Z}]/u.test(ch) && ch !== " ") continue;
+    const size = Buffer.byteLength(ch);
+    if (bytes + size > FIELD_MANAGER_MAX_LENGTH_BYTES) break;
+    out += ch;
+    bytes += size;
+  }
+  return out;
+}
+
 /** The reset fields of a main resource whose kind has a status subresource: `status` is not owned there. */
 export function statusResetFields(): FieldSet {
   return FieldSet.of([{ field: "status" }]);

@@ -7,6 +7,7 @@ import {
   BEFORE_FIRST_APPLY_MANAGER,
   type KubeJson,
   LAST_APPLIED_ANNOTATION,
+  managerOrUserAgent,
   statusResetFields,
   trackUpdate,
 } from "../../../src/devcluster/apply/field-manager.ts";
@@ -518,5 +519,14 @@ describe("reset fields and bad requests", () => {
     expect(err.message).toBe(
       'failed to create typed patch object (ns/d; apps/v1, Kind=Deployment): .spec.template.spec.containers: duplicate entries for key [name="a"]',
     );
+  });
+});
+
+describe("managerOrUserAgent", () => {
+  it("uses fieldManager, else the user agent's program name, printable and at most 128 bytes", () => {
+    expect(managerOrUserAgent("kubectl-edit", "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07")).toBe("kubectl-edit");
+    expect(managerOrUserAgent(null, "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07")).toBe("kubectl");
+    expect(managerOrUserAgent("", "my controller\u0007/1.0")).toBe("my controller");
+    expect(managerOrUserAgent(undefined, "x".repeat(200))).toBe("x".repeat(128));
   });
 });
