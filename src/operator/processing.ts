@@ -574,20 +574,27 @@ export class KindProcessor {
         const retries = retry + 1;
         const message = errorMessage(error);
         const timeoutMs = h.options.timeout === undefined ? undefined : toMs(h.options.timeout);
-        const exhausted =
-          (h.options.retries !== undefined && retries >= h.options.retries) ||
-          (timeoutMs !== undefined && Date.now() - started.getTime() >= timeoutMs);
+        const retryDelay =
+          error instanceof TemporaryError
+            ? error.delayMs
+            : Math.min(toMs(h.options.backoff ?? 1000) * 2 ** retry, MAX_BACKOFF_MS);
+        // Kopf's look-ahead: fail now rather than retry into a certain timeout or retry limit.
+        const outOfRetries = h.options.retries !== undefined && retries >= h.options.retries;
+        const outOfTime = timeoutMs !== undefined && Date.now() + retryDelay - started.getTime() >= timeoutMs;
+        const exhausted = outOfRetries || outOfTime;
         if (error instanceof PermanentError || exhausted) {
           failed = true;
           next = { purpose, started: started.toISOString(), retries, failure: true, stopped: stoppedAt, message };
-          const why = error instanceof PermanentError ? "failed permanently" : "has exhausted its retries";
+          const why =
+            error instanceof PermanentError
+              ? "failed permanently"
+              : outOfRetries
+                ? "has exhausted its retries"
+                : `would exceed its timeout of ${timeoutMs} ms`;
           logger.error({ err: error, retries }, `handler ${why}`);
           this.options.recorder.event(obj, "Warning", "HandlerFailed", `Handler '${h.id}' ${why}: ${message}`);
         } else {
-          delayMs =
-            error instanceof TemporaryError
-              ? error.delayMs
-              : Math.min(toMs(h.options.backoff ?? 1000) * 2 ** retry, MAX_BACKOFF_MS);
+          delayMs = retryDelay;
           next = {
             purpose,
             started: started.toISOString(),

@@ -115,6 +115,36 @@ describe("retries", () => {
     }
   });
 
+  it("fails a handler for good when its next retry would exceed its timeout", async () => {
+    const ns = await namespace(cluster, "timeout");
+    const op = operator({ name: "impatient" });
+    let attempts = 0;
+    op.on.create(Machine, { id: "slow", timeout: 250 }, async () => {
+      attempts++;
+      throw new TemporaryError("still provisioning", { delay: 100 });
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      const failed = await waitUntil(
+        async () => (await eventsFor(cluster, ns, "m")).find((e) => e.reason === "HandlerFailed"),
+        "the timeout",
+      );
+      expect(failed.message).toBe("Handler 'slow' would exceed its timeout of 250 ms: still provisioning");
+      // Attempts at ~0, ~100 ms; the one at ~200 ms would retry at ~300 ms > 250 ms: final.
+      expect(attempts).toBeGreaterThanOrEqual(2);
+      expect(attempts).toBeLessThanOrEqual(3);
+      await new Promise((r) => setTimeout(r, 300));
+      const settled = attempts;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(attempts).toBe(settled);
+    } finally {
+      await running.stop();
+    }
+  });
+
   it("keeps the finalizer while a delete handler fails temporarily and releases the object once it succeeds", async () => {
     const ns = await namespace(cluster, "delete-retry");
     const op = operator({ name: "careful" });
