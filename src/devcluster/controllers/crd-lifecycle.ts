@@ -8,7 +8,8 @@
  *   ShortNamesConflict, KindConflict, ListKindConflict with `"x" is already in use`). When accepted,
  *   every served version is registered (scope, status/scale subresources, short names, categories,
  *   printer columns, selectable fields, schema), versions no longer served are removed, and only then
- *   is `Established` set True (InitialNamesAccepted), so a client that waits for Established finds
+ *   is `Established` set True (InitialNamesAccepted; False/Installing is published in between, as the
+ *   naming and establishing controllers do in two writes), so a client that waits for Established finds
  *   the resource served. `status.acceptedNames` and `status.storedVersions` are maintained.
  * - delete: the CRD's DELETE marks it Terminating (InstanceDeletionPending) and adds the
  *   `customresourcecleanup.apiextensions.k8s.io` finalizer, as the CRD REST storage does. This
@@ -23,7 +24,7 @@
  * are on a real server); the object store validates CRDs through {@link crdValidator} on every write.
  *
  * Caveats: conversion webhooks are not called (versions share storage; only apiVersion differs,
- * as with `strategy: None`); the transient `Established=False/Installing` state is not published.
+ * as with `strategy: None`).
  */
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
@@ -425,8 +426,35 @@ export class CrdLifecycle implements Controller {
     const { acceptedNames, condition } = calculateNames(crd, others);
     const now = rfc3339Now();
     let conditions = setCondition((crd.status?.conditions as CrdCondition[]) ?? [], condition, now);
+    const storage = crd.spec.versions.find((v) => v.storage)?.name;
+    const storedVersions = [...(crd.status?.storedVersions ?? [])];
+    if (storage && !storedVersions.includes(storage)) storedVersions.push(storage);
+    const write = (next: CrdCondition[]) =>
+      ignoreGoneOrChanged(() =>
+        this.ctx.store.guaranteedUpdate(crdServed, "", name, "status", (current) => {
+          if (metaOf(current).uid !== metaOf(crd).uid) return current;
+          const status = (current["status"] ?? {}) as Record<string, unknown>;
+          current["status"] = { ...status, conditions: next, acceptedNames, storedVersions };
+          return current;
+        }),
+      );
 
     if (condition.status === "True") {
+      if (findCondition(crd, "Established")?.status !== "True") {
+        // The naming controller's write: names accepted, not yet served (watchers see it, as on a real server).
+        conditions = setCondition(
+          conditions,
+          {
+            type: "Established",
+            status: "False",
+            reason: "Installing",
+            message: "the initial names have been accepted",
+          },
+          now,
+        );
+        await write(conditions);
+      }
+      // The establishing controller's: serve first, then say so.
       this.register({ ...crd, status: { ...crd.status, acceptedNames } } as Crd);
       conditions = setCondition(
         conditions,
@@ -445,17 +473,7 @@ export class CrdLifecycle implements Controller {
         now,
       );
     }
-    const storage = crd.spec.versions.find((v) => v.storage)?.name;
-    const storedVersions = [...(crd.status?.storedVersions ?? [])];
-    if (storage && !storedVersions.includes(storage)) storedVersions.push(storage);
-    await ignoreGoneOrChanged(() =>
-      this.ctx.store.guaranteedUpdate(crdServed, "", name, "status", (current) => {
-        if (metaOf(current).uid !== metaOf(crd).uid) return current;
-        const status = (current["status"] ?? {}) as Record<string, unknown>;
-        current["status"] = { ...status, conditions, acceptedNames, storedVersions };
-        return current;
-      }),
-    );
+    await write(conditions);
   }
 
   /** Serves every `served` version of the CRD and stops serving the others. */

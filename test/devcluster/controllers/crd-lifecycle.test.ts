@@ -93,6 +93,27 @@ describe("CRD lifecycle", () => {
     expect((viaV1.body as { apiVersion: string }).apiVersion).toBe("a.example.com/v1");
   });
 
+  it("publishes NamesAccepted with Established False/Installing before Established True, as watchers of a real server see", async () => {
+    const seen: (string | undefined)[] = [];
+    const stop = cluster.server.internals.api.watch(
+      { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" },
+      "",
+      { fieldSelector: "metadata.name=exchangerates.e.example.com" },
+      (type, obj) => {
+        const established = condition(obj as unknown as Crd, "Established");
+        seen.push(`${type} ${established ? `${established.status}/${established.reason}` : "-"}`);
+      },
+    );
+    try {
+      expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "e.example.com" }))).status).toBe(201);
+      await establishedCrd("exchangerates.e.example.com");
+      await eventually(() => seen.length >= 3);
+      expect(seen).toEqual(["ADDED -", "MODIFIED False/Installing", "MODIFIED True/InitialNamesAccepted"]);
+    } finally {
+      stop();
+    }
+  });
+
   it("rejects invalid CRDs with the apiserver's 422 (name, structural schema, immutable scope)", async () => {
     const thing = (name: string, schema: unknown) => ({
       apiVersion: "apiextensions.k8s.io/v1",
