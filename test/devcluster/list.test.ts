@@ -181,7 +181,17 @@ describe("list", () => {
     );
   });
 
-  it("answers a resourceVersion ahead of the server with 504 Too large resource version", async () => {
+  it("waits for a resourceVersion the server reaches meanwhile", async () => {
+    t = await startTestServer();
+    const current = Number((await t.request("GET", CMS)).body.metadata.resourceVersion);
+    const pending = t.request("GET", `${CMS}?resourceVersion=${current + 1}`);
+    await t.request("POST", CMS, { body: configMap("late-arrival") });
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(names(res)).toEqual(["late-arrival"]);
+  });
+
+  it("answers a resourceVersion the server never reaches with 504 Too large resource version", async () => {
     t = await startTestServer();
     const res = await t.request("GET", `${CMS}?resourceVersion=999999&resourceVersionMatch=NotOlderThan`);
     expect(res.status).toBe(504);

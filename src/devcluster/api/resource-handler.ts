@@ -8,6 +8,7 @@ import type { ResourceRegistry } from "../registry/registry.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { decodeObject, mediaType, readBody } from "../request/body.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
+import { waitForRevision } from "../rest/freshness.ts";
 import type {
   DeleteOptions,
   FieldValidation,
@@ -70,6 +71,14 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       if (subresource !== "") throw methodNotSupported(gr(served), "list");
       const shape = negotiate(ctx.req.headers.accept);
       const listQuery = listQueryOf(query);
+      const wanted = Number(listQuery.resourceVersion ?? "0");
+      if (
+        listQuery.resourceVersionMatch !== "Exact" &&
+        !listQuery.continue &&
+        wanted > store.storage.currentRevision()
+      ) {
+        await waitForRevision(store.storage, wanted, ctx.signal);
+      }
       const page = store.list(served, namespace, listQuery);
       if (shape.as === "Table") {
         const objects = page.items.map((d) => JSON.parse(d) as JsonObject);
