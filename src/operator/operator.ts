@@ -356,7 +356,7 @@ export class Operator {
       watches.add(e.kind);
       if (e.change.length > 0 || e.timers.length > 0) {
         updates.add(e.kind);
-        statusWrites.add(e.kind);
+        if (hasStatusSubresource(e.kind)) statusWrites.add(e.kind);
       }
     }
     for (const c of this.controllers) {
@@ -543,14 +543,31 @@ export function operator(options: OperatorOptions): Operator {
 }
 
 /**
- * Whether status writes go to the status subresource: for `defineResource` kinds, when the typed
- * version has a status schema (then `toCrd` enables the subresource); built-in and plain kinds
- * are assumed to have one (every built-in kind with a status does).
+ * Whether the kind has a status subresource: for `defineResource` kinds, when the typed version
+ * has a status schema (then `toCrd` enables the subresource); built-in kinds without a status
+ * are listed; any other kind is assumed to have one.
  */
 function hasStatusSubresource(kind: ResourceKind): boolean {
   if (isCustomResource(kind)) return kind.versions.find((v) => v.name === kind.version)?.status !== undefined;
-  return true;
+  return !KINDS_WITHOUT_STATUS.has(`${kind.kind}.${kind.group}`);
 }
+
+/** Built-in kinds that have no status at all (so no status subresource). */
+const KINDS_WITHOUT_STATUS = new Set([
+  "ConfigMap.",
+  "Secret.",
+  "ServiceAccount.",
+  "Endpoints.",
+  "Event.",
+  "Event.events.k8s.io",
+  "Lease.coordination.k8s.io",
+  "Role.rbac.authorization.k8s.io",
+  "RoleBinding.rbac.authorization.k8s.io",
+  "ClusterRole.rbac.authorization.k8s.io",
+  "ClusterRoleBinding.rbac.authorization.k8s.io",
+  "ValidatingWebhookConfiguration.admissionregistration.k8s.io",
+  "MutatingWebhookConfiguration.admissionregistration.k8s.io",
+]);
 
 class KindSet {
   private readonly map = new Map<string, ResourceKind>();

@@ -131,7 +131,11 @@ export interface ProcessorOptions {
   recorder: EventRecorder;
   /** Aborts when the operator stops: daemons end at once. */
   stopSignal: AbortSignal;
-  /** Whether the kind has a status subresource (status writes go there, else into the object). */
+  /**
+   * Whether the kind has a status subresource: status writes (`ctx.patch.status`, handler
+   * results) go there; for kinds without a status (ConfigMap, a CRD without a status schema)
+   * they are dropped with a warning, since the API server would drop or prune them anyway.
+   */
   statusSubresource: boolean;
   hooks?: OperatorTestHooks;
 }
@@ -198,6 +202,18 @@ export class KindProcessor {
     for (const d of this.detach.splice(0)) d();
     const runs = [...this.memory.values()].flatMap((m) => [...m.daemons.values()]);
     await Promise.all([...runs, ...this.retiring].map((r) => r.stop(timeoutMs)));
+  }
+
+  private warnedNoStatus = false;
+
+  /** Logged once per kind: handler results and status patches of a kind without status are dropped. */
+  private warnNoStatus(logger: Logger): void {
+    if (this.warnedNoStatus) return;
+    this.warnedNoStatus = true;
+    logger.warn(
+      { kind: this.options.kind.kind },
+      "this kind has no status subresource: handler results and ctx.patch.status are not stored (use storeResult: false)",
+    );
   }
 
   /** Stops a daemon in the background; `stop()` still waits for it. */
@@ -630,7 +646,7 @@ export class KindProcessor {
         metadata: { ...(parts.metadata.labels ? { labels: parts.metadata.labels } : {}), annotations },
       };
       if (parts.spec !== undefined) body.spec = parts.spec;
-      if (Object.keys(status).length > 0 && !this.options.statusSubresource) body.status = status;
+      if (Object.keys(status).length > 0 && !this.options.statusSubresource) this.warnNoStatus(logger);
       obj = await this.patchObject(obj, body, signal);
       this.expect(mem, obj);
       if (!done) return { obj, delayMs };
@@ -724,7 +740,7 @@ export class KindProcessor {
     const body: Record<string, unknown> = {};
     if (parts.metadata.labels !== undefined || parts.metadata.annotations !== undefined) body.metadata = parts.metadata;
     if (parts.spec !== undefined) body.spec = parts.spec;
-    if (Object.keys(status).length > 0 && !this.options.statusSubresource) body.status = status;
+    if (Object.keys(status).length > 0 && !this.options.statusSubresource) this.warnNoStatus(this.options.logger);
     if (Object.keys(body).length > 0) {
       obj = await this.patchObject(obj, body, signal);
       this.expect(mem, obj);

@@ -169,6 +169,60 @@ describe("create and update handlers on the embedded API server", () => {
   });
 });
 
+describe("built-in kinds and namespaces", () => {
+  it("handles a built-in kind without status: the result is dropped, the cause still completes", async () => {
+    const ns = await namespace(cluster, "builtin");
+    const op = operator({ name: "cms" });
+    const seen: string[] = [];
+    op.on.create(ConfigMap, async function index({ obj, patch }) {
+      seen.push(obj.data?.key ?? "");
+      patch.metadata.labels.indexed = "yes";
+      return "not storable";
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await cluster.client
+        .resource(ConfigMap, ns)
+        .create(ConfigMap.make({ metadata: { name: "c", namespace: ns }, data: { key: "v" } }));
+      const cm = await waitUntil(async () => {
+        const c = await cluster.client.resource(ConfigMap, ns).get("c");
+        return c.metadata?.annotations?.["cms.capstan.dev/last-handled-configuration"] ? c : undefined;
+      }, "the cause to end");
+      expect(cm.metadata?.labels).toEqual({ indexed: "yes" });
+      expect(seen).toEqual(["v"]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("watches only the namespaces it is given", async () => {
+    const [a, b, c] = [
+      await namespace(cluster, "ns-a"),
+      await namespace(cluster, "ns-b"),
+      await namespace(cluster, "ns-c"),
+    ];
+    const op = operator({ name: "scoped" });
+    const seen: string[] = [];
+    op.on.create(Machine, async ({ namespace }) => {
+      seen.push(namespace ?? "");
+    });
+    const running = await run(op, cluster, { namespaces: [a, b] });
+    try {
+      for (const ns of [a, b, c]) {
+        await machines(ns).create(
+          Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+        );
+      }
+      await waitUntil(() => seen.length === 2, "both watched namespaces");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(seen.sort()).toEqual([a, b]);
+      expect((await machines(c).get("m")).metadata.annotations).toBeUndefined();
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
 describe("delete handlers and the finalizer", () => {
   it("adds the finalizer, runs the delete handler on deletion, then removes it so the object goes", async () => {
     const ns = await namespace(cluster, "deletion");
