@@ -515,6 +515,45 @@ function mergeKeyValueEqual(left: Json, right: Json, mergeKey: string): boolean 
   return left[mergeKey] === right[mergeKey];
 }
 
+function isMergingList(type: TypeNode): boolean {
+  return type.kind === "list" && type.strategicMerge !== undefined;
+}
+
+/**
+ * The live list as Go's mergePatchIntoOriginal sees it when it orders by `$setElementOrder`: merging
+ * the list shifted deleted items out of, and appended new items into, the same backing array (the
+ * server's lists come from ToUnstructured, so capacity equals length). The order of server-only items
+ * relative to new ones depends on it, so we replay those in-place edits.
+ */
+function aliasedServerOrder(live: Json[], patch: Json[], mergeKey: string): Json[] {
+  const arr = [...live];
+  const capacity = arr.length;
+  let length = arr.length;
+  const keyOf = (v: Json) => (isMap(v) ? v[mergeKey] : undefined);
+  let replaced = false;
+  for (const v of patch) {
+    if (!isMap(v) || !(DIRECTIVE in v)) continue;
+    if (v[DIRECTIVE] === "replace") replaced = true;
+    if (v[DIRECTIVE] !== "delete" || !(mergeKey in v)) continue;
+    for (;;) {
+      const at = arr.slice(0, length).findIndex((o) => isMap(o) && mergeKey in o && o[mergeKey] === v[mergeKey]);
+      if (at < 0) break;
+      arr.copyWithin(at, at + 1, length);
+      length--;
+    }
+  }
+  // After `$patch: replace` the merge appends to the patch's own list, never to this array.
+  if (replaced) return arr;
+  for (const v of patch) {
+    if (isMap(v) && DIRECTIVE in v) continue;
+    if (arr.slice(0, length).some((o) => keyOf(o) === keyOf(v))) continue;
+    // An append past the capacity moves to a new array: this one is no longer touched.
+    if (length === capacity) break;
+    arr[length++] = v;
+  }
+  return arr;
+}
+
 /** `$setElementOrder/<field>`: merges that list now and orders it by the directive (mergePatchIntoOriginal). */
 function applySetElementOrder(original: JsonMap, patch: JsonMap, meta: TypeNode): void {
   for (const key of Object.keys(patch)) {
@@ -547,7 +586,11 @@ function applySetElementOrder(original: JsonMap, patch: JsonMap, meta: TypeNode)
       : partitionPrimitives(merged, order);
     // Element kind check as the Go code does before ordering (lists of lists, empty lists refused).
     sliceElementType(originalValue, patchValue);
-    original[field] = normalizeElementOrder(inPatch, serverOnly, order, originalValue, mergeKey, isMapKind);
+    const serverOrder =
+      foundOriginal && foundPatch && isMapKind && isMergingList(type)
+        ? aliasedServerOrder(originalValue, patchValue, mergeKey)
+        : originalValue;
+    original[field] = normalizeElementOrder(inPatch, serverOnly, order, serverOrder, mergeKey, isMapKind);
     delete patch[field];
   }
 }

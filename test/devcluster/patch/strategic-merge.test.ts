@@ -144,6 +144,20 @@ mergingList:
     result: "mergingList: [{name: '2', other: b}]",
   },
   {
+    name: "adds and deletes items in one patch, ordering server-only items as Go's in-place list edits do",
+    current: "mergingList: [{name: '1'}, {name: '2', other: b}, {name: '4', other: c}]",
+    patch:
+      "$setElementOrder/mergingList: [{name: '2'}, {name: '3'}]\nmergingList: [{name: '3'}, {name: '1', $patch: delete}]",
+    result: "mergingList: [{name: '2', other: b}, {name: '4', other: c}, {name: '3'}]",
+  },
+  {
+    name: "adds and deletes items when the server-only item comes first",
+    current: "mergingList: [{name: '1', other: a}, {name: '4', other: c}]",
+    patch:
+      "$setElementOrder/mergingList: [{name: '2'}, {name: '3'}]\nmergingList: [{name: '2'}, {name: '3'}, {name: '1', $patch: delete}]",
+    result: "mergingList: [{name: '4', other: c}, {name: '2'}, {name: '3'}]",
+  },
+  {
     name: "adds an item to a merging list at the position $setElementOrder gives",
     current: "mergingList: [{name: '1', other: a}, {name: '2', value: '2', other: b}]",
     patch:
