@@ -66,7 +66,10 @@ export interface WatchSource<T extends KubeObject = KubeObject> {
   kind?: ResourceKind<T>;
 }
 
-/** What a reconcile function gets besides the object. */
+/**
+ * What a reconcile function gets besides the object. Every member works destructured
+ * (`async (obj, { client, cache, logger }) => ...`): none relies on `this`.
+ */
 export interface ReconcileContext<T extends KubeObject = KubeObject> {
   /** The reconciled object's namespace (`""` for cluster scope) and name. */
   readonly key: ObjectRef;

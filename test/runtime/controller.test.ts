@@ -124,6 +124,11 @@ describe("reconcile input", () => {
     source.upsert(widget("a"));
     await eventually(() => ctx !== undefined, 2000, "reconcile");
     const context = ctx as ReconcileContext<Widget>;
+    // Destructuring is supported: no member relies on `this`.
+    const { cache, adopt, key } = context;
+    expect(key.name).toBe("a");
+    expect(cache(Widget).get("default/a")).toBeDefined();
+    expect(adopt({ metadata: { name: "x" } }).metadata?.ownerReferences).toHaveLength(1);
     expect(context.key).toEqual({ namespace: "default", name: "a" });
     expect(context.cache(Widget).get("default/a")?.metadata?.uid).toBe("uid-a");
     expect(context.cache(ConfigMap)).toBe(cms.store);
