@@ -247,7 +247,11 @@ describe("leader election", () => {
     const reconciledBy: string[] = [];
     const replicas = ["one", "two"].map((identity) => {
       const { client } = fakeClient(lw, leases);
-      const m = manager(client, { leaderElection: { ...election, identity } });
+      const m = manager(client, {
+        leaderElection: { ...election, identity },
+        healthProbePort: 0,
+        bindHost: "127.0.0.1",
+      });
       m.controller(ConfigMap).reconcile(() => {
         reconciledBy.push(identity);
       });
@@ -260,6 +264,8 @@ describe("leader election", () => {
     await eventually(() => two.state === "candidate", 3000, "second replica synced, waiting");
     await eventually(() => reconciledBy.length === 1, 3000, "leader reconciled");
     expect(two.isLeader).toBe(false);
+    // A standby with synced caches is ready: it can take over at once.
+    expect(await get(two.endpoints.healthProbe, "/readyz")).toEqual({ status: 200, body: "ok" });
 
     await one.stop();
     await runOne;
