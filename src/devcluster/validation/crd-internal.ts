@@ -11,6 +11,7 @@
  * no json tags: field names as declared) when the real server puts them in an error message.
  */
 import { asGoStruct } from "./go-format.ts";
+import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps, ValidationRule } from "./schema-types.ts";
 
 /** The v1 CustomResourceDefinition as it arrives (loosely typed: it is untrusted input). */
@@ -156,7 +157,8 @@ function defaultedNames(n: Partial<Names> | undefined, applyDefaults: boolean): 
   };
 }
 
-function column(c: Partial<Column>): Column {
+function column(cIn: Partial<Column> | null): Column {
+  const c = cIn !== null && typeof cIn === "object" ? cIn : {};
   return {
     name: str(c.name),
     type: str(c.type),
@@ -181,7 +183,15 @@ export function toInternalSpec(crd: CustomResourceDefinitionV1): InternalSpec {
     storage: v?.storage === true,
     deprecated: v?.deprecated === true,
     deprecationWarning: typeof v?.deprecationWarning === "string" ? v.deprecationWarning : undefined,
-    schema: v?.schema ? { openAPIV3Schema: v.schema.openAPIV3Schema ?? undefined } : undefined,
+    schema:
+      v?.schema && typeof v.schema === "object"
+        ? {
+            openAPIV3Schema:
+              v.schema.openAPIV3Schema !== null && typeof v.schema.openAPIV3Schema === "object"
+                ? sanitizeSchema(v.schema.openAPIV3Schema)
+                : undefined,
+          }
+        : undefined,
     subresources: v?.subresources ?? undefined,
     additionalPrinterColumns: Array.isArray(v?.additionalPrinterColumns) ? v.additionalPrinterColumns.map(column) : [],
     selectableFields: Array.isArray(v?.selectableFields)
@@ -253,7 +263,7 @@ function rule(r: ValidationRule): object {
 function schemaMap(m: Record<string, JSONSchemaProps> | undefined): Record<string, object> | null {
   if (!m || Object.keys(m).length === 0) return null;
   const out: Record<string, object> = {};
-  for (const [k, v] of Object.entries(m)) out[k] = goSchema(v);
+  for (const [k, v] of Object.entries(m)) if (v !== null && typeof v === "object") out[k] = goSchema(v);
   return out;
 }
 
@@ -261,6 +271,10 @@ function schemaOrBool(v: JSONSchemaProps | boolean | undefined): object | null {
   if (v === undefined || v === null) return null;
   if (typeof v === "boolean") return asGoStruct({ Allows: v, Schema: null });
   return asGoStruct({ Allows: true, Schema: goSchema(v) });
+}
+
+function schemas(xs: unknown): JSONSchemaProps[] | undefined {
+  return Array.isArray(xs) ? xs.filter((x): x is JSONSchemaProps => x !== null && typeof x === "object") : undefined;
 }
 
 /** The internal apiextensions.JSONSchemaProps as Go's json.Marshal prints it. */
@@ -295,11 +309,11 @@ export function goSchema(s: JSONSchemaProps): object {
       items === undefined
         ? null
         : Array.isArray(items)
-          ? asGoStruct({ Schema: null, JSONSchemas: items.map(goSchema) })
+          ? asGoStruct({ Schema: null, JSONSchemas: (schemas(items) ?? []).map(goSchema) })
           : asGoStruct({ Schema: goSchema(items), JSONSchemas: null }),
-    AllOf: nilIfEmpty(s.allOf?.map(goSchema)),
-    OneOf: nilIfEmpty(s.oneOf?.map(goSchema)),
-    AnyOf: nilIfEmpty(s.anyOf?.map(goSchema)),
+    AllOf: nilIfEmpty(schemas(s.allOf)?.map(goSchema)),
+    OneOf: nilIfEmpty(schemas(s.oneOf)?.map(goSchema)),
+    AnyOf: nilIfEmpty(schemas(s.anyOf)?.map(goSchema)),
     Not: s.not ? goSchema(s.not) : null,
     Properties: schemaMap(s.properties),
     AdditionalProperties: schemaOrBool(s.additionalProperties),

@@ -9,6 +9,7 @@
 import { type FieldError, FieldPath, invalid, required } from "./field-errors.ts";
 import { isDNS1035Label } from "./names.ts";
 import { validateObjectMeta } from "./object-meta.ts";
+import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 
 type Json = Record<string, unknown>;
@@ -81,8 +82,9 @@ function walk(path: FieldPath, x: unknown, s: JSONSchemaProps | undefined): Fiel
 }
 
 /** schemaobjectmeta.Validate for a custom object: every embedded resource under the root. */
-export function validateEmbeddedResources(schema: JSONSchemaProps, obj: unknown): FieldError[] {
+export function validateEmbeddedResources(rawSchema: JSONSchemaProps, obj: unknown): FieldError[] {
   if (!isMap(obj)) return [];
+  const schema = sanitizeSchema(rawSchema);
   const errs: FieldError[] = [];
   const ap = schema.additionalProperties;
   for (const [k, v] of Object.entries(obj)) {

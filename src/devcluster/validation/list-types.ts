@@ -8,6 +8,7 @@
  */
 import { duplicate, type FieldError, FieldPath, invalid } from "./field-errors.ts";
 import { goJSON } from "./go-format.ts";
+import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 
 type Json = Record<string, unknown>;
@@ -101,5 +102,5 @@ function validateObject(path: FieldPath | undefined, s: JSONSchemaProps, obj: Js
 
 /** ValidateListSetsAndMaps: duplicate elements of set lists and duplicate keys of map lists in `obj`. */
 export function validateListSetsAndMaps(schema: JSONSchemaProps, obj: unknown): FieldError[] {
-  return isMap(obj) ? validateObject(undefined, schema, obj) : [];
+  return isMap(obj) ? validateObject(undefined, sanitizeSchema(schema), obj) : [];
 }

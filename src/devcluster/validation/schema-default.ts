@@ -10,6 +10,8 @@
  * - Defaults are applied top-down, so an object default is itself defaulted further.
  * Caveats: a `null` default counts as no default, as in Go (`Default.Object == nil`).
  */
+
+import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 
 type Json = Record<string, unknown>;
@@ -32,6 +34,10 @@ function copyDefault(s: JSONSchemaProps | undefined): unknown {
 
 /** Applies the schema's defaults to `obj`, in place. */
 export function applyDefaults(schema: JSONSchemaProps | undefined, obj: unknown): void {
+  if (schema !== undefined && schema !== null) defaultValue(sanitizeSchema(schema), obj);
+}
+
+function defaultValue(schema: JSONSchemaProps | undefined, obj: unknown): void {
   if (schema === undefined) return;
   if (isMap(obj)) {
     const props = schema.properties ?? {};
@@ -44,17 +50,17 @@ export function applyDefaults(schema: JSONSchemaProps | undefined, obj: unknown)
     for (const k of Object.keys(obj)) {
       const prop = props[k];
       if (prop) {
-        applyDefaults(prop, obj[k]);
+        defaultValue(prop, obj[k]);
       } else if (ap !== undefined && ap !== null) {
         if (isNonNullableNull(obj[k], apSchema)) obj[k] = copyDefault(apSchema);
-        applyDefaults(apSchema, obj[k]);
+        defaultValue(apSchema, obj[k]);
       }
     }
   } else if (Array.isArray(obj)) {
     const items = schema.items && !Array.isArray(schema.items) ? schema.items : undefined;
     for (let i = 0; i < obj.length; i++) {
       if (isNonNullableNull(obj[i], items)) obj[i] = copyDefault(items);
-      applyDefaults(items, obj[i]);
+      defaultValue(items, obj[i]);
     }
   }
 }

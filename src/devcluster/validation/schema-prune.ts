@@ -15,6 +15,8 @@
  *   `metadata` itself keeps only ObjectMeta's fields.
  * - Non-nullable nulls without a default are removed (PruneNonNullableNullsWithoutDefaults).
  */
+
+import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 
 const META_FIELDS = new Set(["apiVersion", "kind", "metadata"]);
@@ -139,15 +141,19 @@ function isNonNullableNonDefaultableNull(x: unknown, s: JSONSchemaProps | undefi
 
 /** PruneNonNullableNullsWithoutDefaults: drops `null` map values whose schema is neither nullable nor defaulted. */
 export function pruneNonNullableNulls(x: unknown, s: JSONSchemaProps | undefined): void {
+  pruneNulls(x, s === undefined ? undefined : sanitizeSchema(s));
+}
+
+function pruneNulls(x: unknown, s: JSONSchemaProps | undefined): void {
   if (isMap(x)) {
     for (const k of Object.keys(x)) {
       const child = s === undefined ? undefined : (s.properties?.[k] ?? additional(s)?.schema);
       if (isNonNullableNonDefaultableNull(x[k], child)) delete x[k];
-      else pruneNonNullableNulls(x[k], child);
+      else pruneNulls(x[k], child);
     }
   } else if (Array.isArray(x)) {
     const items = itemsOf(s);
-    for (const v of x) pruneNonNullableNulls(v, items);
+    for (const v of x) pruneNulls(v, items);
   }
 }
 
@@ -158,9 +164,10 @@ export function pruneNonNullableNulls(x: unknown, s: JSONSchemaProps | undefined
  */
 export function pruneUnknownFields(schema: JSONSchemaProps | undefined, obj: unknown): string[] {
   const pruner = new Pruner(true);
+  const s = sanitizeSchema(schema ?? {});
   // The resource root is always treated as an embedded resource (PruneWithOptions isResourceRoot).
-  pruner.prune(obj, schema ?? {}, true, "");
-  pruneNonNullableNulls(obj, schema);
+  pruner.prune(obj, s, true, "");
+  pruneNulls(obj, s);
   const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   return [
     ...pruner.rootMetaUnknown.sort(byName),
@@ -174,5 +181,5 @@ export function pruneUnknownFields(schema: JSONSchemaProps | undefined, obj: unk
  * when `isResourceRoot` (used to check that CRD defaults carry no unknown fields).
  */
 export function pruneSchemaValue(schema: JSONSchemaProps, value: unknown, isResourceRoot: boolean): void {
-  new Pruner(false).prune(value, schema, isResourceRoot, "");
+  new Pruner(false).prune(value, sanitizeSchema(schema), isResourceRoot, "");
 }

@@ -24,6 +24,7 @@ import { type FieldError, invalid, notSupported, required, tooLong, tooMany, typ
 import { goFloatV, goJSON, goNumberV, goQuote, isGoInt64 } from "./go-format.ts";
 import { type CompiledPattern, compileGoRegExp } from "./go-regexp.ts";
 import { effectiveFormat, formatCheck } from "./schema-formats.ts";
+import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps, ValidationRule } from "./schema-types.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -867,7 +868,7 @@ export function validateCustomObject(
 ): FieldError[] {
   // With a stored object this is an update: ratchet unchanged subtrees as the real server does.
   const old: Old = options.oldObj === undefined ? undefined : { value: options.oldObj };
-  const result = validateNode(compile(schema), obj, "", old);
+  const result = validateNode(compile(sanitizeSchema(schema)), obj, "", old);
   const errs = toFieldErrors(result.errors, options.fieldPrefix);
   if (options.rules) {
     if (errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type))) errs.push(invalid("<nil>", null, RULES_SKIPPED_MESSAGE));
@@ -896,5 +897,5 @@ export function hasValidationRules(schema: JSONSchemaProps): boolean {
     ];
     return children.some(walk);
   };
-  return walk(compile(schema));
+  return walk(compile(sanitizeSchema(schema)));
 }

@@ -64,7 +64,7 @@ export function newStructuralError(s: JSONSchemaProps): string | undefined {
 /** The int-or-string idiom `anyOf: [{type: integer}, {type: string}]`, which may name types. */
 function isIntOrStringAnyOf(anyOf: JSONSchemaProps[] | undefined): boolean {
   if (anyOf?.length !== 2) return false;
-  const only = (s: JSONSchemaProps, t: string) => Object.keys(s).length === 1 && s.type === t;
+  const only = (s: JSONSchemaProps, t: string) => isSchema(s) && Object.keys(s).length === 1 && s.type === t;
   return only(anyOf[0]!, "integer") && only(anyOf[1]!, "string");
 }
 
@@ -187,7 +187,8 @@ function validateInvariants(s: JSONSchemaProps, lvl: Level, path: FieldPath): Fi
       ),
     );
   }
-  const skipFirstAllOfAnyOf = (s.allOf ?? []).length >= 1 && isIntOrStringAnyOf(s.allOf![0]!.anyOf);
+  const skipFirstAllOfAnyOf =
+    (s.allOf ?? []).length >= 1 && isSchema(s.allOf![0]) && isIntOrStringAnyOf(s.allOf![0].anyOf);
   errs.push(...validateValueValidation(s, isIntOrStringAnyOf(s.anyOf), skipFirstAllOfAnyOf, lvl, path));
 
   const checkMetadata = lvl === "root" || embedded;

@@ -453,6 +453,31 @@ properties:
   });
 });
 
+describe("malformed input", () => {
+  it("validates schemas with fields of the wrong JSON type without throwing, ignoring those fields", () => {
+    const malformed = [
+      { type: "object", anyOf: { maximum: null }, properties: [[]], required: -2.5 },
+      { type: "object", pattern: { anyOf: [] }, format: ["x"], allOf: "", items: [null, 1] },
+      { type: "object", properties: { a: { type: 5, enum: 3, "x-kubernetes-list-map-keys": 1, default: 3 } } },
+    ] as unknown as JSONSchemaProps[];
+    for (const s of malformed) {
+      expect(() => validateCustomResourceDefinition(crd(s))).not.toThrow();
+      expect(() => validateCustomResourceDefinitionUpdate(crd(s), crd(s))).not.toThrow();
+    }
+    expect(messages(crd(malformed[2]!))).toEqual([
+      "spec.validation.openAPIV3Schema.properties[a].type: Required value: must not be empty for specified object fields",
+    ]);
+  });
+
+  it("survives a spec whose parts have the wrong shape", () => {
+    const c = {
+      metadata: { name: 5 },
+      spec: { names: 7, group: [], versions: [null, 1, { name: "v1", additionalPrinterColumns: [null] }] },
+    };
+    expect(() => validateCustomResourceDefinition(c as never)).not.toThrow();
+  });
+});
+
 describe("validateCustomResourceDefinitionUpdate", () => {
   const established = (c: CustomResourceDefinitionV1): CustomResourceDefinitionV1 => ({
     ...c,
