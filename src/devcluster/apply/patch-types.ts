@@ -24,7 +24,7 @@ import { builtinPatchMeta, LOOSE, type PatchMeta } from "../patch/patch-meta.ts"
 import { StrategicMergePatchError, strategicMergePatch } from "../patch/strategic-merge.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { goJsonSyntaxError } from "../request/json-syntax-error.ts";
-import { invalidStatus, required } from "../validation/field-errors.ts";
+import { type FieldError, forbidden, invalid, invalidStatus, required, tooLong } from "../validation/field-errors.ts";
 import { ApplyError } from "./errors.ts";
 import { applyConfiguration, type KubeJson, statusResetFields } from "./field-manager.ts";
 import { type StructuralSchema, typeFromStructuralSchema } from "./type-info.ts";
@@ -76,6 +76,7 @@ export const strategicMergePatchType: PatchType = {
   contentType: "application/strategic-merge-patch+json",
   appliesTo: (served) => !served.custom,
   patch: (current, body, context) => {
+    checkPatchOptions(context.query, false);
     let doc: unknown;
     try {
       doc = JSON.parse(body);
@@ -98,23 +99,58 @@ function parseGoBool(value: string): boolean | undefined {
   return undefined;
 }
 
+/** FieldManagerMaxLength of ValidateFieldManager. */
+const FIELD_MANAGER_MAX_LENGTH_BYTES = 128;
+
+/** unicode.IsPrint's complement: control, format, unassigned, separators other than the ASCII space. */
+const NON_PRINTABLE = /^(?! )[\p{C}\p{Z}]$/u;
+
+/** Go's `%#U`: `U+0007`, plus the quoted character when it is printable. */
+function goUnicodeVerb(ch: string): string {
+  const hex = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+  return NON_PRINTABLE.test(ch) ? `U+${hex}` : `U+${hex} '${ch}'`;
+}
+
+/**
+ * ValidatePatchOptions: `fieldManager` required for apply and `force` forbidden otherwise, then
+ * ValidateFieldManager (length, printable characters). All errors in one 422, as the handler answers.
+ */
+function patchOptionsErrors(query: URLSearchParams, isApply: boolean): FieldError[] {
+  const errors: FieldError[] = [];
+  const manager = query.get("fieldManager") ?? "";
+  if (isApply && manager === "") errors.push(required("fieldManager", "is required for apply patch"));
+  if (!isApply && query.has("force")) errors.push(forbidden("force", "may not be specified for non-apply patch"));
+  if (Buffer.byteLength(manager) > FIELD_MANAGER_MAX_LENGTH_BYTES) {
+    errors.push(tooLong("fieldManager", FIELD_MANAGER_MAX_LENGTH_BYTES));
+  }
+  let position = 0;
+  for (const ch of manager) {
+    if (NON_PRINTABLE.test(ch)) {
+      errors.push(invalid("fieldManager", manager, `invalid character ${goUnicodeVerb(ch)} (at position ${position})`));
+    }
+    position += Buffer.byteLength(ch);
+  }
+  return errors;
+}
+
+function checkPatchOptions(query: URLSearchParams, isApply: boolean): void {
+  const errors = patchOptionsErrors(query, isApply);
+  if (errors.length > 0) throw new ApiError(invalidStatus("meta.k8s.io", "PatchOptions", "", errors));
+}
+
 /** The apply options of a request, validated as ValidatePatchOptions does for apply. */
 function applyOptionsOf(query: URLSearchParams): { manager: string; force: boolean } {
-  const manager = query.get("fieldManager") ?? "";
   const forceParam = query.get("force");
   let force = false;
   if (forceParam !== null) {
     const parsed = parseGoBool(forceParam);
-    if (parsed === undefined)
+    if (parsed === undefined) {
       throw badRequest(`strconv.ParseBool: parsing ${JSON.stringify(forceParam)}: invalid syntax`);
+    }
     force = parsed;
   }
-  if (manager === "") {
-    throw new ApiError(
-      invalidStatus("meta.k8s.io", "PatchOptions", "", [required("fieldManager", "is required for apply patch")]),
-    );
-  }
-  return { manager, force };
+  checkPatchOptions(query, true);
+  return { manager: query.get("fieldManager")!, force };
 }
 
 function decodeApplyBody(body: string): KubeJson {

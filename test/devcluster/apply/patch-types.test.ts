@@ -145,6 +145,28 @@ describe("apply content type", () => {
     });
   });
 
+  it("validates fieldManager (length, printable) and refuses force on strategic merge, as ValidatePatchOptions does", () => {
+    const long = statusOf(() =>
+      applyPatchType.patch(liveCm, "{}", { served: configMaps, query: query(`fieldManager=${"m".repeat(129)}`) }),
+    );
+    expect(long.message).toBe(
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes',
+    );
+    const bell = statusOf(() =>
+      applyPatchType.patch(liveCm, "{}", { served: configMaps, query: query("fieldManager=a%07b") }),
+    );
+    expect(bell.message).toBe(
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\ab": invalid character U+0007 (at position 1)',
+    );
+    const force = statusOf(() =>
+      strategicMergePatchType.patch(liveCm, "{}", { served: configMaps, query: query("force=true") }),
+    );
+    expect([force.code, force.message]).toEqual([
+      422,
+      'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+    ]);
+  });
+
   it("applies YAML, records the manager, and answers conflicts with the 409 Status", () => {
     const body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: '2'\n";
     // The stored object has no managedFields: its fields belong to before-first-apply, so changing
