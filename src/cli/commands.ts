@@ -13,6 +13,11 @@ export const commands: Command[] = [
   lazy("start", "Show what this checkout of Capstan can do (the README's main command)", () => import("./start.ts")),
   lazy("apiserver", "Run the embedded Kubernetes API server and write its kubeconfig", () => import("./apiserver.ts")),
   lazy("run", "Run an operator against a cluster (kubeconfig, or in-cluster in a pod)", () => import("./run.ts")),
+  lazy(
+    "dev",
+    "Run operators against the embedded API server, restarting them when their files change",
+    () => import("./dev.ts"),
+  ),
   lazy("generate", "Print an operator's CRDs, RBAC, Deployment or Dockerfile", () => import("./generate.ts")),
 ];
 

@@ -2,46 +2,14 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ConfigMap } from "../../src/resources/builtins.ts";
 import { CRD_KIND } from "../../src/runtime/crd-registration.ts";
 import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { GadgetKind, gadget, gadgetOperatorSource, isEstablished } from "./fixtures/gadget-operator-source.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
 const bin = join(repo, "bin/capstan.js");
-const src = (path: string) => JSON.stringify(pathToFileURL(join(repo, "src", path)).href);
-
-/** An operator as a user writes it, in its own folder: Gadgets get a ConfigMap with their size. */
-const OPERATOR = `
-import { Type } from "typebox";
-import { isAlreadyExists } from ${src("client/errors.ts")};
-import { operator } from ${src("operator/index.ts")};
-import { ConfigMap } from ${src("resources/builtins.ts")};
-import { defineResource } from ${src("resources/define-resource.ts")};
-import { isDeleted } from ${src("runtime/reconcile.ts")};
-
-export const Gadget = defineResource({
-  group: "gadgets.capstan.test", version: "v1", kind: "Gadget", scope: "Namespaced",
-  spec: Type.Object({ size: Type.Integer() }),
-});
-
-const op = operator({ name: "gadgets" });
-op.controller(Gadget).owns(ConfigMap).reconcile(async (gadget, ctx) => {
-  if (isDeleted(gadget)) return;
-  const data = { size: String(gadget.spec.size) };
-  const name = gadget.metadata.name + "-size";
-  const cms = ctx.client.resource(ConfigMap, gadget.metadata.namespace);
-  try {
-    await cms.create(ctx.adopt({ apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data }));
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-    await cms.update({ ...(await cms.get(name)), data });
-  }
-});
-export { op as operator };
-`;
-
 interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -59,7 +27,7 @@ describe("capstan run", () => {
     await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
     // The operator's own dependencies (typebox) resolve as in a user's project.
     await symlink(join(repo, "node_modules"), join(dir, "node_modules"));
-    await writeFile(join(dir, "operator.ts"), OPERATOR);
+    await writeFile(join(dir, "operator.ts"), gadgetOperatorSource(repo, "1"));
   });
   afterEach(async () => {
     if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -96,26 +64,8 @@ describe("capstan run", () => {
       "--log-format",
       "json",
     ]);
-    await cluster.waitFor(
-      CRD_KIND,
-      "gadgets.gadgets.capstan.test",
-      (crd) => crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false,
-      { timeout: "20s" },
-    );
-    await cluster.client
-      .resource({
-        group: "gadgets.capstan.test",
-        version: "v1",
-        kind: "Gadget",
-        plural: "gadgets",
-        namespaced: true,
-      })
-      .create({
-        apiVersion: "gadgets.capstan.test/v1",
-        kind: "Gadget",
-        metadata: { name: "g1", namespace: "default" },
-        spec: { size: 3 },
-      } as never);
+    await cluster.waitFor(CRD_KIND, "gadgets.gadgets.capstan.test", isEstablished, { timeout: "20s" });
+    await cluster.client.resource(GadgetKind).create(gadget("g1", 3));
     const cm = await cluster.waitFor(ConfigMap, "default/g1-size", (c) => c.data?.size === "3", { timeout: "20s" });
     expect(cm.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Gadget", name: "g1", controller: true });
 
@@ -129,7 +79,7 @@ describe("capstan run", () => {
       .map((l) => JSON.parse(l) as { msg: string; namespaces?: unknown });
     expect(lines.find((l) => l.msg === "starting operator")?.namespaces).toEqual(["default"]);
     expect(lines.map((l) => l.msg)).toContain("operator stopped");
-  });
+  }, 60_000); // a process start-up through tsx takes seconds on a shared machine
 
   it("exits 2 for contradicting flags", async () => {
     const bad = await new Promise<{ code: number; stderr: string }>((resolve) => {
