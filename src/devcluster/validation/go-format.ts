@@ -39,8 +39,8 @@ export function goQuote(s: string): string {
     }
     const cp = ch.codePointAt(0)!;
     if (cp >= 0xd800 && cp <= 0xdfff) {
-      // A lone surrogate is not valid UTF-8; Go would see the replacement character.
-      out += "\\ufffd";
+      // Go's JSON decoder turns a lone surrogate into U+FFFD, which %q prints as is.
+      out += "\ufffd";
     } else if (!NON_PRINTABLE.test(ch)) {
       out += ch;
     } else if (cp < 0x80) {
@@ -116,9 +116,15 @@ export function goNumberV(n: number): string {
   return isGoInt64(n) ? BigInt(n).toString() : goFloatV(n);
 }
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 function goJSONString(s: string): string {
-  // JSON.stringify escapes controls and quotes as Go does, except Go's HTML-safe escapes and U+2028/9.
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  // Go's strings hold U+FFFD where JSON had a lone surrogate. JSON.stringify escapes controls and
+  // quotes as Go does, except Go's HTML-safe escapes and U+2028/9.
+  return JSON.stringify(s.replace(LONE_SURROGATE, "\ufffd")).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"),
+  );
 }
 
 const goStructs = new WeakSet<object>();

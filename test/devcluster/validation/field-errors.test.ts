@@ -76,10 +76,12 @@ describe("fieldErrorMessage renders as field.Error.Error()", () => {
     expect(goQuote("\u0000\u007f")).toBe('"\\x00\\x7f"');
     expect(goQuote("héllo ☃")).toBe('"héllo ☃"');
     expect(goQuote("\u00ad")).toBe('"\\u00ad"');
+    expect(goQuote("a\ud800b")).toBe('"a\ufffdb"');
   });
 
   it("escapes HTML characters inside JSON-rendered values as encoding/json does", () => {
     expect(goJSON({ b: "<a&b>", a: [1.5, 2e-7] })).toBe('{"a":[1.5,2e-7],"b":"\\u003ca\\u0026b\\u003e"}');
+    expect(goJSON(["x\ud800", "\ud83d\ude00"])).toBe('["x\ufffd","\ud83d\ude00"]');
   });
 
   it("lists NotSupported choices quoted, whatever their type", () => {
