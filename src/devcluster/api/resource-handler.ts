@@ -49,7 +49,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
   const store = deps.store;
   const dryRun = query.getAll("dryRun").includes("All");
   const warnings: string[] = [];
-  const writeOptions: WriteOptions = { dryRun, fieldValidation: fieldValidationOf(query), warnings };
+  const writeOptions: WriteOptions = { dryRun, fieldValidation: fieldValidationOf(query), warnings, owned: true };
   // Warnings (unknown fields under fieldValidation=Warn) go out as RFC 7234 Warning headers, as kube-apiserver sends them.
   const withWarnings = () => {
     if (warnings.length > 0)

@@ -118,6 +118,8 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   /** Receives the warnings the response should carry (unknown fields under Warn). */
   warnings?: string[];
+  /** The caller hands the input over (a freshly decoded body): the store may change it instead of copying. */
+  owned?: boolean;
 }
 
 function writeOptionsOf(options: WriteOptions | boolean | undefined): WriteOptions {
@@ -287,7 +289,16 @@ export class ObjectStore {
     }
     const expectedRev = requestedRv === "" ? current.rev : parseRv(requestedRv);
     if (expectedRev !== current.rev) throw conflict(gr(served), name, OPTIMISTIC_LOCK_ERROR_MSG);
-    return this.commitUpdate(served, namespace, name, current, structuredClone(input), target, writeOptionsOf(options));
+    const opts = writeOptionsOf(options);
+    return this.commitUpdate(
+      served,
+      namespace,
+      name,
+      current,
+      opts.owned ? input : structuredClone(input),
+      target,
+      opts,
+    );
   }
 
   /**
@@ -470,7 +481,7 @@ export class ObjectStore {
     options: WriteOptions,
   ): JsonObject {
     checkMetadataTypes(served, input);
-    const source = structuredClone(input);
+    const source = options.owned ? input : structuredClone(input);
     const inMeta = (source.metadata && typeof source.metadata === "object" ? source.metadata : {}) as Record<
       string,
       unknown
@@ -532,8 +543,7 @@ export class ObjectStore {
   private checkNamespaceAcceptsCreate(served: ServedResource, namespace: string, name: string): void {
     const ns = this.storage.get("/namespaces", namespace);
     if (!ns) throw notFound({ group: "", resource: "namespaces" }, namespace);
-    const parsedNs = JSON.parse(ns.data) as { metadata?: { deletionTimestamp?: string }; status?: { phase?: string } };
-    if (parsedNs.metadata?.deletionTimestamp || parsedNs.status?.phase === "Terminating") {
+    if (namespaceTerminating(ns)) {
       const why = `unable to create new content in namespace ${namespace} because it is being terminated`;
       throw forbidden(gr(served), name, why, [
         { reason: "NamespaceTerminating", message: why, field: "metadata.namespace" },
@@ -732,6 +742,18 @@ export function keyOf(served: ServedResource, namespace: string, name: string): 
 
 function invalid(served: ServedResource, name: string, errors: FieldError[]): ApiError {
   return new ApiError(invalidStatus(served.group, served.kind, name, errors) as unknown as Status);
+}
+
+/** Whether a stored namespace is terminating, cached per stored version (every namespaced create asks). */
+const terminatingCache = new WeakMap<StoredObject, boolean>();
+function namespaceTerminating(ns: StoredObject): boolean {
+  let terminating = terminatingCache.get(ns);
+  if (terminating === undefined) {
+    const parsedNs = JSON.parse(ns.data) as { metadata?: { deletionTimestamp?: string }; status?: { phase?: string } };
+    terminating = Boolean(parsedNs.metadata?.deletionTimestamp) || parsedNs.status?.phase === "Terminating";
+    terminatingCache.set(ns, terminating);
+  }
+  return terminating;
 }
 
 function hasHolds(served: ServedResource, obj: JsonObject): boolean {
