@@ -34,6 +34,9 @@ export interface Meta {
   finalizers?: string[];
   ownerReferences?: OwnerReference[];
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  generation?: number;
+  creationTimestamp?: string;
 }
 
 export interface OwnerReference {
