@@ -152,7 +152,7 @@ export function applyOwnership(
   let set = toFieldSet(config, type);
   if (options.ignored) set = set.recursiveDifference(options.ignored);
   managers.set(manager, { set, apiVersion, applied: true });
-  merged = prune(merged, type, managers, lastSet);
+  merged = prune(merged, type, managers, lastSet, set);
   reconcile(live, merged, type, managers, manager, force, options);
   return { object: jsonEqual(live, merged) ? undefined : merged, managers };
 }
@@ -161,8 +161,17 @@ export function applyOwnership(
  * Removes a field, list item or map entry iff the applier applied it last time, does not apply it
  * now, and no other manager owns it (prune + addBackOwnedItems + addBackDanglingItems).
  */
-function prune(merged: Json, type: TypeNode, managers: Managers, lastSet: VersionedSet | undefined): Json {
+function prune(
+  merged: Json,
+  type: TypeNode,
+  managers: Managers,
+  lastSet: VersionedSet | undefined,
+  applied: FieldSet,
+): Json {
   if (!lastSet || lastSet.set.isEmpty()) return merged;
+  // Re-applying a superset of last time removes nothing: every candidate is still owned by the applier
+  // (ensureNamedFieldsAreMembers is monotone). The common case, and the walks below are the costly part.
+  if (lastSet.set.difference(applied).isEmpty()) return merged;
   const ensure = (s: FieldSet) => ensureNamedFieldsAreMembers(s, type);
   const last = ensure(lastSet.set);
   let pruned = removeTyped(merged, last, type) ?? {};
