@@ -1,15 +1,28 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ConfigMap } from "../../src/resources/builtins.ts";
+import { ConfigMap, Lease } from "../../src/resources/builtins.ts";
 import { CRD_KIND } from "../../src/runtime/crd-registration.ts";
 import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
 import { GadgetKind, gadget, gadgetOperatorSource, isEstablished } from "./fixtures/gadget-operator-source.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
 const bin = join(repo, "bin/capstan.js");
+/** A port free right now (the kernel's pick, released again) for a child process to listen on. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -55,12 +68,18 @@ describe("capstan run", () => {
   }
 
   it("runs the operator module against the kubeconfig's cluster, and stops gracefully on SIGTERM", async () => {
+    const [healthPort, metricsPort] = [await freePort(), await freePort()];
     const run = start([
       "operator.ts",
       "--kubeconfig",
       cluster.kubeconfigPath,
       "--namespace",
       "default",
+      "--leader-elect",
+      "--health-port",
+      String(healthPort),
+      "--metrics-port",
+      String(metricsPort),
       "--log-format",
       "json",
     ]);
@@ -68,10 +87,21 @@ describe("capstan run", () => {
     await cluster.client.resource(GadgetKind).create(gadget("g1", 3));
     const cm = await cluster.waitFor(ConfigMap, "default/g1-size", (c) => c.data?.size === "3", { timeout: "20s" });
     expect(cm.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Gadget", name: "g1", controller: true });
+    // --leader-elect: it acted while holding the Lease in the kubeconfig context's namespace.
+    const lease = await cluster.client.resource(Lease).get("gadgets-leader", { namespace: "default" });
+    expect(lease.spec?.holderIdentity).toBeTruthy();
+    // --health-port and --metrics-port serve the manager's endpoints, with the client's request metrics.
+    expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain(
+      "rest_client_requests_total",
+    );
 
     child?.kill("SIGTERM");
     const exit = await exited;
     expect(exit).toEqual({ code: 0, signal: null });
+    // The graceful stop released the Lease, so a standby would take over at once.
+    const released = await cluster.client.resource(Lease).get("gadgets-leader", { namespace: "default" });
+    expect(released.spec?.holderIdentity ?? "").toBe("");
     const lines = run
       .output()
       .split("\n")
