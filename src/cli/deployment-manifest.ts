@@ -94,7 +94,6 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
               name: "operator",
               image: options.image,
               args,
-              env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }],
               ports: [
                 { name: "health", containerPort: healthPort, protocol: "TCP" },
                 { name: "metrics", containerPort: metricsPort, protocol: "TCP" },
