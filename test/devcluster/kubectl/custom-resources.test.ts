@@ -236,6 +236,25 @@ describe("kubectl with custom resources", () => {
     expect(res.stdout).toMatch(/Spec:\n\s+Currency:\s+CAD\n/);
   });
 
+  it("serves a CRD update at once: a new printer column and short name", async () => {
+    const updated = crd() as {
+      spec: { names: { shortNames: string[] }; versions: { additionalPrinterColumns: Record<string, unknown>[] }[] };
+    };
+    updated.spec.names.shortNames = ["er", "rate"];
+    updated.spec.versions[0]!.additionalPrinterColumns.splice(2, 0, {
+      name: "Tier",
+      type: "string",
+      jsonPath: ".metadata.labels.tier",
+    });
+    const applied = await cluster.kubectl(["apply", "-f", await manifest("crd-v2.yaml", updated)]);
+    expect(applied.stdout).toBe(
+      "customresourcedefinition.apiextensions.k8s.io/exchangerates.operators.example.com configured\n",
+    );
+    const rows = table((await cluster.kubectl(["get", "rate", "usd"])).stdout);
+    expect(rows[0]).toEqual(["NAME", "CURRENCY", "RATE", "TIER", "AGE"]);
+    expect(rows[1]?.slice(0, 4)).toEqual(["usd", "CAD", "0.73", "gold"]);
+  });
+
   it("blocks delete until the object's finalizer is removed", async () => {
     await cluster.http(
       "PATCH",
