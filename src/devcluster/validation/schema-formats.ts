@@ -141,12 +141,16 @@ function isRequestURI(s: string): boolean {
   return /^[A-Za-z][A-Za-z0-9+.-]*:.+/.test(s);
 }
 
-/** net/mail.ParseAddress for the common `local@domain` and `Name <local@domain>` forms. */
+/** RFC 5322 atext as net/mail accepts it: ASCII letters, digits, the specials, and any non-ASCII (UTF-8). */
+const ATEXT = "[A-Za-z0-9!#$%&'*+\\-/=?^_`{|}~\\u{80}-\\u{10ffff}]";
+const DOT_ATOM = `${ATEXT}+(?:\\.${ATEXT}+)*`;
+const QUOTED = '"(?:[^"\\\\\\r\\n]|\\\\.)*"';
+const ADDR_SPEC = new RegExp(`^(?:${DOT_ATOM}|${QUOTED})@(?:${DOT_ATOM}|\\[[^\\[\\]\\\\]*\\])$`, "u");
+
+/** net/mail.ParseAddress: `local@domain` (dot-atom or quoted local part) or `Name <local@domain>`. */
 function isEmail(s: string): boolean {
-  const addr = /^[^<>]*<([^<>]+)>\s*$/.exec(s)?.[1] ?? s.trim();
-  return (
-    /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(addr) && !addr.includes("..")
-  );
+  const angle = /^[^<>]*<([^<>]+)>\s*$/.exec(s);
+  return ADDR_SPEC.test(angle ? angle[1]! : s.trim());
 }
 
 function isHostname(s: string): boolean {

@@ -283,6 +283,22 @@ describe("formats", () => {
     ]);
   });
 
+  it("accepts the addresses net/mail accepts (kube-openapi's strfmt test list) and refuses two @", () => {
+    const schema = obj({ e: { type: "string", format: "email" } });
+    for (const e of [
+      '" "@example.com',
+      '"Fred Bloggs"@example.com',
+      "!#$%&'*+-/=?^_`{}|~@example.com",
+      "postmaster@☁→❄→☃.ws",
+      "john@com",
+    ]) {
+      expect(messages(schema, { e })).toEqual([]);
+    }
+    expect(messages(schema, { e: "somebody@somewhere@com" })).toEqual([
+      'e: Invalid value: "somebody@somewhere@com": e in body must be of type email: "somebody@somewhere@com"',
+    ]);
+  });
+
   it("checks date-time, date, uuid, ipv4, cidr and byte, and ignores formats the apiserver strips", () => {
     const schema = obj({
       t: { type: "string", format: "date-time" },
