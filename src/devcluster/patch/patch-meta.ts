@@ -211,7 +211,9 @@ const podSpec = struct({
 
 const podStatus = struct({
   conditions,
-  hostIPs: atomicList(),
+  // `+patchStrategy=merge +patchMergeKey=ip` but `+listType=atomic`: strategic merge merges, apply replaces.
+  hostIPs: { kind: "list", elementType: ENTRY, listType: "atomic", strategicMerge: { mergeKey: "ip" } },
+  resourceClaimStatuses: keyedList(["name"], ENTRY, "name"),
   podIPs: keyedList(["ip"], ENTRY, "ip"),
   initContainerStatuses: atomicList(),
   containerStatuses: atomicList(),

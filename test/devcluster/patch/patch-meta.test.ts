@@ -58,6 +58,7 @@ describe("built-in patch metadata (k8s.io/api struct tags)", () => {
           "spec.imagePullSecrets",
           "spec.tolerations",
           "status.conditions",
+          "status.hostIPs",
           "metadata.ownerReferences",
           "metadata.finalizers",
         ].map((p) => [p, tags(at(pod, p))]),
@@ -75,6 +76,7 @@ describe("built-in patch metadata (k8s.io/api struct tags)", () => {
       "spec.imagePullSecrets": "merge:name map(name)",
       "spec.tolerations": "replace atomic",
       "status.conditions": "merge:type map(type)",
+      "status.hostIPs": "merge:ip atomic",
       "metadata.ownerReferences": "merge:uid map(uid)",
       "metadata.finalizers": "merge set",
     });
