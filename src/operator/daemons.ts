@@ -28,6 +28,12 @@ import { errorMessage, PermanentError, TemporaryError } from "./errors.ts";
 
 /** Kopf's cap of retry delays (its default backoff is a flat 60 s). */
 export const MAX_BACKOFF_MS = 60_000;
+/**
+ * First retry delay of handlers and daemons after an arbitrary error: short enough that a
+ * conflict or a momentary outage costs about a second, doubling to {@link MAX_BACKOFF_MS} so a
+ * persistent failure settles at Kopf's pace.
+ */
+export const DEFAULT_BACKOFF_MS = 1_000;
 
 /** Where a daemon is. */
 export type DaemonState = "waiting" | "running" | "backingOff" | "finished" | "failed" | "stopped";

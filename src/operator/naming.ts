@@ -7,6 +7,11 @@ import { createHash } from "node:crypto";
 
 /** Operator names become DNS labels inside `<name>.capstan.dev`: lower-case, digits, dashes. */
 const OPERATOR_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/**
+ * Longest operator name: the operator name also names the Lease (`<name>-leader`) and event
+ * source, and must stay one DNS label (63) inside the prefix; 40 leaves room for suffixes.
+ */
+const OPERATOR_NAME_MAX = 40;
 /** The name part of a qualified name (after the prefix's `/`). */
 const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 /** Kubernetes' limit on the name part of a qualified name (label and annotation keys, finalizers). */
@@ -32,9 +37,9 @@ export interface OperatorNames {
 
 /** The names of operator `name`; throws with a clear message for a name Kubernetes would refuse. */
 export function operatorNames(name: string): OperatorNames {
-  if (typeof name !== "string" || name.length > 40 || !OPERATOR_NAME.test(name)) {
+  if (typeof name !== "string" || name.length > OPERATOR_NAME_MAX || !OPERATOR_NAME.test(name)) {
     throw new Error(
-      `invalid operator name ${JSON.stringify(name)}: use at most 40 lower-case letters, digits and "-" ` +
+      `invalid operator name ${JSON.stringify(name)}: use at most ${OPERATOR_NAME_MAX} lower-case letters, digits and "-" ` +
         `(it becomes the annotation prefix ${JSON.stringify(`${String(name)}.capstan.dev`)})`,
     );
   }

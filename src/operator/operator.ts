@@ -48,6 +48,7 @@ import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import { Manager, type ManagerOptions, type ManagerState } from "../runtime/manager.ts";
 import type { Predicate } from "../runtime/predicates.ts";
 import type { ObjectRef } from "../runtime/reconcile.ts";
+import { DEFAULT_BACKOFF_MS } from "./daemons.ts";
 import { parseField } from "./diff.ts";
 import type {
   ChangeCause,
@@ -340,7 +341,7 @@ export class Operator {
       kind,
       id,
       initialDelayMs: toMilliseconds(options.initialDelay ?? 0),
-      backoffMs: toMilliseconds(options.backoff ?? 1000),
+      backoffMs: toMilliseconds(options.backoff ?? DEFAULT_BACKOFF_MS),
       fn: fn as unknown as HandlerFn<DaemonContext<KubeObject>>,
       options: options as unknown as DaemonOptions<KubeObject>,
     });

@@ -63,7 +63,7 @@ import {
   objectLogger,
   splitObjectPatch,
 } from "./context.ts";
-import { DaemonRun, MAX_BACKOFF_MS } from "./daemons.ts";
+import { DaemonRun, DEFAULT_BACKOFF_MS, MAX_BACKOFF_MS } from "./daemons.ts";
 import { type Diff, diff, jsonEqual, valueAt } from "./diff.ts";
 import { errorMessage, PermanentError, TemporaryError } from "./errors.ts";
 import { type Essence, essenceOf, isCapstanAnnotation } from "./essence.ts";
@@ -88,6 +88,7 @@ import {
   readProgress,
   staleProgressKeys,
 } from "./progress.ts";
+import { recordTimerRun, timerDueAt } from "./timers.ts";
 
 /**
  * Kopf's default `consistency_timeout` (5 s): how long to wait for the informer to deliver our own
@@ -142,6 +143,7 @@ export interface ProcessorOptions {
 
 /** What the processor remembers about one object, in memory (lost on restart by design). */
 interface ObjectMemory {
+  uid: string | undefined;
   handledOnce: boolean;
   expectedRv: string | undefined;
   expectedSince: number;
@@ -242,7 +244,13 @@ export class KindProcessor {
       }
       return undefined;
     }
-    const m = mem ?? this.remember(key);
+    let m = mem ?? this.remember(key);
+    if (m.uid !== undefined && m.uid !== target.metadata?.uid) {
+      // Deleted and re-created under the same name between two visits: a new object, new memory.
+      for (const run of m.daemons.values()) this.retire(run);
+      m = this.remember(key);
+    }
+    m.uid = target.metadata?.uid;
     let obj: KubeObject = target;
     m.latest = obj;
     const now = Date.now();
@@ -278,6 +286,7 @@ export class KindProcessor {
   private remember(key: string): ObjectMemory {
     const now = Date.now();
     const mem: ObjectMemory = {
+      uid: undefined,
       handledOnce: false,
       expectedRv: undefined,
       expectedSince: 0,
@@ -593,7 +602,7 @@ export class KindProcessor {
         const retryDelay =
           error instanceof TemporaryError
             ? error.delayMs
-            : Math.min(toMs(h.options.backoff ?? 1000) * 2 ** retry, MAX_BACKOFF_MS);
+            : Math.min(toMs(h.options.backoff ?? DEFAULT_BACKOFF_MS) * 2 ** retry, MAX_BACKOFF_MS);
         // Kopf's look-ahead: fail now rather than retry into a certain timeout or retry limit.
         const outOfRetries = h.options.retries !== undefined && retries >= h.options.retries;
         const outOfTime = timeoutMs !== undefined && Date.now() + retryDelay - started.getTime() >= timeoutMs;
@@ -674,18 +683,16 @@ export class KindProcessor {
   // ---- timers ----
 
   private async runTimers(obj: KubeObject, mem: ObjectMemory, signal: AbortSignal): Promise<number | undefined> {
-    let earliest: number | undefined;
+    let earliest = Number.POSITIVE_INFINITY;
+    const schedule = { nextAt: mem.timers, firstSeen: mem.firstSeen, lastChange: mem.lastChange };
     for (const t of this.options.timers) {
       if (!matchesFilters(obj, t.options)) {
         mem.timers.delete(t.id);
         continue;
       }
-      const nextAt = mem.timers.get(t.id) ?? mem.firstSeen + t.initialDelayMs;
-      const due = Math.max(nextAt, t.idleMs > 0 ? mem.lastChange + t.idleMs : 0);
-      let now = Date.now();
-      if (due > now) {
-        mem.timers.set(t.id, nextAt);
-        earliest = Math.min(earliest ?? Number.POSITIVE_INFINITY, due - now);
+      const wait = timerDueAt(t, schedule) - Date.now();
+      if (wait > 0) {
+        earliest = Math.min(earliest, wait);
         continue;
       }
       const logger = objectLogger(this.options.logger, obj, { timer: t.id });
@@ -696,7 +703,7 @@ export class KindProcessor {
         handlerId: { value: t.id, enumerable: true },
         patch: { value: patch, enumerable: true },
       }) as TimerContext<KubeObject>;
-      let wait = t.intervalMs;
+      let retryDelay: number | undefined;
       let result: unknown;
       let ok = false;
       try {
@@ -704,7 +711,7 @@ export class KindProcessor {
         ok = true;
       } catch (err) {
         if (signal.aborted) return undefined;
-        if (err instanceof TemporaryError) wait = err.delayMs;
+        if (err instanceof TemporaryError) retryDelay = err.delayMs;
         logger.error({ err }, "timer failed");
         this.options.recorder.event(obj, "Warning", "TimerFailed", `Timer '${t.id}' failed: ${errorMessage(err)}`);
       }
@@ -716,11 +723,9 @@ export class KindProcessor {
         signal,
         mem,
       );
-      now = Date.now();
-      mem.timers.set(t.id, now + wait);
-      earliest = Math.min(earliest ?? Number.POSITIVE_INFINITY, wait);
+      earliest = Math.min(earliest, recordTimerRun(t, schedule, Date.now(), retryDelay));
     }
-    return earliest;
+    return Number.isFinite(earliest) ? earliest : undefined;
   }
 
   private async writeTimerPatch(

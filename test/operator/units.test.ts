@@ -7,6 +7,7 @@ import { ABSENT, matchesFilters, PRESENT } from "../../src/operator/filters.ts";
 import { operator, TemporaryError } from "../../src/operator/index.ts";
 import { normalizeHandlerId, operatorNames } from "../../src/operator/naming.ts";
 import { finishPatch, readEssence, readProgress, staleProgressKeys } from "../../src/operator/progress.ts";
+import { recordTimerRun, timerDueAt } from "../../src/operator/timers.ts";
 import { ConfigMap, Pod } from "../../src/resources/builtins.ts";
 import { deriveRules } from "../../src/resources/rbac.ts";
 import { Machine } from "./support/cluster.ts";
@@ -274,5 +275,33 @@ describe("errors", () => {
   it("gives TemporaryError Kopf's 60 s default delay and accepts duration strings", () => {
     expect(new TemporaryError("x").delayMs).toBe(60_000);
     expect(new TemporaryError("x", { delay: "1.5s" }).delayMs).toBe(1500);
+  });
+});
+
+describe("timer schedule", () => {
+  const timer = {
+    kind: Machine,
+    id: "t",
+    intervalMs: 1000,
+    initialDelayMs: 200,
+    idleMs: 0,
+    fn: () => undefined,
+    options: { interval: 1000 },
+  };
+
+  it("is first due initialDelay after first sight, then interval after the previous run ended", () => {
+    const schedule = { nextAt: new Map<string, number>(), firstSeen: 10_000, lastChange: 10_000 };
+    expect(timerDueAt(timer, schedule)).toBe(10_200);
+    expect(recordTimerRun(timer, schedule, 10_700)).toBe(1000);
+    expect(timerDueAt(timer, schedule)).toBe(11_700);
+    expect(recordTimerRun(timer, schedule, 12_000, 50)).toBe(50);
+    expect(timerDueAt(timer, schedule)).toBe(12_050);
+  });
+
+  it("waits for the essence to be unchanged for `idle`", () => {
+    const idle = { ...timer, idleMs: 5000 };
+    expect(timerDueAt(idle, { nextAt: new Map(), firstSeen: 10_000, lastChange: 10_000 })).toBe(15_000);
+    expect(timerDueAt(idle, { nextAt: new Map([["t", 30_000]]), firstSeen: 10_000, lastChange: 20_000 })).toBe(30_000);
+    expect(timerDueAt(idle, { nextAt: new Map([["t", 21_000]]), firstSeen: 10_000, lastChange: 20_000 })).toBe(25_000);
   });
 });
