@@ -60,6 +60,8 @@ describe("create and update handlers on the embedded API server", () => {
       // Status-only and metadata-only (finalizer-free) writes: no update.
       await machines(ns).patchStatus("m1", { status: { flips: 3 } });
       await machines(ns).patch("m1", { metadata: { annotations: { "other.capstan.dev/x": "1" } } }, { type: "merge" });
+      await machines(ns).patch("m1", { metadata: { finalizers: ["example.com/hold"] } }, { type: "merge" });
+      await machines(ns).patch("m1", { metadata: { finalizers: null } }, { type: "merge" });
       await machines(ns).patch("m1", { spec: { switchPosition: "down" } }, { type: "merge" });
       await waitUntil(() => updates.length === 1, "the update handler");
       expect(updates[0]).toEqual([
@@ -277,6 +279,38 @@ describe("delete handlers and the finalizer", () => {
       const m = await machines(ns).get("m");
       expect(m.metadata.finalizers).toEqual(["someone.example.com/hold"]);
       expect(deleted).toEqual([]);
+    } finally {
+      await running.stop();
+      await machines(ns).patch("m", { metadata: { finalizers: null } }, { type: "merge" });
+    }
+  });
+
+  it("runs delete handlers once even when another finalizer keeps the object around after ours is gone", async () => {
+    const ns = await namespace(cluster, "shared-deletion");
+    const op = operator({ name: "once" });
+    let deletes = 0;
+    op.on.delete(Machine, async () => {
+      deletes++;
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({
+          metadata: { name: "m", namespace: ns, finalizers: ["someone.example.com/hold"] },
+          spec: { switchPosition: "up" },
+        }),
+      );
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 2, "our finalizer");
+      await machines(ns).delete("m");
+      await waitUntil(
+        async () => (await machines(ns).get("m")).metadata.finalizers?.join() === "someone.example.com/hold",
+        "our finalizer released",
+      );
+      // The object lives on (someone else's finalizer); later changes must not run delete again.
+      await machines(ns).patch("m", { metadata: { labels: { poke: "1" } } }, { type: "merge" });
+      await machines(ns).patch("m", { metadata: { labels: { poke: "2" } } }, { type: "merge" });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(deletes).toBe(1);
     } finally {
       await running.stop();
       await machines(ns).patch("m", { metadata: { finalizers: null } }, { type: "merge" });
