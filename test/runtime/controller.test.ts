@@ -322,19 +322,23 @@ describe("outcomes", () => {
   it("requeueAfter reconciles again after the delay, with the backoff forgotten", async () => {
     const source = new FakeSource<Widget>();
     const metrics = new RuntimeMetrics();
+    const requeuesSeen: number[] = [];
     let calls = 0;
     const c = makeController(
       source,
       () => {
+        requeuesSeen.push(c.queue.numRequeues("default/a"));
         calls++;
-        return calls === 1 ? { requeueAfter: 20 } : undefined;
+        if (calls === 1) throw new Error("first attempt fails");
+        return calls === 2 ? { requeueAfter: 20 } : undefined;
       },
       { metrics },
     );
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => calls === 2, 2000, "requeued reconcile");
-    expect(c.queue.numRequeues("default/a")).toBe(0);
+    await eventually(() => calls === 3, 2000, "requeued reconcile");
+    // The failure counted one requeue; returning requeueAfter forgot it before the delayed run.
+    expect(requeuesSeen).toEqual([0, 1, 0]);
     const text = await metrics.text();
     expect(text).toContain('controller_runtime_reconcile_total{controller="widget",result="requeue_after"} 1');
     expect(text).toContain('controller_runtime_reconcile_total{controller="widget",result="success"} 1');
