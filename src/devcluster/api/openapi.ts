@@ -594,7 +594,10 @@ export interface OpenApiResponse {
  * documents until the registry changes. Call {@link close} to stop listening to the registry.
  */
 export class OpenApiDocuments {
+  /** The index of current documents; undefined after any registry change. */
   private cache: Map<string, Built> | undefined;
+  /** Documents by group-version key, kept across changes of other group-versions. */
+  private readonly built = new Map<string, Built>();
   private readonly unsubscribe: () => void;
   /** Schemas of the built-in kinds, loaded once on first use (see builtin-schemas.ts). */
   private builtins: Record<string, Json> = {};
@@ -604,7 +607,9 @@ export class OpenApiDocuments {
     private readonly registry: ResourceRegistry,
     private readonly serverVersion: string = DEFAULT_SERVER_VERSION,
   ) {
-    this.unsubscribe = registry.subscribe(() => {
+    // A CRD coming or going changes its own group-version's document only.
+    this.unsubscribe = registry.subscribe(({ served }) => {
+      this.built.delete(groupVersionKey(served.group, served.version));
       this.cache = undefined;
     });
   }
@@ -627,11 +632,16 @@ export class OpenApiDocuments {
     }
     const cache = new Map<string, Built>();
     for (const [key, resources] of [...byGroupVersion].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-      const body = JSON.stringify(buildGroupVersionDocument(resources, this.serverVersion, this.builtins));
-      // The apiserver publishes a SHA-512 of the document; clients only compare it for equality.
-      const hash = createHash("sha512").update(body).digest("hex").toUpperCase();
-      cache.set(key, { body, hash });
+      let built = this.built.get(key);
+      if (!built) {
+        const body = JSON.stringify(buildGroupVersionDocument(resources, this.serverVersion, this.builtins));
+        // The apiserver publishes a SHA-512 of the document; clients only compare it for equality.
+        built = { body, hash: createHash("sha512").update(body).digest("hex").toUpperCase() };
+        this.built.set(key, built);
+      }
+      cache.set(key, built);
     }
+    for (const key of this.built.keys()) if (!cache.has(key)) this.built.delete(key);
     this.cache = cache;
     return cache;
   }
@@ -658,6 +668,7 @@ export class OpenApiDocuments {
     ).then(
       (schemas) => {
         this.builtins = schemas;
+        this.built.clear();
         this.cache = undefined;
       },
       () => {},

@@ -82,14 +82,16 @@ describe("kubectl with built-in kinds and controllers", () => {
         apiVersion: "v1",
         kind: "Pod",
         metadata: { name: "web-0" },
-        spec: { containers: [{ name: "nginx", image: "nginx:1.27" }] },
+        // Bound to a node no kubelet runs, so it stays Pending whatever the cluster's simulated nodes do.
+        spec: { nodeName: "elsewhere", containers: [{ name: "nginx", image: "nginx:1.27" }] },
       },
       {
         apiVersion: "apps/v1",
         kind: "Deployment",
         metadata: { name: "web" },
         spec: {
-          replicas: 3,
+          // No replicas: the row does not depend on the workload controllers' progress.
+          replicas: 0,
           selector: { matchLabels: { app: "web" } },
           template: {
             metadata: { labels: { app: "web" } },
@@ -117,7 +119,7 @@ describe("kubectl with built-in kinds and controllers", () => {
       "Pending",
       "0",
       "<none>",
-      "<none>",
+      "elsewhere",
       "<none>",
       "<none>",
     ]);
@@ -125,7 +127,7 @@ describe("kubectl with built-in kinds and controllers", () => {
     expect(deploy[0]).toEqual(["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"]);
     expect([...(deploy[1]?.slice(0, 4) ?? []), ...(deploy[1]?.slice(5) ?? [])]).toEqual([
       "web",
-      "0/3",
+      "0/0",
       "0",
       "0",
       "nginx",
