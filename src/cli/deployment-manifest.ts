@@ -36,6 +36,8 @@ export interface DeploymentOptions {
   image: string;
   /** The operator module's path inside the image (relative to its working directory). */
   operatorPath: string;
+  /** Namespaces the operator watches (`capstan run --namespace`); all when empty. */
+  watchNamespaces?: readonly string[];
   leaderElect: boolean;
   replicas?: number;
   healthPort?: number;
@@ -65,6 +67,7 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
     `--health-port=${healthPort}`,
     `--metrics-port=${metricsPort}`,
     "--log-format=json",
+    ...(options.watchNamespaces ?? []).map((ns) => `--namespace=${ns}`),
     ...(options.leaderElect ? ["--leader-elect"] : []),
   ];
   return {

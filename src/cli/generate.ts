@@ -20,6 +20,8 @@ Prints, on stdout, what deploying the operator needs, derived from its code:
 Options:
   --image IMG          container image of the Deployment (default <operator name>:latest)
   --namespace NS       namespace of the ServiceAccount and Deployment (default "default")
+  --watch-namespace NS the operator watches only NS (repeatable): Roles in those namespaces instead
+                       of one ClusterRole (cluster-scoped kinds keep a ClusterRole); default: all
   --leader-elect       several replicas with leader election (also grants Lease access)
   --replicas N         replicas with --leader-elect (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
@@ -32,6 +34,8 @@ type Target = (typeof TARGETS)[number];
 interface GenerateOptions {
   image?: string;
   namespace: string;
+  /** Namespaces the operator watches; all when absent or empty. */
+  watchNamespaces?: string[];
   leaderElect: boolean;
   replicas?: number;
   healthPort?: number;
@@ -72,6 +76,7 @@ function parse(args: string[]): { target: Target; file: string; options: Generat
     options: {
       image: { type: "string" },
       namespace: { type: "string", default: "default" },
+      "watch-namespace": { type: "string", multiple: true },
       "leader-elect": { type: "boolean", default: false },
       replicas: { type: "string" },
       "health-port": { type: "string" },
@@ -90,8 +95,11 @@ function parse(args: string[]): { target: Target; file: string; options: Generat
   }
   if (file === undefined) throw new Error("the operator module is missing");
   if (extra.length > 0) throw new Error(`unexpected arguments: ${extra.join(" ")}`);
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(values.namespace)) {
-    throw new Error(`--namespace "${values.namespace}" is not a valid namespace name`);
+  for (const [flag, ns] of [
+    ["--namespace", values.namespace],
+    ...(values["watch-namespace"] ?? []).map((n) => ["--watch-namespace", n]),
+  ] as const) {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) throw new Error(`${flag} "${ns}" is not a valid namespace name`);
   }
   const replicas = values.replicas === undefined ? undefined : integer("--replicas", values.replicas, 1, 100);
   if (replicas !== undefined && replicas > 1 && !values["leader-elect"]) {
@@ -105,6 +113,7 @@ function parse(args: string[]): { target: Target; file: string; options: Generat
     options: {
       image: values.image,
       namespace: values.namespace,
+      watchNamespaces: values["watch-namespace"],
       leaderElect: values["leader-elect"],
       replicas,
       healthPort:
@@ -134,12 +143,20 @@ export function generate(
   if (target === "dockerfile") return dockerfile({ operatorPath, capstanBin: capstanBin(cwd) });
   const labels = { "app.kubernetes.io/name": op.name, "app.kubernetes.io/managed-by": "capstan" };
   const crds = () => op.requirements().crds.map((kind) => toCrd(kind));
+  const watchNamespaces = [...new Set(options.watchNamespaces ?? [])];
   const rbac = () =>
     rbacManifests({
       name: op.name,
       namespace: options.namespace,
       needs: op.permissions({ leaderElection: options.leaderElect }),
       labels,
+      ...(watchNamespaces.length > 0
+        ? // The Lease lives in the operator's own namespace: its Role must be there too.
+          {
+            scope: "Namespace" as const,
+            namespaces: [...new Set([...watchNamespaces, ...(options.leaderElect ? [options.namespace] : [])])],
+          }
+        : {}),
     });
   const deploy = () =>
     deploymentManifest({
@@ -147,6 +164,7 @@ export function generate(
       namespace: options.namespace,
       image: options.image ?? `${op.name}:latest`,
       operatorPath,
+      watchNamespaces,
       leaderElect: options.leaderElect,
       replicas: options.replicas,
       healthPort: options.healthPort,

@@ -74,6 +74,30 @@ describe("capstan generate", () => {
     expect(rulesFor(role, "coordination.k8s.io", "leases")).toEqual(["get", "create", "update"]);
   });
 
+  it("grants Roles in the watched namespaces only, keeping a ClusterRole for the cluster-scoped CRD registration", () => {
+    const options = { ...defaults, namespace: "ops", watchNamespaces: ["shop", "billing"] };
+    const out = docs(generate("rbac", op, fixture, options, repo));
+    expect(out.map((d) => `${d.kind}/${d.metadata.namespace ?? ""}`)).toEqual([
+      "Namespace/",
+      "ServiceAccount/ops",
+      "Role/shop",
+      "RoleBinding/shop",
+      "Role/billing",
+      "RoleBinding/billing",
+      "ClusterRole/",
+      "ClusterRoleBinding/",
+    ]);
+    const role = out[2] as unknown as ClusterRole;
+    expect(rulesFor(role, "", "configmaps")).toContain("create");
+    expect(rulesFor(role, "apiextensions.k8s.io", "customresourcedefinitions")).toEqual([]);
+    const clusterRole = out[6] as unknown as ClusterRole;
+    expect(clusterRole.rules?.map((r) => r.resources?.join())).toEqual(["customresourcedefinitions"]);
+    const [, deployment] = docs(generate("deploy", op, fixture, options, repo));
+    expect((deployment as unknown as Deployment).spec?.template.spec?.containers[0]?.args).toEqual(
+      expect.arrayContaining(["--namespace=shop", "--namespace=billing"]),
+    );
+  });
+
   it("runs one replica with Recreate, probes on the health port, metrics port, as non-root", () => {
     const [deployment] = docs(generate("deploy", op, fixture, { ...defaults, image: "example/widgets:1.0" }, repo));
     const d = deployment as unknown as Deployment;
