@@ -3,7 +3,8 @@ import { configMap, startTestServer, type TestServer } from "./support/http.ts";
 
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer();
+  // REST semantics alone: no controllers writing meanwhile.
+  t = await startTestServer({ builtinPlugins: false });
 });
 afterAll(async () => {
   await t.stop();
