@@ -125,6 +125,31 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
       doc.paths["/apis/operators.example.com/v1/namespaces/{namespace}/exchangerates/{name}/status"],
     ).toBeDefined();
 
+    // A schema change republishes that group-version under a new hash; other group-versions keep theirs.
+    const indexBefore = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+    const patched = await cluster.http(
+      "PATCH",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/exchangerates.operators.example.com",
+      [
+        {
+          op: "add",
+          path: "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/note",
+          value: { type: "string" },
+        },
+      ],
+      "application/json-patch+json",
+    );
+    expect(patched.status, patched.text).toBe(200);
+    const indexAfter = await eventually(async () => {
+      const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+      const before = indexBefore.paths["apis/operators.example.com/v1"]?.serverRelativeURL;
+      return index.paths["apis/operators.example.com/v1"]?.serverRelativeURL !== before ? index : undefined;
+    });
+    expect(indexAfter.paths["api/v1"]).toEqual(indexBefore.paths["api/v1"]);
+    const changed = await groupVersionDoc("apis/operators.example.com/v1");
+    const changedSchema = changed.components.schemas[name] as { properties: Record<string, { properties?: object }> };
+    expect(Object.keys(changedSchema.properties["spec"]?.properties ?? {})).toEqual(["currency", "note"]);
+
     await cluster.http(
       "DELETE",
       "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/exchangerates.operators.example.com",
