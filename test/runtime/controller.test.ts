@@ -128,7 +128,7 @@ describe("reconcile input", () => {
     const { cache, adopt, key } = context;
     expect(key.name).toBe("a");
     expect(cache(Widget).get("default/a")).toBeDefined();
-    expect(adopt({ metadata: { name: "x" } }).metadata?.ownerReferences).toHaveLength(1);
+    expect(adopt<KubeObject>({ metadata: { name: "x" } }).metadata?.ownerReferences).toHaveLength(1);
     expect(context.key).toEqual({ namespace: "default", name: "a" });
     expect(context.cache(Widget).get("default/a")?.metadata?.uid).toBe("uid-a");
     expect(context.cache(ConfigMap)).toBe(cms.store);
