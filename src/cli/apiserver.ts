@@ -1,16 +1,17 @@
 import { parseArgs } from "node:util";
 import { startApiServer } from "../devcluster/index.ts";
 
-const USAGE = `Usage: capstan apiserver [--host 127.0.0.1] [--port 6443|0] [--kubeconfig .capstan/kubeconfig]
+const USAGE = `Usage: capstan apiserver [--host 127.0.0.1] [--port 6443|0] [--kubeconfig .capstan/kubeconfig] [--no-kubelet]
 
 Starts the embedded Kubernetes API server (HTTPS, its own CA, a random bearer token), writes a
 kubeconfig for it (mode 0600) and prints one line "ready <https-url> <kubeconfig-path>" once it
-accepts requests. Stops cleanly on SIGINT/SIGTERM.
+accepts requests. Stops cleanly on SIGINT/SIGTERM. A simulated kubelet runs one Node and makes pods
+Running; --no-kubelet turns it off (pods stay Pending).
 `;
 
 /** `capstan apiserver`: runs the embedded API server until SIGINT/SIGTERM. */
 export async function run(args: string[]): Promise<number> {
-  let values: { host?: string; port?: string; kubeconfig?: string; help?: boolean };
+  let values: { host?: string; port?: string; kubeconfig?: string; help?: boolean; "no-kubelet"?: boolean };
   try {
     ({ values } = parseArgs({
       args,
@@ -19,6 +20,7 @@ export async function run(args: string[]): Promise<number> {
         port: { type: "string", default: "6443" },
         kubeconfig: { type: "string", default: ".capstan/kubeconfig" },
         help: { type: "boolean", short: "h" },
+        "no-kubelet": { type: "boolean", default: false },
       },
       strict: true,
     }));
@@ -35,7 +37,12 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`capstan apiserver: --port must be an integer from 0 to 65535, got "${values.port}"\n`);
     return 2;
   }
-  const server = await startApiServer({ host: values.host, port, kubeconfigPath: values.kubeconfig });
+  const server = await startApiServer({
+    host: values.host,
+    port,
+    kubeconfigPath: values.kubeconfig,
+    kubelet: !values["no-kubelet"],
+  });
   process.stdout.write(`ready ${server.url} ${values.kubeconfig}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

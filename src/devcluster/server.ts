@@ -24,6 +24,7 @@ import { handleResourceRequest, type ResourceHandlerDeps } from "./api/resource-
 import { resourceNotServed } from "./api/status.ts";
 import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./api/watch-handler.ts";
 import { controllersPlugin } from "./controllers/index.ts";
+import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
 import { InProcessApi } from "./in-process-api.ts";
 import { newBearerToken, renderKubeconfig, writeKubeconfig } from "./kubeconfig.ts";
 import { defaultPatchTypes, type PatchTypes } from "./patch/patchers.ts";
@@ -80,6 +81,12 @@ export interface ApiServerOptions {
   builtinPlugins?: boolean;
   /** A storage backend (part 2: persistent). Defaults to in-memory. */
   storage?: Storage;
+  /**
+   * The simulated kubelet, scheduler and Deployment/ReplicaSet controllers (docs/kubelet.md): one
+   * Node, pods bound to it and run. On by default (with the built-in plugins); `false` turns them
+   * all off (pods stay Pending, Deployments get no ReplicaSets). An object tunes the kubelet's delays.
+   */
+  kubelet?: boolean | KubeletOptions;
 }
 
 /** A running API server. */
@@ -93,6 +100,8 @@ export interface ApiServer {
   caPem: string;
   /** Server internals for in-process use (tests, controllers, fault injection). */
   internals: ServerInternals;
+  /** The simulated kubelet (absent when started with `kubelet: false`): make containers exit. */
+  kubelet?: KubeletHandle;
   /** Stops serving: ends every watch and connection, stops plugins and timers. */
   stop(): Promise<void>;
 }
@@ -230,7 +239,23 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     signal: abort.signal,
     addRoute: (prefix, route) => routes.set(prefix, route),
   };
-  const plugins = [...(options.builtinPlugins === false ? [] : BUILTIN_PLUGINS), ...(options.plugins ?? [])];
+  let kubelet: KubeletHandle | undefined;
+  const kubeletOptions =
+    options.builtinPlugins === false || options.kubelet === false
+      ? undefined
+      : typeof options.kubelet === "object"
+        ? options.kubelet
+        : {};
+  const kubeletPlugin: ServerPlugin = async (context) => {
+    const workloads = await startWorkloads(context, kubeletOptions);
+    kubelet = workloads.kubelet;
+    return workloads.stop;
+  };
+  const plugins = [
+    ...(options.builtinPlugins === false ? [] : BUILTIN_PLUGINS),
+    ...(kubeletOptions ? [kubeletPlugin] : []),
+    ...(options.plugins ?? []),
+  ];
   for (const plugin of plugins) {
     const stopPlugin = await plugin(pluginContext);
     if (typeof stopPlugin === "function") pluginStops.push(stopPlugin);
@@ -243,6 +268,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     kubeconfigPath: options.kubeconfigPath,
     token,
     caPem: certs.caPem,
+    kubelet,
     internals: {
       api,
       registry,

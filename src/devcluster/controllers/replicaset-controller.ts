@@ -1,0 +1,283 @@
+/**
+ * The ReplicaSet controller (kube-controller-manager's pkg/controller/replicaset), simplified.
+ *
+ * Expected flow: a ReplicaSet key is queued when the ReplicaSet changes or when a pod it controls
+ * (controller ownerReference) changes or goes. A sync lists the namespace's pods it controls that
+ * are active (no deletionTimestamp, phase neither Succeeded nor Failed), creates the missing ones
+ * from the template (generateName `<rs-name>-`, the template's labels, a controller ownerReference
+ * with blockOwnerDeletion) or deletes the surplus (least useful first: unscheduled, then pending,
+ * then not ready, then the newest), then writes status: replicas, fullyLabeledReplicas,
+ * readyReplicas, availableReplicas (ready for at least minReadySeconds), observedGeneration.
+ *
+ * Guarantees: the controller reads the store directly (no informer cache), so it never acts on a
+ * stale view and needs none of the real controller's expectations; a pod becoming available after
+ * minReadySeconds requeues the ReplicaSet at that moment; a ReplicaSet being deleted is left alone
+ * (the garbage collector deletes its pods).
+ *
+ * Assumptions: pods are in the `/pods` bucket, ReplicaSets in `apps/replicasets`.
+ *
+ * Caveats: orphan pods matching the selector are not adopted, and pods the ReplicaSet no longer
+ * selects are not released (the real controller's ControllerRefManager); pod creation is not
+ * batched (slow start) and failures are retried by the loop's backoff.
+ */
+import type { JsonObject } from "../registry/served-resource.ts";
+import type { Change } from "../storage/storage.ts";
+import {
+  type Controller,
+  type ControllerContext,
+  ignoreGoneOrChanged,
+  metaOf,
+  type OwnerReference,
+  readObject,
+  splitKey,
+  watchAll,
+} from "./cluster-view.ts";
+import { ReconcileLoop } from "./reconcile-loop.ts";
+
+const PODS_BUCKET = "/pods";
+const RS_BUCKET = "apps/replicasets";
+const POD_REF = { group: "", version: "v1", plural: "pods" };
+const RS_REF = { group: "apps", version: "v1", plural: "replicasets" };
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** metav1.LabelSelectorAsSelector + Matches. An empty selector matches everything; a missing one, nothing. */
+export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+  if (!selector) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, e.key);
+    const values = e.values ?? [];
+    if (e.operator === "In" && !(has && values.includes(labels[e.key] ?? ""))) return false;
+    if (e.operator === "NotIn" && has && values.includes(labels[e.key] ?? "")) return false;
+    if (e.operator === "Exists" && !has) return false;
+    if (e.operator === "DoesNotExist" && has) return false;
+  }
+  return true;
+}
+
+/** The controller ownerReference of an object, if any. */
+export function controllerRefOf(obj: JsonObject): OwnerReference | undefined {
+  return metaOf(obj).ownerReferences?.find((r) => r.controller === true);
+}
+
+interface PodCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+}
+
+function podConditions(pod: JsonObject): PodCondition[] {
+  return ((pod["status"] as { conditions?: PodCondition[] } | undefined)?.conditions ?? []) as PodCondition[];
+}
+
+export function isPodReady(pod: JsonObject): boolean {
+  return podConditions(pod).some((c) => c.type === "Ready" && c.status === "True");
+}
+
+/**
+ * podutil.IsPodAvailable: ready, and ready for at least minReadySeconds. Returns the ms until it
+ * becomes available when it is ready but not yet long enough (so the caller can requeue).
+ */
+export function podAvailability(
+  pod: JsonObject,
+  minReadySeconds: number,
+  now: number,
+): { available: boolean; inMs?: number } {
+  const ready = podConditions(pod).find((c) => c.type === "Ready" && c.status === "True");
+  if (!ready) return { available: false };
+  if (minReadySeconds <= 0) return { available: true };
+  const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : Number.NaN;
+  if (Number.isNaN(since)) return { available: false };
+  const at = since + minReadySeconds * 1000;
+  return at <= now ? { available: true } : { available: false, inMs: at - now };
+}
+
+function isActive(pod: JsonObject): boolean {
+  const phase = (pod["status"] as { phase?: string } | undefined)?.phase;
+  return !metaOf(pod).deletionTimestamp && phase !== "Succeeded" && phase !== "Failed";
+}
+
+/** Lower sorts first = deleted first (a simplified controller.ActivePods ordering). */
+function deletionRank(pod: JsonObject): [number, number, number, number] {
+  const spec = (pod["spec"] ?? {}) as { nodeName?: string };
+  const phase = (pod["status"] as { phase?: string } | undefined)?.phase;
+  const created = Date.parse((pod.metadata as { creationTimestamp?: string }).creationTimestamp ?? "") || 0;
+  return [
+    spec.nodeName ? 1 : 0,
+    phase === "Pending" ? 0 : phase === "Running" ? 2 : 1,
+    isPodReady(pod) ? 1 : 0,
+    -created,
+  ];
+}
+
+function compareRank(a: JsonObject, b: JsonObject): number {
+  const ra = deletionRank(a);
+  const rb = deletionRank(b);
+  for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return (ra[i] ?? 0) - (rb[i] ?? 0);
+  return 0;
+}
+
+interface ReplicaSetSpec {
+  replicas?: number;
+  minReadySeconds?: number;
+  selector?: LabelSelector;
+  template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: unknown };
+}
+
+export class ReplicaSetController implements Controller {
+  readonly name = "replicaset-controller";
+  private readonly loop: ReconcileLoop;
+  private unsubscribe: () => void = () => {};
+
+  constructor(private readonly ctx: ControllerContext) {
+    this.loop = new ReconcileLoop(this.name, (key) => this.sync(key));
+  }
+
+  start(): this {
+    this.unsubscribe = watchAll(this.ctx.store, (change) => this.onChange(change));
+    for (const stored of this.ctx.store.storage.list(RS_BUCKET, "")) this.loop.add(stored.key);
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe();
+    await this.loop.stop();
+  }
+
+  idle(): boolean {
+    return this.loop.idle();
+  }
+
+  set onError(fn: (key: string, err: unknown) => void) {
+    this.loop.onError = fn;
+  }
+
+  private onChange(change: Change): void {
+    if (change.bucket === RS_BUCKET) {
+      if (change.type !== "DELETED") this.loop.add(change.key);
+      return;
+    }
+    if (change.bucket !== PODS_BUCKET) return;
+    const pod = JSON.parse(change.data) as JsonObject;
+    const ref = controllerRefOf(pod);
+    if (ref?.kind !== "ReplicaSet" || !ref.apiVersion.startsWith("apps/")) return;
+    const namespace = metaOf(pod).namespace ?? "";
+    this.loop.add(`${namespace}/${ref.name}`);
+  }
+
+  private served(ref: typeof POD_REF) {
+    const served = this.ctx.registry.get(ref.group, ref.version, ref.plural);
+    if (!served) throw new Error(`${ref.plural} are not served`);
+    return served;
+  }
+
+  private async sync(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
+    const rs = readObject(this.ctx.store, RS_BUCKET, key);
+    if (!rs) return undefined;
+    const meta = metaOf(rs);
+    const { namespace, name } = splitKey(key);
+    const spec = (rs["spec"] ?? {}) as ReplicaSetSpec;
+    const owned = this.ctx.store.storage
+      .list(PODS_BUCKET, `${namespace}/`)
+      .map((s) => JSON.parse(s.data) as JsonObject)
+      .filter((p) => controllerRefOf(p)?.uid === meta.uid);
+    let active = owned.filter(isActive);
+
+    if (!meta.deletionTimestamp) {
+      const want = spec.replicas ?? 1;
+      if (active.length < want) {
+        for (let i = active.length; i < want; i++) await this.createPod(rs, namespace, name, spec);
+      } else if (active.length > want) {
+        const victims = [...active].sort(compareRank).slice(0, active.length - want);
+        for (const pod of victims) {
+          const podMeta = metaOf(pod);
+          await ignoreGoneOrChanged(() =>
+            this.ctx.store.delete(this.served(POD_REF), namespace, podMeta.name ?? "", {
+              preconditions: { uid: podMeta.uid },
+            }),
+          );
+        }
+      }
+      active = this.ctx.store.storage
+        .list(PODS_BUCKET, `${namespace}/`)
+        .map((s) => JSON.parse(s.data) as JsonObject)
+        .filter((p) => controllerRefOf(p)?.uid === meta.uid && isActive(p));
+    }
+    return this.writeStatus(rs, namespace, name, spec, active);
+  }
+
+  private async createPod(rs: JsonObject, namespace: string, name: string, spec: ReplicaSetSpec): Promise<void> {
+    const template = structuredClone(spec.template ?? {});
+    const meta = metaOf(rs);
+    const pod: JsonObject = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        generateName: `${name}-`,
+        namespace,
+        ...(template.metadata?.labels ? { labels: template.metadata.labels } : {}),
+        ...(template.metadata?.annotations ? { annotations: template.metadata.annotations } : {}),
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "ReplicaSet",
+            name,
+            uid: meta.uid ?? "",
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: template.spec ?? {},
+    };
+    await this.ctx.store.create(this.served(POD_REF), namespace, pod);
+  }
+
+  private async writeStatus(
+    rs: JsonObject,
+    namespace: string,
+    name: string,
+    spec: ReplicaSetSpec,
+    active: JsonObject[],
+  ): Promise<{ requeueAfterMs?: number } | undefined> {
+    const now = Date.now();
+    let available = 0;
+    let nextAvailableInMs: number | undefined;
+    for (const pod of active) {
+      const a = podAvailability(pod, spec.minReadySeconds ?? 0, now);
+      if (a.available) available++;
+      else if (a.inMs !== undefined) nextAvailableInMs = Math.min(nextAvailableInMs ?? a.inMs, a.inMs);
+    }
+    const templateLabels = spec.template?.metadata?.labels ?? {};
+    const next = {
+      replicas: active.length,
+      fullyLabeledReplicas: active.filter((p) =>
+        Object.entries(templateLabels).every(([k, v]) => metaOf(p).labels?.[k] === v),
+      ).length,
+      readyReplicas: active.filter(isPodReady).length,
+      availableReplicas: available,
+      observedGeneration: (rs.metadata as { generation?: number }).generation ?? 0,
+    };
+    const status = (rs["status"] ?? {}) as Record<string, unknown>;
+    const changed = Object.entries(next).some(([k, v]) => (status[k] ?? 0) !== v);
+    if (changed) {
+      await ignoreGoneOrChanged(() =>
+        this.ctx.store.guaranteedUpdate(this.served(RS_REF), namespace, name, "status", (current) => {
+          const cur = (current["status"] ?? {}) as Record<string, unknown>;
+          // The API omits zero counts (omitempty); replicas is always present.
+          const merged: Record<string, unknown> = { ...cur, ...next };
+          for (const k of ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"] as const) {
+            if (merged[k] === 0) delete merged[k];
+          }
+          current["status"] = merged;
+          return current;
+        }),
+      );
+    }
+    return nextAvailableInMs === undefined ? undefined : { requeueAfterMs: nextAvailableInMs };
+  }
+}
