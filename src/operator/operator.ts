@@ -87,9 +87,21 @@ export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "nam
   registerCrds?: boolean;
   /** How long CRD registration may take (default 60 s). */
   crdTimeout?: Duration;
+  /**
+   * Objects of one kind handled in parallel (default {@link DEFAULT_WORKERS}); one object is
+   * never handled by two workers at once, whatever this is.
+   */
+  workers?: number;
   /** Crash-simulation hooks for tests. */
   hooks?: OperatorTestHooks;
 }
+
+/**
+ * Kopf handles every object concurrently; a few workers per kind give most of that parallelism
+ * (handlers mostly wait on the network) while bounding the load one operator puts on the API
+ * server. Per object, handling stays strictly sequential.
+ */
+export const DEFAULT_WORKERS = 4;
 
 /** What an operator watches, owns and writes: input for RBAC derivation and CRD registration. */
 export interface OperatorRequirements {
@@ -408,7 +420,7 @@ export class Operator {
   async start(options: OperatorStartOptions): Promise<void> {
     this.assertNotStarted();
     this.started = true;
-    const { signal, namespaces, registerCrds, crdTimeout, hooks, ...managerOptions } = options;
+    const { signal, namespaces, registerCrds, crdTimeout, hooks, workers, ...managerOptions } = options;
     const logger: Logger = (options.logger ?? pino({ level: "info" })).child({ operator: this.name });
     const mgr = new Manager({ ...managerOptions, name: this.name, logger });
     this.manager = mgr;
@@ -427,7 +439,7 @@ export class Operator {
       const scopes = namespaces !== undefined && namespaces.length > 0 ? [...namespaces] : [undefined];
       for (const entry of this.kinds.values()) {
         for (const ns of entry.kind.namespaced ? scopes : [undefined]) {
-          this.buildProcessor(mgr, entry, ns, logger, stop.signal, hooks);
+          this.buildProcessor(mgr, entry, ns, logger, stop.signal, hooks, workers ?? DEFAULT_WORKERS);
         }
       }
       await mgr.start(stop.signal);
@@ -460,6 +472,7 @@ export class Operator {
     logger: Logger,
     stopSignal: AbortSignal,
     hooks: OperatorTestHooks | undefined,
+    workers: number,
   ): void {
     const kind = entry.kind;
     const name = `${kind.kind.toLowerCase()}-handlers${namespace === undefined ? "" : `-${namespace}`}`;
@@ -481,6 +494,7 @@ export class Operator {
     mgr
       .controller(kind, { namespace })
       .named(name)
+      .withOptions({ maxConcurrentReconciles: workers })
       .reconcile((target, ctx) => processor.reconcile(target, ctx));
     this.processors.push(processor);
   }
