@@ -86,7 +86,8 @@ export function toTable(
   if (listMeta.continue) metadata["continue"] = listMeta.continue;
   if (listMeta.remainingItemCount !== undefined) metadata["remainingItemCount"] = listMeta.remainingItemCount;
   const table: JsonObject = { kind: "Table", apiVersion: options.apiVersion, metadata };
-  table["columnDefinitions"] = options.noHeaders ? [] : printer.columns.map((c) => ({ ...c }));
+  // Without headers the convertors leave ColumnDefinitions nil, which Go serializes as null.
+  table["columnDefinitions"] = options.noHeaders ? null : printer.columns.map((c) => ({ ...c }));
   table["rows"] = rows;
   return table;
 }
