@@ -420,7 +420,8 @@ export class Kubelet implements Controller, KubeletHandle {
     };
     const existing = readObject(this.ctx.store, "/nodes", this.nodeName);
     if (!existing) {
-      await this.ctx.store.create(served, "", node);
+      const created = JSON.parse(await this.ctx.store.create(served, "", node)) as JsonObject;
+      await this.createLease(created, now);
       return;
     }
     // A node of this name already exists (persistent storage): post a fresh Ready status to it.
@@ -428,6 +429,32 @@ export class Kubelet implements Controller, KubeletHandle {
       current["status"] = node["status"];
       return current;
     });
+  }
+
+  /**
+   * The node's Lease in kube-node-lease, as the kubelet creates it (owned by the Node). It is not
+   * renewed: nothing here reads heartbeats, and a renewal every 10 s would be a timer per server.
+   */
+  private async createLease(node: JsonObject, now: string): Promise<void> {
+    const served = this.ctx.registry.get("coordination.k8s.io", "v1", "leases");
+    if (!served || readObject(this.ctx.store, "coordination.k8s.io/leases", `kube-node-lease/${this.nodeName}`)) return;
+    const meta = metaOf(node);
+    await ignoreGoneOrChanged(() =>
+      this.ctx.store.create(served, "kube-node-lease", {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: {
+          name: this.nodeName,
+          namespace: "kube-node-lease",
+          ownerReferences: [{ apiVersion: "v1", kind: "Node", name: this.nodeName, uid: meta.uid ?? "" }],
+        },
+        spec: {
+          holderIdentity: this.nodeName,
+          leaseDurationSeconds: 40,
+          renewTime: now.replace("Z", ".000000Z"),
+        },
+      }),
+    );
   }
 
   private allocateIp(): string {

@@ -86,6 +86,13 @@ describe("simulated kubelet", () => {
     expect(node.status.addresses.map((a) => a.type)).toEqual(["InternalIP", "Hostname"]);
     expect(node.status.nodeInfo.kubeletVersion).toMatch(/^v1\.32\./);
     expect(server.kubelet?.nodeName).toBe("capstan-node");
+    const lease = server.internals.api.get(
+      { group: "coordination.k8s.io", version: "v1", plural: "leases" },
+      "kube-node-lease",
+      "capstan-node",
+    ) as { spec: { holderIdentity: string }; metadata: { ownerReferences: { kind: string }[] } };
+    expect(lease.spec.holderIdentity).toBe("capstan-node");
+    expect(lease.metadata.ownerReferences[0]?.kind).toBe("Node");
   });
 
   it("binds a pod and runs it: Pending (ContainerCreating) first, then Running and Ready with container statuses", async () => {
