@@ -25,6 +25,7 @@
  *
  * Operator logs are silent unless `CAPSTAN_TEST_LOG=<level>` is set.
  */
+export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
 export {
   type RunnableOperator,
   type RunningOperator,

@@ -12,8 +12,8 @@
  * ```
  *
  * ## Guarantees
- * - `stop()` stops every operator started with `run` (each gets its graceful shutdown), closes the
- *   client, stops the server and removes the kubeconfig's temporary folder; afterwards nothing of
+ * - `stop()` stops every operator started with `run` (each gets its graceful shutdown), kills
+ *   kubectl commands still running, closes the client, stops the server and removes the kubeconfig's temporary folder; afterwards nothing of
  *   the cluster holds a timer, socket or file. It may be called more than once.
  * - When an operator started with `run` fails (its `start` rejects), every `cluster.waitFor` in
  *   progress or started later rejects with that failure instead of timing out.
@@ -34,6 +34,7 @@ import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { type ApiServer, startApiServer } from "../devcluster/index.ts";
 import { CRD_KIND } from "../runtime/crd-registration.ts";
 import type { Duration } from "../runtime/duration.ts";
+import { type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { DEFAULT_WAIT_TIMEOUT, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
 
 /** Options of {@link startTestCluster}. */
@@ -103,6 +104,11 @@ export interface TestCluster {
     predicate: (obj: T) => boolean,
     options?: WaitForOptions,
   ): Promise<T>;
+  /**
+   * Runs the real `kubectl` against the cluster (`cluster.kubectl(["apply", "-f", "-"], { stdin })`).
+   * A non-zero exit is a result: check `code` and `stderr`.
+   */
+  kubectl(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
   /** {@link waitForDeletion} with this cluster's client. */
   waitForDeletion(kind: ResourceKind, key: string, options?: WaitForOptions): Promise<void>;
   /** Stops operators, client and server; see the module documentation. */
@@ -125,6 +131,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     throw err;
   }
   const client = new KubeClient(loadClientConfig({ kubeconfig: kubeconfigPath }));
+  const kubectl = kubectlRunner(kubeconfigPath, dir);
   const logLevel = options.logLevel ?? process.env.CAPSTAN_TEST_LOG ?? "silent";
   const running = new Set<RunningOperator>();
   // Aborted with the error of the first operator that fails: waits reject with it at once.
@@ -182,6 +189,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       await Promise.all([...running].map((r) => r.stop()));
+      await kubectl.stopAll();
       await client.close();
       await server.stop();
       await rm(dir, { recursive: true, force: true });
@@ -196,6 +204,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     kubeconfigPath,
     faults: undefined,
     run,
+    kubectl: (args, opts) => kubectl.run(args, opts),
     waitFor: (kind, key, predicate, opts = {}) =>
       withSignals(opts.signal, failure.signal, (signal) => waitFor(client, kind, key, predicate, { ...opts, signal })),
     waitForDeletion: (kind, key, opts = {}) =>

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import type { ConfigMap as ConfigMapObject } from "kubernetes-types/core/v1.d.ts";
 import { Type } from "typebox";
@@ -51,18 +52,41 @@ describe("startTestCluster", () => {
     await cluster.stop();
   });
 
-  it("serves HTTPS on a random port and writes a kubeconfig that the real kubectl uses", async () => {
+  it("serves HTTPS on a random port and runs the real kubectl against itself", async () => {
     expect(cluster.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(cluster.url).not.toMatch(/:6443$/);
-    await cluster.client.resource(ConfigMap).create(configMap("seen-by-kubectl"));
+    const applied = await cluster.kubectl(["apply", "-f", "-"], {
+      stdin: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kubectl\ndata:\n  k: v\n",
+    });
+    expect(applied).toMatchObject({ code: 0, stdout: "configmap/from-kubectl created\n" });
+    const cm = await cluster.client.resource(ConfigMap).get("from-kubectl", { namespace: "default" });
+    expect(cm.data).toEqual({ k: "v" });
+    // The kubeconfig file works for a kubectl the test starts itself, too.
     const { stdout } = await exec(
       "kubectl",
       ["--kubeconfig", cluster.kubeconfigPath, "get", "configmap", "-o", "name"],
       {
-        env: { ...process.env, HOME: "/nonexistent", KUBECACHEDIR: "/tmp/capstan-testing-kubectl-cache" },
+        env: { ...process.env, KUBECACHEDIR: join(dirname(cluster.kubeconfigPath), "own-cache") },
       },
     );
-    expect(stdout).toContain("configmap/seen-by-kubectl");
+    expect(stdout).toContain("configmap/from-kubectl");
+  });
+
+  it("reports a failing kubectl command as a result with its exit code and message", async () => {
+    const result = await cluster.kubectl(["get", "configmap", "absent"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('configmaps "absent" not found');
+  });
+
+  it("stop() ends kubectl commands still running before it resolves", async () => {
+    let settled = false;
+    const watching = cluster.kubectl(["get", "configmaps", "--watch"]).finally(() => {
+      settled = true;
+    });
+    await cluster.stop();
+    await Promise.resolve();
+    expect(settled).toBe(true);
+    expect((await watching).code).not.toBe(0);
   });
 
   it("waitFor resolves with the first version of the object that satisfies the predicate", async () => {
