@@ -103,7 +103,7 @@ describe("event recorder", () => {
     r.event(widget, "Normal", "Synced", "ok");
     await r.flush();
     expect(f.calls.map((c) => c.verb)).toEqual(["create", "patch", "create"]);
-    expect((f.calls[2]?.body as CoreEvent).count).toBe(2);
+    expect((f.calls[2]?.body as CoreEvent | undefined)?.count).toBe(2);
   });
 
   it("aggregates the 10th distinct message with the same reason into a combined event", async () => {
@@ -151,7 +151,7 @@ describe("event recorder", () => {
     const r = new ApiEventRecorder({ events: f.api, component: "c", logger: f.logger });
     r.event({ apiVersion: "v1", kind: "Node", metadata: { name: "node-1", uid: "n1" } }, "Warning", "Hot", "too hot");
     await r.close();
-    expect((f.calls[0]?.body as CoreEvent).metadata.namespace).toBe("default");
+    expect((f.calls[0]?.body as CoreEvent | undefined)?.metadata.namespace).toBe("default");
     r.event(widget, "Normal", "Synced", "ok");
     await r.flush();
     expect(f.calls).toHaveLength(1);
