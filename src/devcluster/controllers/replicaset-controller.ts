@@ -16,9 +16,11 @@
  *
  * Assumptions: pods are in the `/pods` bucket, ReplicaSets in `apps/replicasets`.
  *
- * Caveats: orphan pods matching the selector are not adopted, and pods the ReplicaSet no longer
- * selects are not released (the real controller's ControllerRefManager); pod creation is not
- * batched (slow start) and failures are retried by the loop's backoff.
+ * Orphan pods (no controller ownerReference) that the selector matches are adopted, as the real
+ * controller's ControllerRefManager claims them.
+ *
+ * Caveats: pods the ReplicaSet no longer selects are not released; pod creation is not batched
+ * (slow start) and failures are retried by the loop's backoff.
  */
 import type { JsonObject } from "../registry/served-resource.ts";
 import type { Change } from "../storage/storage.ts";
@@ -164,8 +166,19 @@ export class ReplicaSetController implements Controller {
     if (change.bucket !== PODS_BUCKET) return;
     const pod = JSON.parse(change.data) as JsonObject;
     const ref = controllerRefOf(pod);
-    if (ref?.kind !== "ReplicaSet" || !ref.apiVersion.startsWith("apps/")) return;
     const namespace = metaOf(pod).namespace ?? "";
+    if (!ref) {
+      // An orphan: every ReplicaSet selecting it may adopt it.
+      if (change.type === "DELETED" || metaOf(pod).deletionTimestamp) return;
+      for (const stored of this.ctx.store.storage.list(RS_BUCKET, `${namespace}/`)) {
+        const rs = JSON.parse(stored.data) as JsonObject;
+        if (selectorMatches((rs["spec"] as ReplicaSetSpec | undefined)?.selector, metaOf(pod).labels)) {
+          this.loop.add(stored.key);
+        }
+      }
+      return;
+    }
+    if (ref.kind !== "ReplicaSet" || !ref.apiVersion.startsWith("apps/")) return;
     this.loop.add(`${namespace}/${ref.name}`);
   }
 
@@ -181,6 +194,7 @@ export class ReplicaSetController implements Controller {
     const meta = metaOf(rs);
     const { namespace, name } = splitKey(key);
     const spec = (rs["spec"] ?? {}) as ReplicaSetSpec;
+    if (!meta.deletionTimestamp) await this.adoptOrphans(namespace, name, meta.uid ?? "", spec.selector);
     const owned = this.ctx.store.storage
       .list(PODS_BUCKET, `${namespace}/`)
       .map((s) => JSON.parse(s.data) as JsonObject)
@@ -208,6 +222,42 @@ export class ReplicaSetController implements Controller {
         .filter((p) => controllerRefOf(p)?.uid === meta.uid && isActive(p));
     }
     return this.writeStatus(rs, namespace, name, spec, active);
+  }
+
+  /**
+   * Adopts pods the selector matches that have no controller (ControllerRefManager.ClaimPods): they
+   * get this ReplicaSet as controller owner and count towards its replicas.
+   */
+  private async adoptOrphans(
+    namespace: string,
+    name: string,
+    uid: string,
+    selector: LabelSelector | undefined,
+  ): Promise<void> {
+    // An empty selector would claim every pod of the namespace; the API refuses one for ReplicaSets anyway.
+    if (!selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && !selector.matchExpressions?.length))
+      return;
+    for (const stored of this.ctx.store.storage.list(PODS_BUCKET, `${namespace}/`)) {
+      const pod = JSON.parse(stored.data) as JsonObject;
+      const podMeta = metaOf(pod);
+      if (controllerRefOf(pod) || podMeta.deletionTimestamp || !selectorMatches(selector, podMeta.labels)) continue;
+      await ignoreGoneOrChanged(() =>
+        this.ctx.store.guaranteedUpdate(this.served(POD_REF), namespace, podMeta.name ?? "", "main", (current) => {
+          const m = current.metadata as { uid?: string; ownerReferences?: unknown[] };
+          if (m.uid !== podMeta.uid || controllerRefOf(current)) return current;
+          const reference = {
+            apiVersion: "apps/v1",
+            kind: "ReplicaSet",
+            name,
+            uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          };
+          m.ownerReferences = [...(m.ownerReferences ?? []), reference];
+          return current;
+        }),
+      );
+    }
   }
 
   private async createPod(rs: JsonObject, namespace: string, name: string, spec: ReplicaSetSpec): Promise<void> {

@@ -206,6 +206,38 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
   });
 });
 
+describe("ReplicaSet", () => {
+  it("adopts an orphan pod its selector matches and creates only the missing replicas", async () => {
+    const orphan = await cluster.http("POST", "/api/v1/namespaces/default/pods", {
+      metadata: { name: "orphan", labels: { app: "adopt" } },
+      spec: { containers: [{ name: "app", image: "nginx" }] },
+    });
+    expect(orphan.status, orphan.text).toBe(201);
+    const rs = await cluster.http("POST", "/apis/apps/v1/namespaces/default/replicasets", {
+      metadata: { name: "adopter" },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: "adopt" } },
+        template: { metadata: { labels: { app: "adopt" } }, spec: { containers: [{ name: "app", image: "nginx" }] } },
+      },
+    });
+    expect(rs.status, rs.text).toBe(201);
+    const pods = await eventually(async () => {
+      const live = await livePods("adopt");
+      return live.length === 2 && live.every((p) => p.metadata.ownerReferences?.[0]?.name === "adopter")
+        ? live
+        : undefined;
+    });
+    expect(pods.map((p) => p.metadata.name)).toContain("orphan");
+    await eventually(async () => {
+      const got = await getJson<Rs>("/apis/apps/v1/namespaces/default/replicasets/adopter");
+      return got.status.readyReplicas === 2;
+    });
+    expect((await cluster.kubectl(["delete", "rs", "adopter"])).code).toBe(0);
+    await eventually(async () => (await livePods("adopt")).length === 0);
+  });
+});
+
 describe("Deployment rollout arithmetic", () => {
   it("resolves maxSurge up and maxUnavailable down, and never both zero", () => {
     expect(scaledValue("25%", 3, true)).toBe(1);
