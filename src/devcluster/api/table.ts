@@ -73,6 +73,9 @@ export function toTable(
     else if (options.includeObject === "Metadata") {
       // asTable: the partial object takes the group-version of the Table the client asked for.
       row["object"] = { kind: "PartialObjectMetadata", apiVersion: options.apiVersion, metadata: obj.metadata ?? {} };
+    } else {
+      // An empty RawExtension marshals as null (omitempty does not drop structs in Go).
+      row["object"] = null;
     }
     return row;
   });

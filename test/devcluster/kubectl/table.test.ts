@@ -471,7 +471,7 @@ describe("toTable (meta.k8s.io Table as kube-apiserver returns it)", () => {
     expect(none["metadata"]).toEqual({ resourceVersion: "42" });
     expect(none["apiVersion"]).toBe("meta.k8s.io/v1beta1");
     expect(none["columnDefinitions"]).toBeNull();
-    expect(none["rows"]).toEqual([{ cells: ["c", 1, "60s"] }]);
+    expect(none["rows"]).toEqual([{ cells: ["c", 1, "60s"], object: null }]);
     const full = toTable(
       configMaps,
       [cm],
