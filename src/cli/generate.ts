@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { toCrd } from "../resources/crd.ts";
@@ -27,6 +27,11 @@ Options:
   --health-port P      /healthz and /readyz port (default 8081)
   --metrics-port P     /metrics port (default 8080)
 `;
+
+/** Input that cannot produce manifests, with the reason. */
+export class GenerateError extends Error {
+  override readonly name = "GenerateError";
+}
 
 const TARGETS = ["crds", "rbac", "deploy", "all", "dockerfile"] as const;
 type Target = (typeof TARGETS)[number];
@@ -64,7 +69,15 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`capstan generate: ${err.message}\n`);
     return 1;
   }
-  process.stdout.write(generate(target, op, file, options));
+  let text: string;
+  try {
+    text = generate(target, op, file, options);
+  } catch (err) {
+    if (!(err instanceof GenerateError)) throw err;
+    process.stderr.write(`capstan generate: ${err.message}\n`);
+    return 1;
+  }
+  process.stdout.write(text);
   return 0;
 }
 
@@ -140,6 +153,10 @@ export function generate(
   cwd = process.cwd(),
 ): string {
   const operatorPath = relative(cwd, resolve(cwd, file)).split(sep).join("/");
+  if (target !== "crds" && target !== "rbac" && (operatorPath.startsWith("../") || isAbsolute(operatorPath))) {
+    // The image holds the build context (the project root): a module outside it is not in the image.
+    throw new GenerateError(`${file} is outside the current folder; run capstan generate from the project root`);
+  }
   if (target === "dockerfile") return dockerfile({ operatorPath, capstanBin: capstanBin(cwd) });
   const labels = { "app.kubernetes.io/name": op.name, "app.kubernetes.io/managed-by": "capstan" };
   const crds = () => op.requirements().crds.map((kind) => toCrd(kind));

@@ -98,6 +98,12 @@ describe("capstan generate", () => {
     );
   });
 
+  it("refuses an image for a module outside the build context", () => {
+    expect(() => generate("deploy", op, "../elsewhere/operator.ts", defaults, repo)).toThrow(
+      "../elsewhere/operator.ts is outside the current folder; run capstan generate from the project root",
+    );
+  });
+
   it("runs one replica with Recreate, probes on the health port, metrics port, as non-root", () => {
     const [deployment] = docs(generate("deploy", op, fixture, { ...defaults, image: "example/widgets:1.0" }, repo));
     const d = deployment as unknown as Deployment;
@@ -197,7 +203,7 @@ describe("capstan generate on the command line", () => {
       "jsonpath={.spec.replicas}",
     ]);
     expect(get.stdout).toBe("2");
-  });
+  }, 60_000); // two process start-ups through tsx and three kubectl runs on a shared machine
 
   it("exits 2 naming an unknown target, and 1 for a module without an operator", async () => {
     const unknown = await capstan(["generate", "helm", fixture]);
@@ -209,5 +215,5 @@ describe("capstan generate on the command line", () => {
     const missing = await capstan(["generate", "crds", empty]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("exports no operator");
-  });
+  }, 60_000);
 });

@@ -122,12 +122,12 @@ describe("capstan run", () => {
     });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--namespace and --all-namespaces exclude each other");
-  });
+  }, 60_000);
 
   it("exits 1 with the reason when the kubeconfig is missing", async () => {
     const run = start(["operator.ts", "--kubeconfig", join(dir, "absent-kubeconfig"), "--log-format", "pretty"]);
     const exit = await exited;
     expect(exit?.code).toBe(1);
     expect(run.output()).toMatch(/ERROR cannot start: no usable cluster configuration err=".*absent-kubeconfig/);
-  });
+  }, 60_000);
 });
