@@ -223,3 +223,26 @@ describe("dropping watches", () => {
     resumed.close();
   });
 });
+
+describe("watch from a version the server has not reached", () => {
+  it("waits for it, then streams from it", async () => {
+    t = await startTestServer({ builtinPlugins: false });
+    const current = Number((await t.request("GET", CMS)).body.metadata.resourceVersion);
+    const pending = t.watch(`${CMS}?watch=true&resourceVersion=${current + 1}`);
+    await t.request("POST", CMS, { body: configMap("first") });
+    await t.request("POST", CMS, { body: configMap("second") });
+    const w = await pending;
+    expect((await w.next())?.object.metadata.name).toBe("second");
+    w.close();
+  });
+
+  it("answers an ERROR event with the 504 Too large resource version Status when it never comes", async () => {
+    t = await startTestServer({ builtinPlugins: false });
+    const w = await t.watch(`${CMS}?watch=true&resourceVersion=999999`);
+    const e = await w.next(10_000);
+    expect(e?.type).toBe("ERROR");
+    expect(e?.object).toMatchObject({ code: 504, reason: "Timeout" });
+    expect(e?.object.message).toMatch(/^Too large resource version: 999999, current: \d+$/);
+    await w.ended;
+  });
+});

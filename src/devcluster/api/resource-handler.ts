@@ -97,6 +97,8 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       if (info.name !== "") {
         listQuery.fieldSelector = [`metadata.name=${info.name}`, listQuery.fieldSelector].filter(Boolean).join(",");
       }
+      const from = Number(listQuery.resourceVersion ?? "0");
+      if (from > store.storage.currentRevision()) await waitForRevision(store.storage, from, ctx.signal);
       return serveWatch(ctx, served, namespace, listQuery, shape, includeObjectOf(query), deps);
     }
     case "create": {

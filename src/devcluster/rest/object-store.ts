@@ -38,6 +38,7 @@ import {
   notFound,
   OPTIMISTIC_LOCK_ERROR_MSG,
   success,
+  tooLargeResourceVersion,
 } from "../api/status.ts";
 import { bucketOf, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { Change, Storage, StoredObject } from "../storage/storage.ts";
@@ -191,7 +192,7 @@ export class ObjectStore {
       const requested = parseResourceVersion(query.resourceVersion);
       if (query.resourceVersionMatch === "Exact" && requested !== undefined) {
         if (requested > this.storage.currentRevision()) {
-          throw tooLarge(requested, this.storage.currentRevision());
+          throw tooLargeResourceVersion(requested, this.storage.currentRevision());
         }
         rev = requested;
         try {
@@ -203,7 +204,7 @@ export class ObjectStore {
           throw err;
         }
       } else {
-        if (requested !== undefined && requested > rev) throw tooLarge(requested, rev);
+        if (requested !== undefined && requested > rev) throw tooLargeResourceVersion(requested, rev);
         items = this.storage.list(bucket, prefix);
       }
     }
@@ -439,6 +440,11 @@ export class ObjectStore {
       }
     } else {
       from = requested ?? this.storage.currentRevision();
+      if (from > this.storage.currentRevision()) {
+        // A version the store has not reached (the HTTP layer waited for it first, as the cacher does).
+        sink.error(tooLargeResourceVersion(from, this.storage.currentRevision()).status);
+        return () => {};
+      }
     }
     const onChange = (change: Change) => {
       if (prefix !== "" && !change.key.startsWith(prefix)) return;
@@ -831,15 +837,6 @@ function parseRv(value: string): number {
     throw badRequest(`invalid resource version "${value}": strconv.ParseUint: parsing "${value}": invalid syntax`);
   }
   return Number(value);
-}
-
-function tooLarge(requested: number, current: number): ApiError {
-  return new ApiError(
-    failure(504, "Timeout", `Too large resource version: ${requested}, current: ${current}`, {
-      causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
-      retryAfterSeconds: 1,
-    }),
-  );
 }
 
 /** etcd3's inconsistentContinue answer: 410 with a token that resumes, inconsistently, at the latest state. */
