@@ -81,7 +81,11 @@ export interface OperatorOptions {
 export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "namespace"> {
   /** Stops the operator gracefully when aborted. */
   signal?: AbortSignal;
-  /** Watch only these namespaces (default: all). Cluster-scoped kinds ignore it. */
+  /**
+   * Watch only these namespaces (default: all). Cluster-scoped kinds ignore it. Controllers
+   * declared with `op.controller` default to the namespace when exactly one is given; with
+   * several, they watch what their own watch options say (all namespaces by default).
+   */
   namespaces?: readonly string[];
   /** Register the CRDs of the `defineResource` kinds the operator uses (default true). */
   registerCrds?: boolean;
@@ -422,7 +426,9 @@ export class Operator {
     this.started = true;
     const { signal, namespaces, registerCrds, crdTimeout, hooks, workers, ...managerOptions } = options;
     const logger: Logger = (options.logger ?? pino({ level: "info" })).child({ operator: this.name });
-    const mgr = new Manager({ ...managerOptions, name: this.name, logger });
+    // With one namespace, declared controllers default to it too (the manager's namespace).
+    const only = namespaces?.length === 1 ? namespaces[0] : undefined;
+    const mgr = new Manager({ ...managerOptions, name: this.name, logger, ...(only ? { namespace: only } : {}) });
     this.manager = mgr;
     const stop = new AbortController();
     const onAbort = () => stop.abort();

@@ -166,7 +166,8 @@ describe("the seed operators", () => {
         .create(Guitar.make({ metadata: { name: "strato", namespace: ns }, spec: { brand: "fender", review: false } }));
       const reviewed = await waitUntil(async () => {
         const g = await cluster.client.resource(Guitar, ns).get("strato");
-        return g.status?.comment ? g : undefined;
+        // Status is written first, then the object (spec and the progress bookkeeping).
+        return g.status?.comment && g.spec.review ? g : undefined;
       }, "the review");
       expect(reviewed.spec.review).toBe(true);
       expect(reviewed.status?.comment).toBe("Great guitar");
