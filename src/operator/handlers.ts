@@ -67,7 +67,11 @@ export interface ObjectContext<T extends KubeObject> {
   readonly logger: Logger;
   /** The API client. */
   readonly api: KubeClient;
-  /** Aborts when the operator stops (or loses leadership), or, for daemons, when the object goes away. */
+  /**
+   * Aborts when this process must stop acting: leadership lost, or the graceful shutdown's drain
+   * timed out (a running handler is given `gracefulShutdownTimeout` to finish first). A daemon's
+   * signal also aborts as soon as the operator starts stopping and when its object goes away.
+   */
   readonly signal: AbortSignal;
   /**
    * A copy of `child` controlled by this object: an ownerReference with `controller: true` and
