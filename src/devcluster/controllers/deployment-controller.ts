@@ -10,7 +10,8 @@
  *    rollback) becomes the new one and gets the next revision;
  * 2. copies the new ReplicaSet's revision to the Deployment's `deployment.kubernetes.io/revision`
  *    annotation (a main update, which bumps the Deployment's generation as the real strategy does);
- * 3. scales: Recreate scales old ReplicaSets to 0 and the new one up once no old pod is left;
+ * 3. scales: Recreate scales old ReplicaSets to 0 and the new one up once no old pod is left
+ *    (Terminating ones included; a pod's deletion wakes the Deployment);
  *    RollingUpdate scales the new ReplicaSet up within replicas + maxSurge and old ones down while
  *    at least replicas - maxUnavailable pods stay available (old unhealthy replicas first), as
  *    rolling.go does; with no old pods a change of `spec.replicas` scales the new ReplicaSet directly;
@@ -50,6 +51,7 @@ import { controllerRefOf, type LabelSelector } from "./replicaset-controller.ts"
 
 const RS_BUCKET = "apps/replicasets";
 const DEPLOYMENTS_BUCKET = "apps/deployments";
+const PODS_BUCKET = "/pods";
 const RS_REF = { group: "apps", version: "v1", plural: "replicasets" };
 const DEPLOYMENT_REF = { group: "apps", version: "v1", plural: "deployments" };
 
@@ -200,6 +202,17 @@ export class DeploymentController implements Controller {
       if (change.type !== "DELETED") this.loop.add(change.key);
       return;
     }
+    if (change.bucket === PODS_BUCKET) {
+      // Recreate waits for old pods to be gone: their deletion wakes the Deployment (as deletePod does).
+      if (change.type !== "DELETED") return;
+      const podRef = controllerRefOf(JSON.parse(change.data) as JsonObject);
+      if (podRef?.kind !== "ReplicaSet") return;
+      const namespace = change.key.slice(0, change.key.indexOf("/"));
+      const owner = readObject(this.ctx.store, RS_BUCKET, `${namespace}/${podRef.name}`);
+      const deployRef = owner ? controllerRefOf(owner) : undefined;
+      if (deployRef?.kind === "Deployment") this.loop.add(`${namespace}/${deployRef.name}`);
+      return;
+    }
     if (change.bucket !== RS_BUCKET) return;
     const rs = JSON.parse(change.data) as JsonObject;
     const ref = controllerRefOf(rs);
@@ -272,7 +285,7 @@ export class DeploymentController implements Controller {
     const target = new Map<RsView, number>(all.map((rs) => [rs, rs.replicas]));
     if (spec.strategy?.type === "Recreate") {
       for (const rs of olds) target.set(rs, 0);
-      if (olds.every((rs) => rs.current === 0)) target.set(newRs, replicas);
+      if (!this.oldPodsRunning(namespace, olds)) target.set(newRs, replicas);
     } else {
       this.planRolling(newRs, olds, replicas, limits, target);
     }
@@ -335,6 +348,20 @@ export class DeploymentController implements Controller {
     }
   }
 
+  /**
+   * recreate.go's oldPodsRunning: old ReplicaSets still report pods, or a pod they own exists and has
+   * not finished (a Terminating pod still runs until the kubelet confirms it gone).
+   */
+  private oldPodsRunning(namespace: string, olds: RsView[]): boolean {
+    if (olds.some((rs) => rs.current > 0)) return true;
+    const uids = new Set(olds.map((rs) => metaOf(rs.obj).uid));
+    return this.ctx.store.storage.list(PODS_BUCKET, `${namespace}/`).some((stored) => {
+      const pod = JSON.parse(stored.data) as JsonObject;
+      const phase = (pod["status"] as { phase?: string } | undefined)?.phase;
+      return uids.has(controllerRefOf(pod)?.uid) && phase !== "Succeeded" && phase !== "Failed";
+    });
+  }
+
   private async createReplicaSet(
     d: JsonObject,
     namespace: string,
@@ -352,7 +379,7 @@ export class DeploymentController implements Controller {
     selector.matchLabels = { ...selector.matchLabels, [HASH_LABEL]: hash };
     let initial: number;
     if (spec.strategy?.type === "Recreate") {
-      initial = existing.every((rs) => rs.current === 0 && rs.replicas === 0) ? replicas : 0;
+      initial = this.oldPodsRunning(namespace, existing) ? 0 : replicas;
     } else {
       const current = existing.reduce((sum, rs) => sum + rs.replicas, 0);
       initial = current === 0 ? replicas : Math.max(0, Math.min(replicas + limits.maxSurge - current, replicas));
