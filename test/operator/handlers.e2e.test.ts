@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isNotFound } from "../../src/client/errors.ts";
-import { type DiffEntry, operator } from "../../src/operator/index.ts";
+import { type DiffEntry, operator, PRESENT } from "../../src/operator/index.ts";
 import {
   ConfigMap,
   eventsFor,
@@ -192,6 +192,44 @@ describe("built-in kinds and namespaces", () => {
       }, "the cause to end");
       expect(cm.metadata?.labels).toEqual({ indexed: "yes" });
       expect(seen).toEqual(["v"]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("writes no state at all on objects that no handler's filters match", async () => {
+    const ns = await namespace(cluster, "filtered");
+    const op = operator({ name: "choosy" });
+    const seen: string[] = [];
+    op.on.create(
+      Machine,
+      { when: (m) => m.spec.switchPosition === "up", labels: { team: PRESENT } },
+      async ({ name }) => {
+        seen.push(name);
+      },
+    );
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({
+          metadata: { name: "down", namespace: ns, labels: { team: "a" } },
+          spec: { switchPosition: "down" },
+        }),
+      );
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "unlabelled", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      await machines(ns).create(
+        Machine.make({
+          metadata: { name: "yes", namespace: ns, labels: { team: "a" } },
+          spec: { switchPosition: "up" },
+        }),
+      );
+      await waitUntil(() => seen.includes("yes"), "the matching object");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(seen).toEqual(["yes"]);
+      expect((await machines(ns).get("down")).metadata.annotations).toBeUndefined();
+      expect((await machines(ns).get("unlabelled")).metadata.annotations).toBeUndefined();
     } finally {
       await running.stop();
     }
