@@ -103,7 +103,9 @@ export class OperatorProcess {
       this.options.kubeconfigPath,
       ...this.options.runArgs,
     ];
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+    // Its own process group: Ctrl-C in the terminal signals the whole foreground group, and a child
+    // that got SIGINT there and SIGTERM from us would take the second signal as "exit at once".
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], detached: true });
     this.child = child;
     this.current = "running";
     this.options.print(`${this.prefix} started (pid ${child.pid})`);
@@ -122,9 +124,12 @@ export class OperatorProcess {
     this.exited = new Promise((resolve) => {
       child.once("exit", (code, signal) => {
         if (this.child === child) this.child = undefined;
+        const status = signal ?? `code ${code}`;
         if (this.current === "running") {
           this.current = "crashed";
-          this.options.print(`${this.prefix} exited (${signal ?? `code ${code}`}); save a file to start it again`);
+          this.options.print(`${this.prefix} exited (${status}); save a file to start it again`);
+        } else {
+          this.options.print(`${this.prefix} stopped (${status})`);
         }
         resolve();
       });

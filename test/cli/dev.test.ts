@@ -64,6 +64,8 @@ describe("capstan dev", () => {
     const proc = spawn(process.execPath, [bin, "dev", "gadgets/operator.ts", "--log-format", "json"], {
       cwd: dir,
       stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so that the test can press Ctrl-C as a terminal does (to the group).
+      detached: true,
     });
     dev = proc;
     proc.stdout?.on("data", (chunk: Buffer) => {
@@ -96,9 +98,13 @@ describe("capstan dev", () => {
 
     await client.close();
     client = undefined;
-    proc.kill("SIGINT");
+    // Ctrl-C: the terminal signals the foreground process group.
+    process.kill(-(proc.pid as number), "SIGINT");
     expect(await exited).toBe(0);
     expect(out).toContain("capstan dev: stopped");
+    // The operator stopped gracefully (one signal, from capstan dev), not at once on a second one.
+    expect(out).toMatch(/\[operator\.ts\] \{[^\n]*"msg":"operator stopped"/);
+    expect(out).toMatch(/\[operator\.ts\] stopped \(code 0\)\n[\s\S]*capstan dev: stopped/);
     for (const pid of pids) expect(alive(pid)).toBe(false);
     expect(existsSync(join(dir, ".capstan/kubeconfig"))).toBe(true);
   }, 90_000); // three process start-ups (dev, operator twice) on a shared 2-core machine
