@@ -207,6 +207,18 @@ describe("sets (set_test)", () => {
     expect(f.owned("controller")).toEqual(['.list[="b"]', '.list[="d"]']);
   });
 
+  it("apply_twice_reorder and apply_update_apply_reorder: the applier's order wins", () => {
+    const twice = new Fixture(sets);
+    twice.apply("default", "list: [a, b, c, d]");
+    twice.apply("default", "list: [a, d, c, b]");
+    expect(twice.live).toEqual({ list: ["a", "d", "c", "b"] });
+    const reordered = new Fixture(sets);
+    reordered.apply("default", "list: [a, b, c, d]");
+    reordered.update("controller", "list: [a, d, c, b]");
+    reordered.apply("default", "list: [a, b, c, d]");
+    expect(reordered.live).toEqual({ list: ["a", "b", "c", "d"] });
+  });
+
   it("apply_twice_remove: values the applier drops are removed", () => {
     const f = new Fixture(sets);
     f.apply("default", "list: [a, b, c, d]");
