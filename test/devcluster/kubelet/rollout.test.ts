@@ -126,7 +126,7 @@ describe("Deployment rollouts", () => {
     await api.create(
       DEPLOYS,
       "default",
-      deployment("slow", 1, "nginx:1", { type: "RollingUpdate" }, { minReadySeconds: 1 }),
+      deployment("slow", 1, "nginx:1", { type: "RollingUpdate" }, { minReadySeconds: 2 }),
     );
     const ready = await eventually(() => {
       const rs = (
@@ -135,6 +135,6 @@ describe("Deployment rollouts", () => {
       return rs?.status?.readyReplicas === 1 ? rs : undefined;
     });
     expect(ready.status?.availableReplicas ?? 0).toBe(0);
-    await eventually(rolledOut("slow", 1), 5000);
+    await eventually(rolledOut("slow", 1), 8000);
   });
 });
