@@ -39,6 +39,8 @@ export interface DeploymentOptions {
   /** Namespaces the operator watches (`capstan run --namespace`); all when empty. */
   watchNamespaces?: readonly string[];
   leaderElect: boolean;
+  /** Whether the operator registers its CRDs at start-up (`--no-crd-registration` when false). */
+  registerCrds?: boolean;
   replicas?: number;
   healthPort?: number;
   metricsPort?: number;
@@ -69,6 +71,7 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
     "--log-format=json",
     ...(options.watchNamespaces ?? []).map((ns) => `--namespace=${ns}`),
     ...(options.leaderElect ? ["--leader-elect"] : []),
+    ...(options.registerCrds === false ? ["--no-crd-registration"] : []),
   ];
   return {
     apiVersion: "apps/v1",

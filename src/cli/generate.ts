@@ -23,6 +23,8 @@ Options:
   --watch-namespace NS the operator watches only NS (repeatable): Roles in those namespaces instead
                        of one ClusterRole (cluster-scoped kinds keep a ClusterRole); default: all
   --leader-elect       several replicas with leader election (also grants Lease access)
+  --no-crd-registration  the operator does not register its CRDs (apply \`capstan generate crds\`
+                       yourself): no write access to CRDs, and the flag passed to \`capstan run\`
   --replicas N         replicas with --leader-elect (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
   --metrics-port P     /metrics port (default 8080)
@@ -42,6 +44,8 @@ interface GenerateOptions {
   /** Namespaces the operator watches; all when absent or empty. */
   watchNamespaces?: string[];
   leaderElect: boolean;
+  /** The operator registers its CRDs at start-up (default true). */
+  registerCrds?: boolean;
   replicas?: number;
   healthPort?: number;
   metricsPort?: number;
@@ -91,6 +95,7 @@ function parse(args: string[]): { target: Target; file: string; options: Generat
       namespace: { type: "string", default: "default" },
       "watch-namespace": { type: "string", multiple: true },
       "leader-elect": { type: "boolean", default: false },
+      "no-crd-registration": { type: "boolean", default: false },
       replicas: { type: "string" },
       "health-port": { type: "string" },
       "metrics-port": { type: "string" },
@@ -128,6 +133,7 @@ function parse(args: string[]): { target: Target; file: string; options: Generat
       namespace: values.namespace,
       watchNamespaces: values["watch-namespace"],
       leaderElect: values["leader-elect"],
+      registerCrds: !values["no-crd-registration"],
       replicas,
       healthPort:
         values["health-port"] === undefined ? undefined : integer("--health-port", values["health-port"], 1, 65535),
@@ -165,7 +171,7 @@ export function generate(
     rbacManifests({
       name: op.name,
       namespace: options.namespace,
-      needs: op.permissions({ leaderElection: options.leaderElect }),
+      needs: op.permissions({ leaderElection: options.leaderElect, registerCrds: options.registerCrds ?? true }),
       labels,
       ...(watchNamespaces.length > 0
         ? // The Lease lives in the operator's own namespace: its Role must be there too.
@@ -183,6 +189,7 @@ export function generate(
       operatorPath,
       watchNamespaces,
       leaderElect: options.leaderElect,
+      registerCrds: options.registerCrds ?? true,
       replicas: options.replicas,
       healthPort: options.healthPort,
       metricsPort: options.metricsPort,

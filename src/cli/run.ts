@@ -28,6 +28,8 @@ Options:
   --namespace NS         watch only this namespace; repeat for several (default: all namespaces)
   --all-namespaces, -A   watch every namespace (the default)
   --leader-elect         run only while holding the <name>-leader Lease (for several replicas)
+  --no-crd-registration  do not create/update the operator's CRDs at start-up (they are applied
+                         separately, and the operator needs no write access to CRDs)
   --health-port P        serve /healthz and /readyz on port P
   --metrics-port P       serve /metrics (Prometheus) on port P
   --log-level L          fatal, error, warn, info (default), debug, trace or silent
@@ -43,6 +45,7 @@ export interface RunFlags {
   context?: string;
   namespaces?: string[];
   leaderElect: boolean;
+  registerCrds: boolean;
   healthPort?: number;
   metricsPort?: number;
   logLevel: string;
@@ -102,6 +105,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
       namespace: { type: "string", short: "n", multiple: true },
       "all-namespaces": { type: "boolean", short: "A", default: false },
       "leader-elect": { type: "boolean", default: false },
+      "no-crd-registration": { type: "boolean", default: false },
       "health-port": { type: "string" },
       "metrics-port": { type: "string" },
       "log-level": { type: "string", default: "info" },
@@ -131,6 +135,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     context: values.context,
     namespaces,
     leaderElect: values["leader-elect"],
+    registerCrds: !values["no-crd-registration"],
     healthPort: port("--health-port", values["health-port"]),
     metricsPort: port("--metrics-port", values["metrics-port"]),
     logLevel: values["log-level"],
@@ -184,6 +189,7 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       metrics,
       namespaces: flags.namespaces,
       leaderElection: flags.leaderElect,
+      registerCrds: flags.registerCrds,
       healthProbePort: flags.healthPort,
       metricsPort: flags.metricsPort,
     });

@@ -74,6 +74,16 @@ describe("capstan generate", () => {
     expect(rulesFor(role, "coordination.k8s.io", "leases")).toEqual(["get", "create", "update"]);
   });
 
+  it("grants no write access to CRDs, and tells capstan run not to register them, with --no-crd-registration", () => {
+    const options = { ...defaults, registerCrds: false };
+    const role = docs(generate("rbac", op, fixture, options, repo)).find((d) => d.kind === "ClusterRole");
+    expect(rulesFor(role as unknown as ClusterRole, "apiextensions.k8s.io", "customresourcedefinitions")).toEqual([]);
+    const [deployment] = docs(generate("deploy", op, fixture, options, repo));
+    expect((deployment as unknown as Deployment).spec?.template.spec?.containers[0]?.args).toContain(
+      "--no-crd-registration",
+    );
+  });
+
   it("grants Roles in the watched namespaces only, keeping a ClusterRole for the cluster-scoped CRD registration", () => {
     const options = { ...defaults, namespace: "ops", watchNamespaces: ["shop", "billing"] };
     const out = docs(generate("rbac", op, fixture, options, repo));

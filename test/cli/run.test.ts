@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseRunFlags } from "../../src/cli/run.ts";
 import { ConfigMap, Lease } from "../../src/resources/builtins.ts";
 import { CRD_KIND } from "../../src/runtime/crd-registration.ts";
 import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
@@ -130,4 +131,48 @@ describe("capstan run", () => {
     expect(exit?.code).toBe(1);
     expect(run.output()).toMatch(/ERROR cannot start: no usable cluster configuration err=".*absent-kubeconfig/);
   }, 60_000);
+});
+
+describe("capstan run flags", () => {
+  it("parses repeated namespaces, leader election, ports and CRD registration", () => {
+    expect(
+      parseRunFlags([
+        "op.ts",
+        "-n",
+        "shop",
+        "--namespace",
+        "billing",
+        "--leader-elect",
+        "--no-crd-registration",
+        "--health-port",
+        "8081",
+        "--log-format",
+        "json",
+      ]),
+    ).toMatchObject({
+      file: "op.ts",
+      namespaces: ["shop", "billing"],
+      leaderElect: true,
+      registerCrds: false,
+      healthPort: 8081,
+      logFormat: "json",
+    });
+    expect(parseRunFlags(["op.ts", "--log-format", "json"])).toMatchObject({
+      namespaces: undefined,
+      leaderElect: false,
+      registerCrds: true,
+    });
+  });
+
+  it("refuses a bad port, namespace or log format, naming it", () => {
+    expect(() => parseRunFlags(["op.ts", "--metrics-port", "http"])).toThrow(
+      '--metrics-port must be an integer from 0 to 65535, got "http"',
+    );
+    expect(() => parseRunFlags(["op.ts", "--namespace", "Shop"])).toThrow(
+      '--namespace "Shop" is not a valid namespace name',
+    );
+    expect(() => parseRunFlags(["op.ts", "--log-format", "xml"])).toThrow(
+      '--log-format must be one of json, pretty, got "xml"',
+    );
+  });
 });
