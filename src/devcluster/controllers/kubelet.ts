@@ -24,7 +24,8 @@
  *   loop's delayed keys, which stop() cancels).
  *
  * Assumptions: the pods bucket is `/pods`; pods are bound by the scheduler (scheduler.ts) or by a
- * client setting `spec.nodeName`; the node name is unique to this server.
+ * client setting `spec.nodeName`; the node name is unique to this server. The server starts the
+ * kubelet, scheduler and workload controllers together through {@link startWorkloads}.
  *
  * Caveats: no probes (a running container is ready at once), no image pulls, no resource accounting
  * (the node never fills up), no heartbeats (the Node's Ready condition is written once), no
