@@ -183,6 +183,7 @@ interface PodStatus {
 
 interface PodSpec {
   nodeName?: string;
+  readinessGates?: { conditionType: string }[];
   restartPolicy?: string;
   containers?: Container[];
   initContainers?: Container[];
@@ -273,8 +274,12 @@ function sortConditions(conditions: PodCondition[]): PodCondition[] {
   return [...conditions].sort((a, b) => rank(a.type) - rank(b.type));
 }
 
-/** Ready/ContainersReady from container statuses (kubelet's status generator, without readiness gates). */
-function setReadiness(status: PodStatus, now: string): void {
+/**
+ * Ready/ContainersReady from container statuses and the pod's readiness gates, as the kubelet's
+ * status generator (pkg/kubelet/status/generate.go) derives them: a gate holds when the pod has a
+ * condition of the gate's type with status True (set by whoever owns the gate, e.g. a controller).
+ */
+function setReadiness(status: PodStatus, now: string, gates: string[] = []): void {
   const conditions = status.conditions ?? [];
   const unready = (status.containerStatuses ?? []).filter((c) => !c.ready).map((c) => c.name);
   const terminal = status.phase === "Succeeded" || status.phase === "Failed";
@@ -287,7 +292,16 @@ function setReadiness(status: PodStatus, now: string): void {
     setCondition(conditions, "Ready", "False", now, "ContainersNotReady", message);
   } else {
     setCondition(conditions, "ContainersReady", "True", now);
-    setCondition(conditions, "Ready", "True", now);
+    const unmet: string[] = [];
+    for (const gate of gates) {
+      const c = conditions.find((x) => x.type === gate);
+      if (!c) unmet.push(`corresponding condition of pod readiness gate ${JSON.stringify(gate)} does not exist.`);
+      else if (c.status !== "True") {
+        unmet.push(`the status of pod readiness gate ${JSON.stringify(gate)} is not "True", but ${c.status}`);
+      }
+    }
+    if (unmet.length > 0) setCondition(conditions, "Ready", "False", now, "ReadinessGatesNotReady", unmet.join(", "));
+    else setCondition(conditions, "Ready", "True", now);
   }
   status.conditions = sortConditions(conditions);
 }
@@ -517,6 +531,10 @@ export class Kubelet implements Controller, KubeletHandle {
       state.started = true;
       return undefined;
     }
+    if (gatesOf(spec).length > 0) {
+      // A gate's condition may have changed (its owner writes it): re-derive Ready (no-op writes store nothing).
+      await this.writeStatus(key, pod, (s) => setReadiness(s, rfc3339(), gatesOf(spec)));
+    }
     return this.restartDue(key, pod, spec, state, now);
   }
 
@@ -542,7 +560,7 @@ export class Kubelet implements Controller, KubeletHandle {
           cs.image = normalizeImage(image);
           cs.containerID = newContainerId();
         }
-        setReadiness(s, at);
+        setReadiness(s, at, gatesOf(spec));
       });
       for (const name of due) state.restarts.delete(name);
     }
@@ -597,7 +615,7 @@ export class Kubelet implements Controller, KubeletHandle {
     status.containerStatuses = (spec.containers ?? []).map((c) =>
       waitingStatus(c, inits.length > 0 ? "PodInitializing" : "ContainerCreating"),
     );
-    setReadiness(status, now);
+    setReadiness(status, now, gatesOf(spec));
   }
 
   /** Status of a pod whose init containers completed and whose containers all run. */
@@ -636,7 +654,7 @@ export class Kubelet implements Controller, KubeletHandle {
       started: true,
     }));
     status.phase = "Running";
-    setReadiness(status, now);
+    setReadiness(status, now, gatesOf(spec));
   }
 
   private async writeStatus(key: string, pod: JsonObject, change: (status: PodStatus) => void): Promise<JsonObject> {
@@ -692,7 +710,7 @@ export class Kubelet implements Controller, KubeletHandle {
           s.phase = all.every((c) => c.state.terminated?.exitCode === 0) ? "Succeeded" : "Failed";
         }
       }
-      setReadiness(s, now);
+      setReadiness(s, now, gatesOf(spec));
     });
     if (restarts) {
       const state = this.stateFor(key, metaOf(pod).uid ?? "");
@@ -703,6 +721,10 @@ export class Kubelet implements Controller, KubeletHandle {
     }
     return written;
   }
+}
+
+function gatesOf(spec: PodSpec): string[] {
+  return (spec.readinessGates ?? []).map((g) => g.conditionType);
 }
 
 function waitingStatus(c: Container, reason: string): ContainerStatus {

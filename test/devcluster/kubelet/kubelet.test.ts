@@ -155,6 +155,47 @@ describe("simulated kubelet", () => {
     expect(condition(running, "Initialized")?.status).toBe("True");
   });
 
+  it("holds Ready False until every readiness gate's condition is True, then turns it True", async () => {
+    server = await startApiServer();
+    await server.internals.api.create(
+      PODS,
+      "default",
+      pod("gated", { readinessGates: [{ conditionType: "example.com/lb" }] }),
+    );
+    const running = await eventually(() => {
+      const p = get("gated");
+      return p.status.phase === "Running" ? p : undefined;
+    });
+    expect(condition(running, "ContainersReady")?.status).toBe("True");
+    expect(condition(running, "Ready")).toMatchObject({
+      status: "False",
+      reason: "ReadinessGatesNotReady",
+      message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
+    });
+    const setGate = (status: string) =>
+      server!.internals.api.modify(
+        PODS,
+        "default",
+        "gated",
+        (p) => {
+          const st = p["status"] as { conditions: { type: string; status: string }[] };
+          st.conditions = [
+            ...st.conditions.filter((c) => c.type !== "example.com/lb"),
+            { type: "example.com/lb", status },
+          ];
+          return p;
+        },
+        "status",
+      );
+    await setGate("False");
+    await eventually(() => {
+      const c = condition(get("gated"), "Ready");
+      return c?.message === 'the status of pod readiness gate "example.com/lb" is not "True", but False';
+    });
+    await setGate("True");
+    await eventually(() => condition(get("gated"), "Ready")?.status === "True");
+  });
+
   it("deletes a pod gracefully: Terminating (deletionTimestamp, deletionGracePeriodSeconds), then gone via the kubelet", async () => {
     server = await startApiServer();
     await server.internals.api.create(PODS, "default", pod("doomed"));
