@@ -26,7 +26,7 @@ interface Pod {
   spec: { nodeName?: string };
   status: {
     phase: string;
-    conditions?: { type: string; status: string; reason?: string; lastTransitionTime?: string }[];
+    conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
     containerStatuses?: ContainerStatus[];
     initContainerStatuses?: ContainerStatus[];
     podIP?: string;
