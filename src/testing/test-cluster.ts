@@ -15,8 +15,9 @@
  * - `stop()` stops every operator started with `run` (each gets its graceful shutdown), kills
  *   kubectl commands still running, closes the client, stops the server and removes the kubeconfig's temporary folder; afterwards nothing of
  *   the cluster holds a timer, socket or file. It may be called more than once.
- * - When an operator started with `run` fails (its `start` rejects), every `cluster.waitFor` in
- *   progress or started later rejects with that failure instead of timing out.
+ * - When an operator started with `run` fails (its `start` rejects) after `run` resolved, every
+ *   `cluster.waitFor` in progress or started later rejects with that failure instead of timing
+ *   out. One that fails before (CRDs not served) rejects `run` instead.
  *
  * ## Caveats
  * - The server is the devcluster: what it does not emulate is listed in docs/limitations.md.
@@ -150,8 +151,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     const abort = new AbortController();
     const logger = (runOptions.logger as Logger | undefined) ?? pino({ level: logLevel });
     const done = op.start({ ...(startOptions as O), client, signal: abort.signal, logger });
-    // Failed before ready: this rejects run(); failed later: waits reject with it.
+    // Failed before ready: this rejects run() (the test sees it there); failed later: waits reject with it.
     const stopped = new AbortController();
+    let ready = false;
     done.then(
       () => stopped.abort(new Error(`operator ${op.name} stopped`)),
       (err: unknown) => {
@@ -159,7 +161,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
           cause: err,
         });
         stopped.abort(reason);
-        if (!abort.signal.aborted && !failure.signal.aborted) failure.abort(reason);
+        if (ready && !abort.signal.aborted && !failure.signal.aborted) failure.abort(reason);
       },
     );
     const handle: RunningOperator = {
@@ -171,9 +173,8 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       },
     };
     running.add(handle);
-    if (runOptions.registerCrds === false) return handle;
     try {
-      for (const crd of op.requirements?.().crds ?? []) {
+      for (const crd of runOptions.registerCrds === false ? [] : (op.requirements?.().crds ?? [])) {
         await waitFor(client, CRD_KIND, crd.crdName, isEstablished, {
           timeout: readyTimeout ?? DEFAULT_WAIT_TIMEOUT,
           signal: stopped.signal,
@@ -183,6 +184,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       await handle.stop();
       throw err;
     }
+    ready = true;
     return handle;
   };
 

@@ -174,6 +174,20 @@ describe("startTestCluster", () => {
     await expect(running.done).rejects.toThrow("reconciler exploded");
   });
 
+  it("an operator that fails before its CRDs are served rejects run, and leaves later waits alone", async () => {
+    const op = {
+      name: "never-ready",
+      requirements: () => ({ crds: [Gadget] }),
+      start: async () => {
+        throw new Error("cannot register");
+      },
+    };
+    await expect(cluster.run(op)).rejects.toThrow("operator never-ready failed: cannot register");
+    await cluster.client.resource(ConfigMap).create(configMap("after-failure"));
+    const found = await cluster.waitFor(ConfigMap, "default/after-failure", () => true);
+    expect(found.metadata?.name).toBe("after-failure");
+  });
+
   it("stop() stops the operators it runs and removes the kubeconfig", async () => {
     const op = fakeOperator("stopped-with-cluster");
     await cluster.run(op);
