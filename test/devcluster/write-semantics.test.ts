@@ -280,3 +280,34 @@ describe("delete", () => {
     expect(left.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(["keep"]);
   });
 });
+
+describe("graceful deletion", () => {
+  const PODS = "/api/v1/namespaces/default/pods";
+  const pod = (name: string) => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    // Scheduled: the pod strategy deletes unscheduled pods at once, whatever the grace period.
+    spec: { nodeName: "node-1", containers: [{ name: "c", image: "nginx" }] },
+  });
+
+  it("keeps a pod in its grace period through status writes, and deletes it once deleted with grace 0", async () => {
+    await t.request("POST", PODS, { body: pod("graceful") });
+    const marked = await t.request("DELETE", `${PODS}/graceful`, { body: { gracePeriodSeconds: 30 } });
+    expect(marked.status).toBe(200);
+    expect(marked.body.metadata.deletionTimestamp).toBeDefined();
+    expect(marked.body.metadata.deletionGracePeriodSeconds).toBe(30);
+
+    // A kubelet reporting status while the pod terminates must not delete it (ShouldDeleteDuringUpdate).
+    const status = await t.request("PATCH", `${PODS}/graceful/status`, {
+      body: { status: { phase: "Succeeded" } },
+      contentType: MERGE_PATCH,
+    });
+    expect(status.status).toBe(200);
+    expect((await t.request("GET", `${PODS}/graceful`)).body.status.phase).toBe("Succeeded");
+
+    const gone = await t.request("DELETE", `${PODS}/graceful`, { body: { gracePeriodSeconds: 0 } });
+    expect(gone.status).toBe(200);
+    expect((await t.request("GET", `${PODS}/graceful`)).status).toBe(404);
+  });
+});

@@ -572,8 +572,10 @@ export class ObjectStore {
     const nextMeta = next.metadata as Record<string, unknown>;
     const bucket = bucketOf(served);
     const key = keyOf(served, namespace, name);
-    // Removing the last finalizer of an object being deleted deletes it (store.go shouldDeleteDuringUpdate).
-    if (nextMeta["deletionTimestamp"] && !hasHolds(served, next)) {
+    // Removing the last finalizer of an object being deleted deletes it (store.go ShouldDeleteDuringUpdate):
+    // only when a delete request was made and its grace period is over (nil or 0). A pod in graceful
+    // deletion keeps living through its kubelet's status writes until the kubelet deletes it with grace 0.
+    if (shouldDeleteDuringUpdate(served, old, next)) {
       if (dryRun) return JSON.stringify(next);
       const deleted = await this.storage.delete(bucket, key, current.rev, (rev) => {
         nextMeta["resourceVersion"] = String(rev);
@@ -760,6 +762,13 @@ function namespaceTerminating(ns: StoredObject): boolean {
     terminatingCache.set(ns, terminating);
   }
   return terminating;
+}
+
+function shouldDeleteDuringUpdate(served: ServedResource, old: JsonObject, next: JsonObject): boolean {
+  if (hasHolds(served, next)) return false;
+  const oldMeta = old.metadata as { deletionTimestamp?: string; deletionGracePeriodSeconds?: number | null };
+  if (!oldMeta.deletionTimestamp) return false;
+  return oldMeta.deletionGracePeriodSeconds == null || oldMeta.deletionGracePeriodSeconds === 0;
 }
 
 function hasHolds(served: ServedResource, obj: JsonObject): boolean {
