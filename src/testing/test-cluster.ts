@@ -38,6 +38,13 @@ import type { Duration } from "../runtime/duration.ts";
 import { type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { DEFAULT_WAIT_TIMEOUT, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
 
+/**
+ * Graceful shutdown allowed to an operator `run` started (unless its options say otherwise): a
+ * reconcile still running after this is stuck, and the operator's own 30 s default would outlast
+ * a test runner's usual 30 s hook timeout, hiding the stuck handler behind a hook timeout.
+ */
+export const TEST_GRACEFUL_SHUTDOWN = "5s";
+
 /** Options of {@link startTestCluster}. */
 export interface TestClusterOptions {
   /**
@@ -150,7 +157,13 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     const { readyTimeout, ...startOptions } = runOptions;
     const abort = new AbortController();
     const logger = (runOptions.logger as Logger | undefined) ?? pino({ level: logLevel });
-    const done = op.start({ ...(startOptions as O), client, signal: abort.signal, logger });
+    const done = op.start({
+      gracefulShutdownTimeout: TEST_GRACEFUL_SHUTDOWN,
+      ...(startOptions as O),
+      client,
+      signal: abort.signal,
+      logger,
+    });
     // Failed before ready: this rejects run() (the test sees it there); failed later: waits reject with it.
     const stopped = new AbortController();
     let ready = false;

@@ -28,16 +28,17 @@ function configMap(name: string, data?: Record<string, string>): ConfigMapObject
 
 /** A minimal operator: registers Gadget's CRD, then writes one ConfigMap per start and holds until stopped. */
 function fakeOperator(name: string, behaviour: { fail?: Error; registerCrd?: boolean } = {}) {
-  const starts: { signal: AbortSignal }[] = [];
+  const starts: { signal: AbortSignal; options: Record<string, unknown> }[] = [];
   return {
     name,
     starts,
     requirements: () => ({ crds: behaviour.registerCrd ? [Gadget] : [] }),
-    async start(options: { client: KubeClient; signal: AbortSignal }): Promise<void> {
-      starts.push({ signal: options.signal });
+    async start(options: { client: KubeClient; signal: AbortSignal; gracefulShutdownTimeout?: string }): Promise<void> {
+      starts.push({ signal: options.signal, options });
       if (behaviour.registerCrd) await ensureCrds(options.client, [toCrd(Gadget)], { signal: options.signal });
       await options.client.resource(ConfigMap).create(configMap(`${name}-started`, { at: String(starts.length) }));
       if (behaviour.fail) throw behaviour.fail;
+      if (options.signal.aborted) return;
       await new Promise<void>((resolve) => options.signal.addEventListener("abort", () => resolve(), { once: true }));
     },
   };
@@ -161,6 +162,11 @@ describe("startTestCluster", () => {
     await running.stop();
     expect(op.starts[0]?.signal.aborted).toBe(true);
     await expect(running.done).resolves.toBeUndefined();
+    // A test's operator drains for 5 s at most unless told otherwise (a runner's hooks time out at 30 s).
+    expect(op.starts[0]?.options.gracefulShutdownTimeout).toBe("5s");
+    const custom = fakeOperator("patient");
+    await (await cluster.run(custom, { gracefulShutdownTimeout: "1s" })).stop();
+    expect(custom.starts[0]?.options.gracefulShutdownTimeout).toBe("1s");
   });
 
   it("a failing operator makes waits reject with its error instead of timing out", async () => {
