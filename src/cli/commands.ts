@@ -10,7 +10,6 @@ function lazy(name: string, summary: string, load: () => Promise<{ run(args: str
 }
 
 export const commands: Command[] = [
-  lazy("start", "Show what this checkout of Capstan can do (the README's main command)", () => import("./start.ts")),
   lazy("apiserver", "Run the embedded Kubernetes API server and write its kubeconfig", () => import("./apiserver.ts")),
   lazy("run", "Run an operator against a cluster (kubeconfig, or in-cluster in a pod)", () => import("./run.ts")),
   lazy(
