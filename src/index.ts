@@ -77,7 +77,7 @@ export {
 export { ControllerBuilder } from "./runtime/controller-builder.ts";
 export { type CrdAction, type EnsureCrdsOptions, ensureCrds } from "./runtime/crd-registration.ts";
 export { type Duration, toMilliseconds } from "./runtime/duration.ts";
-export { ApiEventRecorder, type EventRecorder, type EventType } from "./runtime/event-recorder.ts";
+export { ApiEventRecorder, EVENT_KIND, type EventRecorder, type EventType } from "./runtime/event-recorder.ts";
 export {
   DeletedFinalStateUnknown,
   Informer,
@@ -85,17 +85,25 @@ export {
   type InformerPhase,
 } from "./runtime/informer.ts";
 export { type LeaderElectionOptions, LeaderElector, type LeaseApi } from "./runtime/leader-election.ts";
-export { LeadershipLostError, Manager, type ManagerOptions } from "./runtime/manager.ts";
 export {
-  and,
+  LEASE_KIND,
+  type LeaderElectionConfig,
+  LeadershipLostError,
+  Manager,
+  type ManagerOptions,
+  type ManagerState,
+} from "./runtime/manager.ts";
+export { RuntimeMetrics } from "./runtime/metrics.ts";
+/** Predicate factories and combinators: `predicates.and(...)`, `predicates.not(...)`. */
+export * as predicates from "./runtime/predicates.ts";
+export {
   annotationsChanged,
   type EventPredicate,
   generationChanged,
   labelsChanged,
   matching,
-  not,
-  or,
   type Predicate,
+  resourceVersionChanged,
 } from "./runtime/predicates.ts";
 export {
   defaultControllerRateLimiter,
