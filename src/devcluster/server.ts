@@ -23,8 +23,11 @@ import { openApiPlugin } from "./api/openapi.ts";
 import { handleResourceRequest, type ResourceHandlerDeps } from "./api/resource-handler.ts";
 import { resourceNotServed } from "./api/status.ts";
 import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./api/watch-handler.ts";
+import { installRbac } from "./auth/rbac.ts";
 import { controllersPlugin } from "./controllers/index.ts";
 import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
+import { FAULTS_PATH, faultsEndpoint } from "./faults/admin-endpoint.ts";
+import { FaultInjector } from "./faults/fault-injector.ts";
 import { InProcessApi } from "./in-process-api.ts";
 import { newBearerToken, renderKubeconfig, writeKubeconfig } from "./kubeconfig.ts";
 import { defaultPatchTypes, type PatchTypes } from "./patch/patchers.ts";
@@ -35,6 +38,7 @@ import { composePipeline, type RequestContext, type Stage, writeJson } from "./r
 import { parseRequestInfo } from "./request/request-info.ts";
 import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
 import { ObjectStore } from "./rest/object-store.ts";
+import { openDataDir } from "./storage/data-dir.ts";
 import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
 import type { Storage } from "./storage/storage.ts";
 import { createServingCertificates } from "./tls.ts";
@@ -82,11 +86,21 @@ export interface ApiServerOptions {
   /** A storage backend (part 2: persistent). Defaults to in-memory. */
   storage?: Storage;
   /**
+   * Keep objects, the CA, serving certificate and token in this directory (docs/persistence.md): a
+   * restart continues where the last run stopped, or was killed. Not with `storage`.
+   */
+  dataDir?: string;
+  /**
    * The simulated kubelet, scheduler and Deployment/ReplicaSet controllers (docs/kubelet.md): one
    * Node, pods bound to it and run. On by default (with the built-in plugins); `false` turns them
    * all off (pods stay Pending, Deployments get no ReplicaSets). An object tunes the kubelet's delays.
    */
   kubelet?: boolean | KubeletOptions;
+  /**
+   * RBAC (docs/rbac.md): ServiceAccount tokens (TokenRequest), impersonation, Role/ClusterRole
+   * evaluation with real 403s, and access reviews. Off by default: every valid token is then admin.
+   */
+  rbac?: boolean;
 }
 
 /** A running API server. */
@@ -102,6 +116,8 @@ export interface ApiServer {
   internals: ServerInternals;
   /** The simulated kubelet (absent when started with `kubelet: false`): make containers exit. */
   kubelet?: KubeletHandle;
+  /** Fault injection: failing, slow or dropped requests, compaction, restart (docs/faults.md). */
+  faults: FaultInjector;
   /** Stops serving: ends every watch and connection, stops plugins and timers. */
   stop(): Promise<void>;
 }
@@ -131,10 +147,15 @@ const INITIAL_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-
 /** Starts an API server. Resolves once it accepts connections. */
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
   const host = options.host ?? "127.0.0.1";
-  const certsPromise = createServingCertificates(host);
-  const token = options.token ?? newBearerToken();
+  if (options.dataDir !== undefined && options.storage) throw new Error("dataDir and storage exclude each other");
+  const dataDir =
+    options.dataDir === undefined
+      ? undefined
+      : await openDataDir(options.dataDir, { host, token: options.token, historySize: options.historySize });
+  const certsPromise = dataDir ? Promise.resolve(dataDir.certs) : createServingCertificates(host);
+  const token = dataDir?.token ?? options.token ?? newBearerToken();
 
-  const storage = options.storage ?? new MemoryStorage(options.historySize ?? DEFAULT_HISTORY_SIZE);
+  const storage = options.storage ?? dataDir?.storage ?? new MemoryStorage(options.historySize ?? DEFAULT_HISTORY_SIZE);
   const registry = new ResourceRegistry();
   for (const served of builtinResources()) registry.add(served);
   const store = new ObjectStore(storage);
@@ -166,10 +187,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     ctx.info = parseRequestInfo(ctx.req.method ?? "GET", ctx.url.pathname, ctx.url.searchParams);
     return next();
   };
-  const stages: Stage[] = [requestInfoStage, authenticationStage(authenticator), handler];
+  const abort = new AbortController();
+  const faults = new FaultInjector({ storage, signal: abort.signal });
+  routes.set(FAULTS_PATH, faultsEndpoint(faults));
+  const stages: Stage[] = [requestInfoStage, authenticationStage(authenticator), faults.stage, handler];
+  if (options.rbac) await installRbac({ api, registry, authenticator, stages });
   const pipeline = composePipeline(stages);
 
-  const abort = new AbortController();
   // Every open watch listens for the server's stop: thousands of watchers are normal, not a leak.
   setMaxListeners(0, abort.signal);
   const certs = await certsPromise;
@@ -221,6 +245,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       server.off("error", reject);
       resolve();
     });
+  }).catch(async (err: unknown) => {
+    await dataDir?.close();
+    throw err;
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;
@@ -269,6 +296,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     token,
     caPem: certs.caPem,
     kubelet,
+    faults,
     internals: {
       api,
       registry,
@@ -294,6 +322,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         for (const socket of sockets) socket.destroy();
         await closed;
         storage.close();
+        await dataDir?.close();
       })();
       return stopped;
     },
