@@ -15,6 +15,8 @@ const PUBLIC_PATHS = new Set(["/healthz", "/livez", "/readyz", "/version"]);
 /** Token -> user. */
 export class TokenAuthenticator {
   private readonly tokens = new Map<string, UserInfo>();
+  /** Further checks asked when no static token matches (ServiceAccount JWTs when RBAC is on). */
+  readonly verifiers: ((token: string) => UserInfo | undefined)[] = [];
 
   add(token: string, user: UserInfo): void {
     this.tokens.set(token, user);
@@ -29,6 +31,10 @@ export class TokenAuthenticator {
       const a = Buffer.from(known);
       const b = Buffer.from(token);
       if (a.length === b.length && timingSafeEqual(a, b)) return user;
+    }
+    for (const verify of this.verifiers) {
+      const user = verify(token);
+      if (user) return user;
     }
     return undefined;
   }

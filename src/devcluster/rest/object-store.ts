@@ -521,7 +521,13 @@ export class ObjectStore {
     this.mutate(served, obj, options);
     const errors = validateObjectMeta(obj.metadata as ObjectMeta, {
       namespaced: served.namespaced,
-      nameRule: served.plural === "namespaces" ? "dns1123label" : "dns1123subdomain",
+      // RBAC objects only need URL-safe names (ValidateRBACName): `system:discovery` is valid.
+      nameRule:
+        served.plural === "namespaces"
+          ? "dns1123label"
+          : served.group === "rbac.authorization.k8s.io"
+            ? "pathSegment"
+            : "dns1123subdomain",
     });
     for (const validate of this.validators) errors.push(...validate(served, obj, undefined));
     if (errors.length > 0) throw invalid(served, String(inMeta["name"] ?? ""), errors);

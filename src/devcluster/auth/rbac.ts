@@ -1,0 +1,80 @@
+/**
+ * `rbac: true` (`capstan apiserver --rbac`): what turns the devcluster from "every token is admin" into
+ * a server that authorizes like kube-apiserver with `--authorization-mode=RBAC`.
+ *
+ * ## Expected flow
+ * `installRbac()` runs at start-up, before the listener opens: it creates the bootstrap policy, serves
+ * the review resources in discovery, teaches the token authenticator ServiceAccount JWTs, and inserts
+ * three stages before the handler: impersonation -> authorization -> the auth APIs (TokenRequest and the
+ * self-subject reviews, answered without reaching the REST layer).
+ *
+ * ## Guarantees
+ * - Every request but those of system:masters (the admin token) is authorized by RBAC, discovery and
+ *   health checks included; a denial is the real 403 Status, before the body is read.
+ * - Watches are authorized as `watch`, lists as `list` (request-info.ts derives the verb).
+ * - In-process callers (plugins, controllers, `server.internals.api`) are not authorized: they are the
+ *   cluster's own components.
+ *
+ * ## Caveats
+ * - No escalation check: a user allowed to create Roles or bindings may grant more than they hold (the
+ *   real server refuses that unless the user has `escalate`/`bind`).
+ */
+import type { InProcessApi } from "../in-process-api.ts";
+import type { ResourceRegistry } from "../registry/registry.ts";
+import type { TokenAuthenticator } from "../request/authentication.ts";
+import type { Stage } from "../request/pipeline.ts";
+import { isReviewRequest, reviewResources, serveReview } from "./access-reviews.ts";
+import { type AuthUser, attributesOf, forbiddenError } from "./attributes.ts";
+import { ensureBootstrapPolicy } from "./bootstrap-policy.ts";
+import { impersonationStage } from "./impersonation.ts";
+import { RbacAuthorizer } from "./rbac-authorizer.ts";
+import { ServiceAccountTokens } from "./service-account-tokens.ts";
+import { isTokenRequest, serveTokenRequest } from "./token-request.ts";
+
+export interface RbacDeps {
+  api: InProcessApi;
+  registry: ResourceRegistry;
+  authenticator: TokenAuthenticator;
+  /** The server's pipeline stages; the last one is the handler. */
+  stages: Stage[];
+}
+
+export interface Rbac {
+  authorizer: RbacAuthorizer;
+  tokens: ServiceAccountTokens;
+}
+
+/** Turns RBAC on for a server being started. */
+export async function installRbac(deps: RbacDeps): Promise<Rbac> {
+  const authorizer = new RbacAuthorizer(deps.api);
+  const tokens = new ServiceAccountTokens(deps.api);
+  await ensureBootstrapPolicy(deps.api);
+  for (const served of reviewResources()) deps.registry.add(served);
+  deps.authenticator.verifiers.push((token) => tokens.authenticate(token));
+  deps.stages.splice(
+    deps.stages.length - 1,
+    0,
+    impersonationStage(authorizer),
+    authorizationStage(authorizer),
+    authApisStage(deps.api, tokens, authorizer),
+  );
+  return { authorizer, tokens };
+}
+
+/** Answers 403 unless the authorizer allows the request. */
+export function authorizationStage(authorizer: RbacAuthorizer): Stage {
+  return async (ctx, next) => {
+    const attributes = attributesOf((ctx.user ?? { username: "", groups: [] }) as AuthUser, ctx.info);
+    const decision = authorizer.authorize(attributes);
+    if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
+    return next();
+  };
+}
+
+function authApisStage(api: InProcessApi, tokens: ServiceAccountTokens, authorizer: RbacAuthorizer): Stage {
+  return async (ctx, next) => {
+    if (isTokenRequest(ctx)) return serveTokenRequest(ctx, api, tokens);
+    if (isReviewRequest(ctx)) return serveReview(ctx, authorizer);
+    return next();
+  };
+}
