@@ -75,6 +75,12 @@ import { KindProcessor, type OperatorTestHooks } from "./processing.ts";
 export interface OperatorOptions {
   /** Lower-case DNS label; names the finalizer and annotations (`<name>.capstan.dev/...`). */
   name: string;
+  /**
+   * What handlers do through `api` that registration cannot see, e.g. the ConfigMaps an
+   * `on.create` handler creates: `permissions: [needs.own(ConfigMap)]`. Added to
+   * {@link Operator.permissions}, so `capstan generate rbac` grants them.
+   */
+  permissions?: readonly (PermissionNeed | readonly PermissionNeed[])[];
 }
 
 /** Options of {@link Operator.start}: the manager's, plus what the operator layer adds. */
@@ -283,10 +289,12 @@ export class Operator {
   private started = false;
   private manager: Manager | undefined;
   private processors: KindProcessor[] = [];
+  private readonly declaredPermissions: readonly PermissionNeed[];
 
   constructor(options: OperatorOptions) {
     this.names = operatorNames(options.name);
     this.name = options.name;
+    this.declaredPermissions = (options.permissions ?? []).flat();
     const change =
       (cause: ChangeCause) =>
       (kind: ResourceKind, a: unknown, b?: unknown): void => {
@@ -412,6 +420,7 @@ export class Operator {
     for (const k of r.statusWrites) out.push(...needs.writeStatus(k));
     for (const k of r.ownerReferencesTo) out.push(...needs.ownerReferencesTo(k));
     out.push(...needs.events());
+    out.push(...this.declaredPermissions);
     if (options.leaderElection) out.push(...needs.leaderElection());
     if ((options.registerCrds ?? true) && r.crds.length > 0) out.push(...needs.crdRegistration());
     return out;

@@ -9,7 +9,7 @@ import { normalizeHandlerId, operatorNames } from "../../src/operator/naming.ts"
 import { finishPatch, readEssence, readProgress, staleProgressKeys } from "../../src/operator/progress.ts";
 import { recordTimerRun, timerDueAt } from "../../src/operator/timers.ts";
 import { ConfigMap, Pod } from "../../src/resources/builtins.ts";
-import { deriveRules } from "../../src/resources/rbac.ts";
+import { deriveRules, needs } from "../../src/resources/rbac.ts";
 import { Machine } from "./support/cluster.ts";
 
 describe("diff", () => {
@@ -261,6 +261,19 @@ describe("registration", () => {
     expect(find("", "events")).toEqual(expect.arrayContaining(["create", "patch"]));
     expect(find("coordination.k8s.io", "leases")).toEqual(expect.arrayContaining(["update"]));
     expect(find("apiextensions.k8s.io", "customresourcedefinitions")).toEqual(expect.arrayContaining(["create"]));
+  });
+
+  it("grants what handlers declare they do through api, which registration cannot see", () => {
+    const op = operator({ name: "declared", permissions: [needs.own(ConfigMap)] });
+    op.on.create(Machine, async () => undefined);
+    const undeclared = operator({ name: "undeclared" });
+    undeclared.on.create(Machine, async () => undefined);
+    const configMapVerbs = (o: typeof op) =>
+      deriveRules(o.permissions())
+        .filter((rule) => rule.apiGroups?.includes("") && rule.resources?.includes("configmaps"))
+        .flatMap((rule) => rule.verbs);
+    expect(configMapVerbs(op)).toEqual(expect.arrayContaining(["create", "delete", "get", "list", "watch"]));
+    expect(configMapVerbs(undeclared)).toEqual([]);
   });
 
   it("builds declared controllers only once, refusing a second reconcile()", () => {
