@@ -195,6 +195,22 @@ export class MemoryStorage implements Storage {
     this.watchers.clear();
   }
 
+  /**
+   * Loads saved objects into an empty store (a persistent backend restoring its snapshot at start-up):
+   * objects keep their revisions, the store continues from `revision`, and nothing before `revision` is
+   * in the history (watches and snapshot reads from older revisions get TooOld).
+   */
+  restore(revision: number, objects: Iterable<{ bucket: string; object: StoredObject }>): void {
+    if (this.revision !== 0 || this.historyLength !== 0) throw new Error("restore needs an empty store");
+    for (const { bucket, object } of objects) {
+      const target = this.bucket(bucket);
+      target.items.set(object.key, object);
+      target.sorted = null;
+    }
+    this.revision = revision;
+    this.compacted = revision;
+  }
+
   private bucket(name: string): Bucket {
     let bucket = this.buckets.get(name);
     if (!bucket) {
