@@ -38,6 +38,7 @@ import {
   type ServedResource,
 } from "../registry/served-resource.ts";
 import type { Change } from "../storage/storage.ts";
+import { compileCelRules } from "../validation/cel/compile.ts";
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from "../validation/crd.ts";
 import type { CustomResourceDefinitionV1 } from "../validation/crd-internal.ts";
 import { type FieldError, fieldErrorMessage } from "../validation/field-errors.ts";
@@ -275,6 +276,9 @@ function isCrdResource(served: ServedResource): boolean {
   return served.group === CRD_GROUP && served.plural === CRD_PLURAL;
 }
 
+/** x-kubernetes-validations rules are compiled (and refused when they do not compile) on every CRD write. */
+const CEL = { compileRules: compileCelRules };
+
 /**
  * CRD create/update validation (the CRD strategy's Validate/ValidateUpdate). The object store already
  * validated the generic ObjectMeta rules; those errors are dropped here so none is reported twice.
@@ -283,8 +287,8 @@ export function crdValidator(served: ServedResource, obj: JsonObject, old: JsonO
   if (!isCrdResource(served)) return [];
   const crd = obj as unknown as CustomResourceDefinitionV1;
   const errors = old
-    ? validateCustomResourceDefinitionUpdate(crd, old as unknown as CustomResourceDefinitionV1)
-    : validateCustomResourceDefinition(crd);
+    ? validateCustomResourceDefinitionUpdate(crd, old as unknown as CustomResourceDefinitionV1, CEL)
+    : validateCustomResourceDefinition(crd, CEL);
   const meta = obj.metadata as ObjectMeta | undefined;
   const generic = old
     ? validateObjectMetaUpdateCommon(meta, old.metadata as ObjectMeta | undefined, false)

@@ -1,0 +1,184 @@
+/**
+ * x-kubernetes-validations end to end: a CRD with CEL rules applied to the devcluster, objects
+ * rejected over HTTP and through the real kubectl with the real server's messages, transition rules,
+ * and a CRD whose rule does not compile refused at creation.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { startTestCluster, type TestCluster } from "../../kubectl/support/cluster.ts";
+
+let cluster: TestCluster;
+
+const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const WIDGETS = "/apis/cel.example.com/v1/namespaces/default/widgets";
+
+function widgetCrd(specSchema: Record<string, unknown>, name = "widgets", kind = "Widget"): Record<string, unknown> {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${name}.cel.example.com` },
+    spec: {
+      group: "cel.example.com",
+      scope: "Namespaced",
+      names: { plural: name, singular: name.slice(0, -1), kind, listKind: `${kind}List` },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", properties: { spec: specSchema } } },
+        },
+      ],
+    },
+  };
+}
+
+const SPEC_SCHEMA = {
+  type: "object",
+  "x-kubernetes-validations": [
+    { rule: "self.replicas <= self.maxReplicas", message: "replicas must not exceed maxReplicas" },
+    { rule: "self.name == oldSelf.name", message: "name is immutable" },
+  ],
+  properties: {
+    name: { type: "string" },
+    replicas: { type: "integer" },
+    maxReplicas: { type: "integer" },
+    ports: {
+      type: "array",
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["name"],
+      items: {
+        type: "object",
+        required: ["name"],
+        properties: { name: { type: "string" }, port: { type: "integer" } },
+        "x-kubernetes-validations": [
+          {
+            rule: "self.port >= 1024",
+            messageExpression: "'port ' + string(self.port) + ' of ' + self.name + ' is privileged'",
+          },
+        ],
+      },
+    },
+  },
+};
+
+const widget = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: "cel.example.com/v1",
+  kind: "Widget",
+  metadata: { name },
+  spec,
+});
+
+async function waitServed(path: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const res = await cluster.http("GET", path);
+    if (res.status === 200) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`${path} never served`);
+}
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  const res = await cluster.http("POST", CRDS, widgetCrd(SPEC_SCHEMA));
+  expect(res.status, res.text).toBe(201);
+  await waitServed(WIDGETS);
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+describe("x-kubernetes-validations over HTTP", () => {
+  it("rejects an object breaking a rule with 422 and the rule's message at the rule's schema node", async () => {
+    const res = await cluster.http("POST", WIDGETS, widget("too-many", { name: "a", replicas: 5, maxReplicas: 3 }));
+    expect(res.status).toBe(422);
+    const body = res.body as { message: string; reason: string; details: { causes: unknown[] } };
+    expect(body.reason).toBe("Invalid");
+    expect(body.message).toBe(
+      'Widget.cel.example.com "too-many" is invalid: spec: Invalid value: replicas must not exceed maxReplicas',
+    );
+    expect(body.details.causes).toEqual([
+      { reason: "FieldValueInvalid", message: "Invalid value: replicas must not exceed maxReplicas", field: "spec" },
+    ]);
+  });
+
+  it("accepts an object every rule holds for, the transition rule being skipped on create", async () => {
+    const res = await cluster.http("POST", WIDGETS, widget("ok", { name: "a", replicas: 1, maxReplicas: 3 }));
+    expect(res.status, res.text).toBe(201);
+  });
+
+  it("enforces the immutability transition rule (self == oldSelf) on update only", async () => {
+    const current = (await cluster.http("GET", `${WIDGETS}/ok`)).body as { spec: Record<string, unknown> };
+    const renamed = { ...current, spec: { ...current.spec, name: "b" } };
+    const refused = await cluster.http("PUT", `${WIDGETS}/ok`, renamed);
+    expect(refused.status).toBe(422);
+    expect((refused.body as { message: string }).message).toBe(
+      'Widget.cel.example.com "ok" is invalid: spec: Invalid value: name is immutable',
+    );
+    const scaled = await cluster.http(
+      "PATCH",
+      `${WIDGETS}/ok`,
+      { spec: { replicas: 2 } },
+      "application/merge-patch+json",
+    );
+    expect(scaled.status, scaled.text).toBe(200);
+  });
+
+  it("runs rules on list items with the item's path and the messageExpression's text", async () => {
+    const res = await cluster.http(
+      "POST",
+      WIDGETS,
+      widget("ports", {
+        name: "a",
+        replicas: 1,
+        maxReplicas: 1,
+        ports: [
+          { name: "http", port: 8080 },
+          { name: "ssh", port: 22 },
+        ],
+      }),
+    );
+    expect(res.status).toBe(422);
+    expect((res.body as { message: string }).message).toBe(
+      'Widget.cel.example.com "ports" is invalid: spec.ports[1]: Invalid value: port 22 of ssh is privileged',
+    );
+  });
+
+  it("refuses a CRD whose rule does not compile, with the compiler's message and position", async () => {
+    const crd = widgetCrd(
+      {
+        type: "object",
+        properties: { replicas: { type: "integer" } },
+        "x-kubernetes-validations": [{ rule: "self.replicas > self.minReplicas" }],
+      },
+      "gadgets",
+      "Gadget",
+    );
+    const res = await cluster.http("POST", CRDS, crd);
+    expect(res.status).toBe(422);
+    expect((res.body as { message: string }).message).toBe(
+      'CustomResourceDefinition.apiextensions.k8s.io "gadgets.cel.example.com" is invalid: ' +
+        "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: " +
+        '{"Rule":"self.replicas \\u003e self.minReplicas","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: ' +
+        "compilation failed: ERROR: <input>:1:21: undefined field 'minReplicas'\n" +
+        " | self.replicas > self.minReplicas\n" +
+        " | ....................^",
+    );
+    expect((await cluster.http("GET", `${CRDS}/gadgets.cel.example.com`)).status).toBe(404);
+  });
+});
+
+describe("x-kubernetes-validations with the real kubectl", () => {
+  it("kubectl apply reports the rule's message and leaves nothing behind", async () => {
+    const path = join(cluster.dir, "bad-widget.yaml");
+    await writeFile(path, stringify(widget("kubectl-bad", { name: "a", replicas: 9, maxReplicas: 3 })));
+    const res = await cluster.kubectl(["apply", "-f", path]);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain(
+      'The Widget "kubectl-bad" is invalid: spec: Invalid value: replicas must not exceed maxReplicas',
+    );
+    expect((await cluster.http("GET", `${WIDGETS}/kubectl-bad`)).status).toBe(404);
+  });
+});
