@@ -16,6 +16,8 @@ const GROUP_PACKAGES: Record<string, string> = {
   apps: "apps",
   "rbac.authorization.k8s.io": "rbac",
   "coordination.k8s.io": "coordination",
+  "authentication.k8s.io": "authentication",
+  "authorization.k8s.io": "authorization",
 };
 
 /** Integer fields whose 0 is a value, not an absent pointer (the encoder writes pointers only when set). */
