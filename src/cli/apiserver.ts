@@ -1,15 +1,13 @@
 import { parseArgs } from "node:util";
 import { startApiServer } from "../devcluster/index.ts";
 
-const USAGE = `Usage: capstan apiserver [--host 127.0.0.1] [--port 6443|0] [--kubeconfig .capstan/kubeconfig] [--no-kubelet] [--data-dir DIR] [--rbac] [--rbac]
+const USAGE = `Usage: capstan apiserver [--host 127.0.0.1] [--port 6443|0] [--kubeconfig .capstan/kubeconfig] [--no-kubelet] [--data-dir DIR] [--rbac]
 
 Starts the embedded Kubernetes API server (HTTPS, its own CA, a random bearer token), writes a
 kubeconfig for it (mode 0600) and prints one line "ready <https-url> <kubeconfig-path>" once it
 accepts requests. Stops cleanly on SIGINT/SIGTERM. A simulated kubelet runs one Node and makes pods
 Running; --no-kubelet turns it off (pods stay Pending). --data-dir DIR keeps objects, CA, certificate
 and token in DIR, so a restart (even after kill -9) continues with them; without it all is in memory.
---rbac authorizes every request but the admin token's with RBAC (ServiceAccount tokens from
-"kubectl create token", impersonation, "kubectl auth can-i"; docs/rbac.md).
 --rbac authorizes every request but the admin token's with RBAC (ServiceAccount tokens from
 "kubectl create token", impersonation, "kubectl auth can-i"; docs/rbac.md).
 `;
@@ -23,7 +21,6 @@ export async function run(args: string[]): Promise<number> {
     help?: boolean;
     "no-kubelet"?: boolean;
     rbac?: boolean;
-    rbac?: boolean;
     "data-dir"?: string;
   };
   try {
@@ -35,7 +32,6 @@ export async function run(args: string[]): Promise<number> {
         kubeconfig: { type: "string", default: ".capstan/kubeconfig" },
         help: { type: "boolean", short: "h" },
         "no-kubelet": { type: "boolean", default: false },
-        rbac: { type: "boolean", default: false },
         rbac: { type: "boolean", default: false },
         "data-dir": { type: "string" },
       },
@@ -59,7 +55,6 @@ export async function run(args: string[]): Promise<number> {
     port,
     kubeconfigPath: values.kubeconfig,
     kubelet: !values["no-kubelet"],
-    rbac: values.rbac,
     rbac: values.rbac,
     dataDir: values["data-dir"],
   });
