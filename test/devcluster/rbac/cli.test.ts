@@ -1,0 +1,68 @@
+/** `capstan apiserver --rbac`: the flag turns RBAC on (kubectl auth can-i --as answers no for a bare ServiceAccount). */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+/** kubectl answers in well under a second; one that runs this long is stuck. */
+const KUBECTL_TIMEOUT_MS = 20_000;
+
+let child: ChildProcess | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child!.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  child = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+function kubectl(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: `${kubeconfig}.cache`, HOME: dir! };
+    execFile("kubectl", args, { env, timeout: KUBECTL_TIMEOUT_MS }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function start(args: string[]): Promise<string> {
+  dir = mkdtempSync(join(tmpdir(), "capstan-rbac-cli-"));
+  const kubeconfig = join(dir, "kc");
+  child = spawn(
+    process.execPath,
+    ["bin/capstan.js", "apiserver", "--port", "0", "--no-kubelet", "--kubeconfig", kubeconfig, ...args],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  await new Promise<void>((resolve, reject) => {
+    child!.stdout!.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      if (stdout.includes("\n")) resolve();
+    });
+    child!.once("exit", (code) => reject(new Error(`exited ${code}`)));
+  });
+  return kubeconfig;
+}
+
+describe("capstan apiserver --rbac", () => {
+  it("authorizes with RBAC: a ServiceAccount without bindings may not create configmaps, the admin may", async () => {
+    const kubeconfig = await start(["--rbac"]);
+    const sa = await kubectl(kubeconfig, [
+      "auth",
+      "can-i",
+      "create",
+      "configmaps",
+      "-n",
+      "default",
+      "--as=system:serviceaccount:default:nobody",
+    ]);
+    expect(sa).toMatchObject({ code: 1, stdout: "no\n" });
+    const admin = await kubectl(kubeconfig, ["auth", "can-i", "create", "configmaps", "-n", "default"]);
+    expect(admin).toMatchObject({ code: 0, stdout: "yes\n" });
+  });
+});
