@@ -3,6 +3,15 @@
  * HTTPS with its own CA, answers real kubectl, and stops cleanly.
  */
 
+export type {
+  FailureOptions,
+  FaultCounts,
+  FaultFilter,
+  FaultInjector,
+  FaultState,
+  LatencySpec,
+  RestartResult,
+} from "./faults/fault-injector.ts";
 export type { ClusterChange, ResourceRef } from "./in-process-api.ts";
 export { InProcessApi } from "./in-process-api.ts";
 export { ResourceRegistry } from "./registry/registry.ts";
