@@ -22,7 +22,20 @@ type Expr = ReturnType<typeof parse>["expr"];
 
 /** What the check knows of an expression's type: a CEL kind, and the schema node when it has one. */
 export interface StaticType {
-  kind: "bool" | "int" | "uint" | "double" | "string" | "bytes" | "list" | "map" | "object" | "null" | "dyn";
+  kind:
+    | "bool"
+    | "int"
+    | "uint"
+    | "double"
+    | "string"
+    | "bytes"
+    | "timestamp"
+    | "duration"
+    | "list"
+    | "map"
+    | "object"
+    | "null"
+    | "dyn";
   schema?: JSONSchemaProps;
   /** A resource root (its metadata is restricted) or the restricted metadata itself. */
   resource?: "root" | "metadata";
@@ -97,7 +110,10 @@ export function schemaStaticType(schema: JSONSchemaProps | undefined, resourceRo
     case "number":
       return { kind: "double", schema };
     case "string":
-      return { kind: schema.format === "byte" ? "bytes" : "string", schema };
+      if (schema.format === "byte") return { kind: "bytes", schema };
+      if (schema.format === "date" || schema.format === "date-time") return { kind: "timestamp", schema };
+      if (schema.format === "duration") return { kind: "duration", schema };
+      return { kind: "string", schema };
     case "array":
       return { kind: "list", schema };
     case "object": {

@@ -194,6 +194,27 @@ function ratchetListItem(schema: JSONSchemaProps, oldList: unknown, item: unknow
   return correlatedListItem(schema, oldList, item);
 }
 
+/** Whether a schema node or anything below it carries rules (cached: most of a schema has none). */
+const subtreeRules = new WeakMap<JSONSchemaProps, boolean>();
+function hasRulesBelow(schema: JSONSchemaProps): boolean {
+  const cached = subtreeRules.get(schema);
+  if (cached !== undefined) return cached;
+  subtreeRules.set(schema, false); // a schema reachable from itself terminates here
+  const children: unknown[] = [
+    ...Object.values(schema.properties ?? {}),
+    schema.additionalProperties,
+    schema.items,
+    ...(schema.allOf ?? []),
+  ];
+  const has =
+    (schema["x-kubernetes-validations"] ?? []).length > 0 ||
+    children.some(
+      (c) => c !== null && typeof c === "object" && !Array.isArray(c) && hasRulesBelow(c as JSONSchemaProps),
+    );
+  subtreeRules.set(schema, has);
+  return has;
+}
+
 function validateNode(
   schema: JSONSchemaProps | undefined,
   path: Path,
@@ -202,7 +223,7 @@ function validateNode(
   isRoot: boolean,
   ratchet: Ratchet | undefined,
 ): FieldError[] {
-  if (!schema || obj === null || obj === undefined) return [];
+  if (!schema || obj === null || obj === undefined || !hasRulesBelow(schema)) return [];
   const oldValue = old && old.value !== null && old.value !== undefined ? old : undefined;
   const errs = validateExpressions(schema, path, obj, oldValue, isRoot, ratchet);
   for (const sub of schema.allOf ?? []) {

@@ -10,10 +10,10 @@
  * - objects with `additionalProperties` are maps keyed by the raw keys (`self['foo-bar']`).
  * - the resource root and embedded resources expose `apiVersion`, `kind` and of `metadata` only
  *   `name` and `generateName` (model.WithTypeAndObjectMeta).
- * - `format: byte` strings are bytes. Caveat: `date`/`date-time`/`duration` strings stay strings
- *   (the real server types them as timestamp/duration); rules may convert with `timestamp(self)`.
+ * - `format: byte` strings are bytes; `date`/`date-time` strings are timestamps and `duration` strings
+ *   durations (a value CEL cannot parse stays a string; the schema's format check reports it).
  */
-import type { CelInput } from "@bufbuild/cel";
+import { type CelInput, celEnv, isCelError, parse, plan } from "@bufbuild/cel";
 import type { JSONSchemaProps } from "../schema-types.ts";
 
 /** CEL's reserved words: a property with one of these names is reached as `__name__` (cel.Escape). */
@@ -66,6 +66,21 @@ export function schemaTypeName(schema: JSONSchemaProps | undefined): string {
   return typeof schema?.type === "string" ? schema.type : "";
 }
 
+/** CEL's own conversions, planned once: they build the timestamp/duration values CEL compares. */
+const CONVERSION_ENV = celEnv();
+const toTimestamp = plan(CONVERSION_ENV, parse("timestamp(v)")) as (b: { v: string }) => unknown;
+const toDuration = plan(CONVERSION_ENV, parse("duration(v)")) as (b: { v: string }) => unknown;
+
+function formattedString(value: string, format: string | undefined): CelInput {
+  let converted: unknown;
+  if (format === "date-time") converted = toTimestamp({ v: value });
+  else if (format === "date") converted = toTimestamp({ v: `${value}T00:00:00Z` });
+  else if (format === "duration") converted = toDuration({ v: value });
+  else if (format === "byte") return Buffer.from(value, "base64");
+  else return value;
+  return isCelError(converted) ? value : (converted as CelInput);
+}
+
 const OBJECT_META_FIELDS = ["name", "generateName"];
 
 /** Whether a node is a resource root for CEL (the custom resource itself or an embedded resource). */
@@ -86,8 +101,7 @@ export function toCelValue(value: unknown, schema: JSONSchemaProps | undefined, 
       if (schema?.type === "number") return value;
       return Number.isInteger(value) ? BigInt(value) : value;
     case "string":
-      if (schema?.type === "string" && schema.format === "byte") return Buffer.from(value, "base64");
-      return value;
+      return schema?.type === "string" ? formattedString(value, schema.format) : value;
     case "object":
       break;
     default:

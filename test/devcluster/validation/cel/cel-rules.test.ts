@@ -355,3 +355,22 @@ describe("compilation", () => {
     expect(first[0]!.program).toBeDefined();
   });
 });
+
+describe("formatted strings", () => {
+  it("types date-time and date strings as timestamps and duration strings as durations", () => {
+    const s = specRule(
+      {
+        rule: "self.start < self.end && self.end - self.start > self.minWindow && self.day < self.start && self.start > timestamp('2020-01-01T00:00:00Z')",
+      },
+      {
+        start: { type: "string", format: "date-time" },
+        end: { type: "string", format: "date-time" },
+        day: { type: "string", format: "date" },
+        minWindow: { type: "string", format: "duration" },
+      },
+    );
+    const spec = { start: "2024-01-01T00:00:00Z", day: "2023-12-31", minWindow: "1h" };
+    expect(errors(s, { spec: { ...spec, end: "2024-01-01T02:00:00Z" } })).toEqual([]);
+    expect(errors(s, { spec: { ...spec, end: "2024-01-01T00:30:00Z" } })).toHaveLength(1);
+  });
+});
