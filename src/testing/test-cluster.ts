@@ -96,10 +96,10 @@ export interface TestCluster {
   /** The kubeconfig written to a temporary file, for kubectl (`kubectl --kubeconfig <path>`). */
   readonly kubeconfigPath: string;
   /**
-   * The devcluster's fault-injection handle. `undefined` for now: the devcluster has no fault
-   * injection yet (see docs/limitations.md).
+   * The devcluster's fault-injection handle: fail the next N requests or a fraction of them with
+   * 500 or 429, add latency, drop watches, compact history (410s), restart (docs/faults.md).
    */
-  readonly faults: undefined;
+  readonly faults: ApiServer["faults"];
   /**
    * Runs `op` against the cluster until `stop()` (of the operator or of the cluster). Resolves once
    * the CRDs the operator registers are served; rejects if the operator fails before that.
@@ -217,7 +217,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     url: server.url,
     kubeconfig: server.kubeconfig,
     kubeconfigPath,
-    faults: undefined,
+    faults: server.faults,
     run,
     kubectl: (args, opts) => kubectl.run(args, opts),
     waitFor: (kind, key, predicate, opts = {}) =>

@@ -53,6 +53,16 @@ describe("startTestCluster", () => {
     await cluster.stop();
   });
 
+  it("hands tests the devcluster's fault injection: an injected 500 reaches the client as an ApiError", async () => {
+    cluster.faults.failNext(1, { code: 500, verbs: ["create"], resources: ["configmaps"] });
+    const configMaps = cluster.client.resource(ConfigMap, "default");
+    await expect(configMaps.create({ metadata: { name: "faulty" } })).rejects.toMatchObject({ code: 500 });
+    // The fault was used up: the next create goes through.
+    await expect(configMaps.create({ metadata: { name: "faulty" } })).resolves.toMatchObject({
+      metadata: { name: "faulty" },
+    });
+  });
+
   it("serves HTTPS on a random port and runs the real kubectl against itself", async () => {
     expect(cluster.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(cluster.url).not.toMatch(/:6443$/);
