@@ -14,7 +14,7 @@
  * expecting end of input` where cel-go says `Syntax error: mismatched input ...`); the position and
  * snippet are right. Static cost estimation (`estimated rule cost exceeds budget`) is not done.
  */
-import { type CelResult, celEnv, parse, plan } from "@bufbuild/cel";
+import { type CelResult, celEnv, celError, parse, plan } from "@bufbuild/cel";
 import { type FieldError, type FieldPath, invalid } from "../field-errors.ts";
 import { asGoStruct } from "../go-format.ts";
 import type { JSONSchemaProps, ValidationRule } from "../schema-types.ts";
@@ -54,6 +54,10 @@ function renderIssues(source: string, issues: CheckIssue[]): string {
     .join("\n");
 }
 
+/** Optional field selection / indexing (`self.?x`, `self[?'k']`), which @bufbuild/cel does not parse. */
+const OPTIONAL_SYNTAX = /\.\?|\[\?/;
+const OPTIONAL_UNSUPPORTED = "optional types (?. and [?]) are not supported by the devcluster's CEL";
+
 interface Checked {
   program: CelProgram | undefined;
   type: StaticType | undefined;
@@ -66,6 +70,11 @@ function compileExpression(source: string, scope: ReadonlyMap<string, StaticType
   try {
     parsed = parse(source);
   } catch (e) {
+    if (OPTIONAL_SYNTAX.test(source)) {
+      // Valid on a real cluster (optional types): accept the CRD, fail the rule when it runs.
+      const program: CelProgram = () => celError(OPTIONAL_UNSUPPORTED);
+      return { program, type: undefined, usesOldSelf: /\boldSelf\b/.test(source), issues: undefined };
+    }
     const loc = (e as { location?: { start?: { offset?: number } } }).location?.start?.offset ?? 0;
     const raw = e instanceof Error ? e.message : String(e);
     const message = "Syntax error: " + raw.replace(/^<input>:\d+:\d+: /, "");
@@ -89,7 +98,7 @@ function compileExpression(source: string, scope: ReadonlyMap<string, StaticType
       return run(bindings as Record<string, never>);
     } catch (e) {
       // Library functions signal failures by throwing; the rule reports them as evaluation errors.
-      return e as CelResult;
+      return celError(e);
     }
   };
   return { program, type, usesOldSelf: referencesIdent(parsed.expr, "oldSelf"), issues: undefined };

@@ -342,6 +342,12 @@ describe("compilation", () => {
       [],
     );
     expect(compile({ rule: "quantity(self.q).isLessThan(quantity('1Gi'))" }, { q: STR })).toEqual([]);
+    // Optional syntax compiles on a real cluster: accepted here, failing when it runs.
+    expect(compile({ rule: "self.?n.orValue(0) > 1" })).toEqual([]);
+    const s = specRule({ rule: "self.?n.orValue(0) > 1" }, { n: INT });
+    expect(errors(s, { spec: { n: 2 } })).toEqual([
+      `spec: Invalid value: "object": optional types (?. and [?]) are not supported by the devcluster's CEL evaluating rule: self.?n.orValue(0) > 1`,
+    ]);
   });
 
   it("compiles each schema node's rules once and reuses them", () => {
