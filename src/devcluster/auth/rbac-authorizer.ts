@@ -14,7 +14,8 @@
  *   its error (`clusterrole.rbac.authorization.k8s.io "x" not found`) becomes the denial's reason, as
  *   the real authorizer reports it.
  * - Decisions read the store at the moment of the request: a binding created or deleted is in effect
- *   for the next request (no informer lag, unlike a real server's few milliseconds).
+ *   for the next request (no informer lag, unlike a real server's few milliseconds). Parsed policy is
+ *   cached only while the storage revision stays the same, so a cached answer is never stale.
  *
  * ## Caveats
  * - A ClusterRole with an `aggregationRule` is evaluated with the rules of the ClusterRoles its
@@ -127,7 +128,46 @@ function nonResourceUrlMatches(rule: PolicyRule, path: string): boolean {
 
 /** RBAC over the in-process API's RBAC objects. */
 export class RbacAuthorizer {
+  /** Parsed bindings and roles, valid while the storage revision is unchanged (reads do not move it). */
+  private cache: PolicyCache = emptyCache(-1);
+
   constructor(private readonly api: InProcessApi) {}
+
+  /** The cache for the current revision: any write anywhere empties it, so it can never be stale. */
+  private fresh(): PolicyCache {
+    const revision = this.api.store.storage.currentRevision();
+    if (this.cache.revision !== revision) this.cache = emptyCache(revision);
+    return this.cache;
+  }
+
+  private clusterRoleBindings(): Binding[] {
+    const cache = this.fresh();
+    cache.clusterRoleBindings ??= this.api.list(CLUSTER_ROLE_BINDINGS).items as Binding[];
+    return cache.clusterRoleBindings;
+  }
+
+  private roleBindings(namespace: string): Binding[] {
+    const cache = this.fresh();
+    let bindings = cache.roleBindings.get(namespace);
+    if (!bindings) {
+      bindings = this.api.list(ROLE_BINDINGS, namespace).items as Binding[];
+      cache.roleBindings.set(namespace, bindings);
+    }
+    return bindings;
+  }
+
+  private role(ref: ResourceRef, namespace: string, name: string): JsonObject | undefined {
+    const cache = this.fresh();
+    const key = `${ref.plural}/${namespace}/${name}`;
+    if (!cache.roles.has(key)) cache.roles.set(key, this.api.tryGet(ref, namespace, name));
+    return cache.roles.get(key);
+  }
+
+  private allClusterRoles(): JsonObject[] {
+    const cache = this.fresh();
+    cache.clusterRoles ??= this.api.list(CLUSTER_ROLES).items;
+    return cache.clusterRoles;
+  }
 
   /** The decision for one request. */
   authorize(attributes: Attributes): Decision {
@@ -177,7 +217,7 @@ export class RbacAuthorizer {
     namespace: string,
     visit: (source: string, rules: PolicyRule[], error?: string) => boolean,
   ): void {
-    for (const binding of this.api.list(CLUSTER_ROLE_BINDINGS).items as Binding[]) {
+    for (const binding of this.clusterRoleBindings()) {
       const subject = appliesTo(user, binding.subjects, "");
       if (!subject) continue;
       const roleRef = binding.roleRef ?? {};
@@ -186,7 +226,7 @@ export class RbacAuthorizer {
       if (!visit(source, resolved.rules, resolved.error)) return;
     }
     if (namespace === "") return;
-    for (const binding of this.api.list(ROLE_BINDINGS, namespace).items as Binding[]) {
+    for (const binding of this.roleBindings(namespace)) {
       const subject = appliesTo(user, binding.subjects, namespace);
       if (!subject) continue;
       const roleRef = binding.roleRef ?? {};
@@ -199,12 +239,12 @@ export class RbacAuthorizer {
   /** The rules of a role reference, or the lister's not-found error. */
   private roleRules(kind: string, name: string, namespace: string): { rules: PolicyRule[]; error?: string } {
     if (kind === "Role") {
-      const role = this.api.tryGet(ROLES, namespace, name);
+      const role = this.role(ROLES, namespace, name);
       if (!role) return { rules: [], error: `role.${RBAC_GROUP} ${quote(name)} not found` };
       return { rules: rulesOf(role) };
     }
     if (kind === "ClusterRole") {
-      const role = this.api.tryGet(CLUSTER_ROLES, "", name);
+      const role = this.role(CLUSTER_ROLES, "", name);
       if (!role) return { rules: [], error: `clusterrole.${RBAC_GROUP} ${quote(name)} not found` };
       return { rules: this.withAggregation(role) };
     }
@@ -217,7 +257,7 @@ export class RbacAuthorizer {
     if (selectors.length === 0) return rulesOf(role);
     const rules = [...rulesOf(role)];
     const seen = new Set<string>([nameOf(role)]);
-    for (const other of this.api.list(CLUSTER_ROLES).items) {
+    for (const other of this.allClusterRoles()) {
       if (seen.has(nameOf(other))) continue;
       const labels = (other.metadata?.["labels"] ?? {}) as Record<string, string>;
       if (!selectors.some((s) => matchesLabels(requirementsOf(s), labels))) continue;
@@ -226,6 +266,19 @@ export class RbacAuthorizer {
     }
     return rules;
   }
+}
+
+interface PolicyCache {
+  revision: number;
+  clusterRoleBindings?: Binding[];
+  roleBindings: Map<string, Binding[]>;
+  /** `plural/namespace/name` -> the role, or undefined when it does not exist. */
+  roles: Map<string, JsonObject | undefined>;
+  clusterRoles?: JsonObject[];
+}
+
+function emptyCache(revision: number): PolicyCache {
+  return { revision, roleBindings: new Map(), roles: new Map() };
 }
 
 interface LabelSelectorJson {

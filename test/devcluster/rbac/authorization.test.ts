@@ -159,6 +159,23 @@ describe("bindings and roles", () => {
     expect(write.status).toBe(403);
   });
 
+  it("revokes on the next request when a binding is deleted, and grants again when it is re-created", async () => {
+    const t = await cluster.serviceAccountToken("revoke", "sa");
+    const binding = {
+      metadata: { name: "edit" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
+      subjects: [{ kind: "ServiceAccount", name: "sa", namespace: "revoke" }],
+    };
+    const bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/revoke/rolebindings";
+    const list = () => cluster.http("GET", "/api/v1/namespaces/revoke/secrets", { token: t });
+    await cluster.http("POST", bindings, { body: binding });
+    expect((await list()).status).toBe(200);
+    await cluster.http("DELETE", `${bindings}/edit`);
+    expect((await list()).status).toBe(403);
+    await cluster.http("POST", bindings, { body: binding });
+    expect((await list()).status).toBe(200);
+  });
+
   it("matches */scale rules against every resource's scale subresource", async () => {
     const t = await cluster.serviceAccountToken("scalers", "s");
     await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
