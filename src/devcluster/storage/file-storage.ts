@@ -270,6 +270,11 @@ export class FileStorage implements Storage {
     return this.memory.watch(fromRev, listener, bucket);
   }
 
+  /** Number of live watchers (as MemoryStorage reports it; tests prove closed watches let go). */
+  watcherCount(): number {
+    return this.memory.watcherCount();
+  }
+
   compact(rev: number): void {
     this.memory.compact(rev);
   }
@@ -306,7 +311,10 @@ export class FileStorage implements Storage {
   private precondition(bucket: string, key: string, expectedRev: number | undefined): Promise<never> | undefined {
     const { current, pending } = this.effective(bucket, key);
     const failure = !current
-      ? new StorageError("KeyNotFound", `key not found: ${key}`)
+      ? pending && expectedRev !== undefined
+        ? // Deleted by a write in flight: a conflict, so that callers re-read (and then answer NotFound).
+          new StorageError("Conflict", `revision ${expectedRev} is not the current (deleted)`, 0)
+        : new StorageError("KeyNotFound", `key not found: ${key}`)
       : expectedRev !== undefined && current.rev !== expectedRev
         ? new StorageError("Conflict", `revision ${expectedRev} is not the current ${current.rev}`, current.rev)
         : undefined;

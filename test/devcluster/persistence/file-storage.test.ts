@@ -202,6 +202,16 @@ describe("FileStorage", () => {
     await duplicate;
   });
 
+  it("reports an update racing an in-flight delete as a conflict, so the caller re-reads and finds it gone", async () => {
+    const store = await openStore(tempDir());
+    const a = await store.create("/configmaps", "default/a", (rev) => obj("a", rev));
+    const deleted = store.delete("/configmaps", "default/a", a.rev, (rev) => obj("a", rev));
+    const update = store.update("/configmaps", "default/a", a.rev, (rev) => obj("a", rev));
+    await expect(update).rejects.toMatchObject({ code: "Conflict" });
+    expect(store.get("/configmaps", "default/a")).toBeUndefined();
+    await deleted;
+  });
+
   it("persists a dropped bucket, and a key of it can be created again at once", async () => {
     const dir = tempDir();
     const store = await openStore(dir);
