@@ -89,6 +89,7 @@ function celGoErrorText(message: string): string {
   const noKey = /^field not found: (.*)$/.exec(message);
   if (noKey) return `no such key: ${noKey[1]}`;
   if (/divide by zero$/.test(message)) return "division by zero";
+  if (/^(int|uint) overflow/.test(message)) return "integer overflow";
   if (/^found no matching overload/.test(message)) return "no such overload";
   return message;
 }

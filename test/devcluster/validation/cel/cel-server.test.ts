@@ -182,3 +182,47 @@ describe("x-kubernetes-validations with the real kubectl", () => {
     expect((await cluster.http("GET", `${WIDGETS}/kubectl-bad`)).status).toBe(404);
   });
 });
+
+describe("x-kubernetes-validations across CRD updates", () => {
+  async function crdWithRules(rules: unknown[]): Promise<Record<string, unknown>> {
+    const current = (await cluster.http("GET", `${CRDS}/widgets.cel.example.com`)).body as {
+      spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Record<string, unknown> } } } }[] };
+    };
+    current.spec.versions[0]!.schema.openAPIV3Schema.properties.spec["x-kubernetes-validations"] = rules;
+    return current;
+  }
+
+  it("refuses a CRD update whose new rule does not compile, keeping the old rules", async () => {
+    const res = await cluster.http(
+      "PUT",
+      `${CRDS}/widgets.cel.example.com`,
+      await crdWithRules([{ rule: "self.replicas >" }]),
+    );
+    expect(res.status).toBe(422);
+    expect((res.body as { message: string }).message).toContain(
+      "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: ",
+    );
+    expect((res.body as { message: string }).message).toContain(": compilation failed: ERROR: <input>:1:");
+  });
+
+  it("enforces the new rules once the CRD is updated (programs are not kept from the old schema)", async () => {
+    const rules = [{ rule: "self.replicas != 7", message: "seven is not allowed" }];
+    const updated = await cluster.http("PUT", `${CRDS}/widgets.cel.example.com`, await crdWithRules(rules));
+    expect(updated.status, updated.text).toBe(200);
+    let last = "";
+    for (let i = 0; i < 200; i++) {
+      const res = await cluster.http(
+        "POST",
+        `${WIDGETS}?dryRun=All`,
+        widget("seven", { name: "a", replicas: 7, maxReplicas: 3 }),
+      );
+      last = (res.body as { message?: string }).message ?? "";
+      if (res.status === 422) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(last).toBe('Widget.cel.example.com "seven" is invalid: spec: Invalid value: seven is not allowed');
+    // The old rule (replicas <= maxReplicas) is gone with the old schema.
+    const ok = await cluster.http("POST", WIDGETS, widget("eight", { name: "a", replicas: 8, maxReplicas: 3 }));
+    expect(ok.status, ok.text).toBe(201);
+  });
+});
