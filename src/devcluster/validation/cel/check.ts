@@ -78,6 +78,9 @@ const BOOL_FUNCTIONS = new Set([
   "endsWith",
   "contains",
   "isSorted",
+  "sets.contains",
+  "sets.equivalent",
+  "sets.intersects",
 ]);
 const STRING_FUNCTIONS = new Set([
   "string",

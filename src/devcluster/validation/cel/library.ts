@@ -7,11 +7,21 @@
  * - strings extension (cel-go ext.Strings): charAt, indexOf, lastIndexOf, lowerAscii, upperAscii,
  *   replace, split, substring, trim, join, format (from @bufbuild/cel/ext);
  * - lists (lists.go): isSorted, sum, min, max, indexOf, lastIndexOf;
- * - regex (regex.go): find, findAll (RE2 patterns run by JavaScript's engine, see go-regexp.ts).
- * Not provided: quantity, url, ip/cidr, sets, semver, format.named, optional types (`?.`, `orValue`);
+ * - regex (regex.go): find, findAll (RE2 patterns run by JavaScript's engine, see go-regexp.ts);
+ * - sets (cel-go ext.Sets): sets.contains, sets.equivalent, sets.intersects.
+ * Not provided: quantity, url, ip/cidr, semver, format.named, optional types (`?.`, `orValue`);
  * a rule calling them fails at evaluation (`unbound function`), not at CRD creation.
  */
-import { type CelFunc, type CelList, CelScalar, type CelValue, celMethod, isCelList, listType } from "@bufbuild/cel";
+import {
+  type CelFunc,
+  type CelList,
+  CelScalar,
+  type CelValue,
+  celFunc,
+  celMethod,
+  isCelList,
+  listType,
+} from "@bufbuild/cel";
 import { strings } from "@bufbuild/cel/ext";
 import { compileGoRegExp } from "../go-regexp.ts";
 
@@ -131,10 +141,20 @@ const regex: CelFunc[] = [
   }),
 ];
 
-/** Every function a CRD rule can call beyond the standard library. */
-export const KUBERNETES_FUNCS: CelFunc[] = [...strings, ...lists, ...regex];
+const includesAll = (list: CelList, sub: CelList): boolean => {
+  const xs = items(list);
+  return items(sub).every((y) => xs.some((x) => celEquals(x, y)));
+};
 
-/** Global function names (not methods) the libraries add, for the compile-time reference check. */
-export const EXTRA_GLOBAL_FUNCTIONS: ReadonlySet<string> = new Set(
-  KUBERNETES_FUNCS.filter((f) => f.target === undefined).map((f) => f.name),
-);
+/** cel-go ext.Sets (in the Kubernetes base environment since 1.28). */
+const sets: CelFunc[] = [
+  celFunc("sets.contains", [DYN_LIST, DYN_LIST], CelScalar.BOOL, (list, sub) => includesAll(list, sub)),
+  celFunc("sets.equivalent", [DYN_LIST, DYN_LIST], CelScalar.BOOL, (a, b) => includesAll(a, b) && includesAll(b, a)),
+  celFunc("sets.intersects", [DYN_LIST, DYN_LIST], CelScalar.BOOL, (a, b) => {
+    const xs = items(a);
+    return items(b).some((y) => xs.some((x) => celEquals(x, y)));
+  }),
+];
+
+/** Every function a CRD rule can call beyond the standard library. */
+export const KUBERNETES_FUNCS: CelFunc[] = [...strings, ...lists, ...regex, ...sets];

@@ -297,6 +297,8 @@ describe("values and library functions", () => {
       "self.s.lowerAscii() == 'hello,world' && self.s.split(',').size() == 2 && self.s.startsWith('He')",
       "self.names.all(n, n.matches('^[a-z]-[0-9]$')) && 'a1b22'.findAll('[0-9]+') == ['1', '22']",
       "'abc 123'.find('[0-9]+') == '123' && size(self.s) == 11 && self.s.endsWith('ld')",
+      "sets.contains(self.xs, [3, 1]) && !sets.contains(self.xs, [4]) && sets.equivalent(self.xs, [3, 2, 1, 1])",
+      "sets.intersects(self.names, ['x', 'b-2']) && !sets.intersects(self.xs, [7])",
     ]) {
       expect(check(rule, props, spec), rule).toEqual([]);
     }
