@@ -108,7 +108,21 @@ function normalizedFieldPath(c: CompiledRule, schema: JSONSchemaProps): string |
   const fp = typeof c.rule.fieldPath === "string" ? c.rule.fieldPath.trim() : "";
   if (fp === "") return undefined;
   const resolved = resolveFieldPath(fp, schema, true);
-  return "error" in resolved ? undefined : resolved.path.join(".");
+  if ("error" in resolved) return undefined;
+  // ValidFieldPath: declared properties are children (`a.b`), additionalProperties keys are keys (`a[k]`).
+  let out = "";
+  let current: JSONSchemaProps | undefined = schema;
+  for (const name of resolved.path) {
+    const prop: JSONSchemaProps | undefined = current?.properties?.[name];
+    if (prop) {
+      out += out === "" ? name : `.${name}`;
+      current = prop;
+    } else {
+      out += `[${name}]`;
+      current = typeof current?.additionalProperties === "object" ? current.additionalProperties : undefined;
+    }
+  }
+  return out;
 }
 
 function ruleFailure(c: CompiledRule, schema: JSONSchemaProps, path: Path, value: unknown, detail: string): FieldError {

@@ -67,6 +67,13 @@ describe("rule results and messages", () => {
       },
     );
     expect(errors(s, { spec: { min: 3, max: 1 } })).toEqual(["spec.min: Invalid value: min above max"]);
+    const keyed = specRule(
+      { rule: "self.limits.cpu <= 4", message: "too much cpu", fieldPath: ".limits['cpu']" },
+      {
+        limits: { type: "object", additionalProperties: INT },
+      },
+    );
+    expect(errors(keyed, { spec: { limits: { cpu: 8 } } })).toEqual(["spec.limits[cpu]: Invalid value: too much cpu"]);
   });
 
   it("reports evaluation errors with cel-go's texts and the rule", () => {
