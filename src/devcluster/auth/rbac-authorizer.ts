@@ -236,6 +236,11 @@ export class RbacAuthorizer {
     }
   }
 
+  /** The rules of a binding's role reference (in `namespace` for a Role), or the lister's not-found error. */
+  roleReferenceRules(kind: string, name: string, namespace: string): { rules: PolicyRule[]; error?: string } {
+    return this.roleRules(kind, name, namespace);
+  }
+
   /** The rules of a role reference, or the lister's not-found error. */
   private roleRules(kind: string, name: string, namespace: string): { rules: PolicyRule[]; error?: string } {
     if (kind === "Role") {

@@ -14,10 +14,8 @@
  * - Watches are authorized as `watch`, lists as `list` (request-info.ts derives the verb).
  * - In-process callers (plugins, controllers, `server.internals.api`) are not authorized: they are the
  *   cluster's own components.
- *
- * ## Caveats
- * - No escalation check: a user allowed to create Roles or bindings may grant more than they hold (the
- *   real server refuses that unless the user has `escalate`/`bind`).
+ * - Writes of Roles and bindings are checked for escalation (escalation.ts): granting rules one does
+ *   not hold needs `escalate` (roles) or `bind` (the referenced role).
  */
 import type { InProcessApi } from "../in-process-api.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
@@ -26,6 +24,7 @@ import type { Stage } from "../request/pipeline.ts";
 import { isReviewRequest, reviewResources, serveReview } from "./access-reviews.ts";
 import { type AuthUser, attributesOf, forbiddenError } from "./attributes.ts";
 import { ensureBootstrapPolicy } from "./bootstrap-policy.ts";
+import { escalationValidator, isRbacWrite, requestUser } from "./escalation.ts";
 import { impersonationStage } from "./impersonation.ts";
 import { RbacAuthorizer } from "./rbac-authorizer.ts";
 import { ServiceAccountTokens } from "./service-account-tokens.ts";
@@ -50,6 +49,7 @@ export async function installRbac(deps: RbacDeps): Promise<Rbac> {
   const tokens = new ServiceAccountTokens(deps.api);
   await ensureBootstrapPolicy(deps.api);
   for (const served of reviewResources()) deps.registry.add(served);
+  deps.api.store.validators.push(escalationValidator(authorizer));
   deps.authenticator.verifiers.push((token) => tokens.authenticate(token));
   deps.stages.splice(
     deps.stages.length - 1,
@@ -67,6 +67,8 @@ export function authorizationStage(authorizer: RbacAuthorizer): Stage {
     const attributes = attributesOf((ctx.user ?? { username: "", groups: [] }) as AuthUser, ctx.info);
     const decision = authorizer.authorize(attributes);
     if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
+    // RBAC writes carry their user down to the escalation check in the object store.
+    if (isRbacWrite(ctx.info)) return requestUser.run(attributes.user, next);
     return next();
   };
 }
