@@ -30,9 +30,8 @@
  * - The file system honours fdatasync and atomic rename (ext4, xfs, apfs; not every network share).
  *
  * ## Caveats
- * - `compact()` (fault injection) trims the in-memory history only; after a restart the history is
- *   rebuilt from the log, so a revision that answered 410 before may be watchable again (no event is
- *   missed either way).
+ * - `compact()` (fault injection) is logged without waiting for its fsync: a crash right after it may
+ *   leave an old revision watchable again after the restart (no event is missed either way).
  * - A write-path I/O error (disk full) fails that batch and every later write: the store stops
  *   accepting writes rather than continue with a log it cannot trust. Restart once the disk is fixed.
  * - `dropBucket` is logged like a write and becomes visible to reads once durable, a few ms later.
@@ -79,7 +78,8 @@ type WriteKind = "c" | "u" | "d";
 
 /** One queued log record and what to do once it is durable. */
 interface PendingOp {
-  readonly kind: WriteKind | "x";
+  /** A write; "x" a bucket drop; "k" a compaction of the history up to `rev`. */
+  readonly kind: WriteKind | "x" | "k";
   readonly bucket: string;
   readonly key: string;
   /** The write's revision; for a drop ("x"), the revision it follows. */
@@ -146,7 +146,11 @@ export class FileStorage implements Storage {
     const root = resolve(dir);
     const warn = options.onWarning ?? ((message: string) => process.stderr.write(`capstan storage: ${message}\n`));
     if (openDirs.has(root)) throw new Error(`data dir ${root} is already open in this process`);
-    await mkdir(root, { recursive: true, mode: 0o700 });
+    try {
+      await mkdir(root, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw new Error(`data dir ${root} cannot be used: ${(err as Error).message}`);
+    }
     await takeLock(root);
     openDirs.add(root);
     try {
@@ -275,8 +279,12 @@ export class FileStorage implements Storage {
     return this.memory.watcherCount();
   }
 
+  /** Trims the history now and logs the compaction, so that it holds after a restart too. */
   compact(rev: number): void {
     this.memory.compact(rev);
+    if (this.failure || this.closing) return;
+    // Nobody awaits it: losing it in a crash only leaves an old revision watchable, never an event missed.
+    this.enqueue("k", "", "", this.memory.oldestRevision(), "").durable.catch(noop);
   }
 
   dropBucket(bucket: string): void {
@@ -344,7 +352,7 @@ export class FileStorage implements Storage {
   }
 
   private enqueue(
-    kind: WriteKind | "x",
+    kind: WriteKind | "x" | "k",
     bucket: string,
     key: string,
     rev: number,
@@ -401,7 +409,9 @@ export class FileStorage implements Storage {
 
   /** Makes one durable op visible: applies it to the in-memory store, then settles its writer. */
   private apply(op: PendingOp): void {
-    if (op.kind === "x") {
+    if (op.kind === "k") {
+      // Already applied when it was asked for.
+    } else if (op.kind === "x") {
       this.memory.dropBucket(op.bucket);
       this.buckets.delete(op.bucket);
       // Only the newest drop of a bucket is pending; an older one finishing must not clear it.
@@ -505,6 +515,10 @@ function replay(memory: MemoryStorage, buckets: Set<string>, payload: string, pa
   if (kind === "x") {
     memory.dropBucket(bucket);
     buckets.delete(bucket);
+    return;
+  }
+  if (kind === "k") {
+    memory.compact(rev);
     return;
   }
   if (kind !== "c" && kind !== "u" && kind !== "d") throw new Error(`${path}: unknown log record kind ${kind}`);

@@ -212,6 +212,27 @@ describe("FileStorage", () => {
     await deleted;
   });
 
+  it("keeps a compaction across a restart: older revisions stay TooOld, later ones resume", async () => {
+    const dir = tempDir();
+    const store = await openStore(dir);
+    for (let i = 0; i < 4; i++) await store.create("/configmaps", `default/cm-${i}`, (rev) => obj(`cm-${i}`, rev));
+    store.compact(3);
+    expect(() => store.watch(2, () => {})).toThrow(StorageError);
+    await closeStore(store);
+    const reopened = await openStore(dir);
+    expect(reopened.oldestRevision()).toBe(3);
+    expect(() => reopened.watch(2, () => {})).toThrow(StorageError);
+    const seen: number[] = [];
+    reopened.watch(3, (change) => seen.push(change.rev));
+    expect(seen).toEqual([4]);
+  });
+
+  it("explains a data dir that cannot be a directory", async () => {
+    const file = join(tempDir(), "a-file");
+    writeFileSync(file, "");
+    await expect(FileStorage.open(file)).rejects.toThrow(/data dir .*a-file cannot be used/);
+  });
+
   it("persists a dropped bucket, and a key of it can be created again at once", async () => {
     const dir = tempDir();
     const store = await openStore(dir);
