@@ -10,7 +10,8 @@
  *
  * ## Guarantees
  * - Every request but those of system:masters (the admin token) is authorized by RBAC, discovery and
- *   health checks included; a denial is the real 403 Status, before the body is read.
+ *   health checks included; a denial is the real 403 Status, before the body is read. A request with
+ *   no token is system:anonymous (403 outside the public paths); a bad token is still 401.
  * - Watches are authorized as `watch`, lists as `list` (request-info.ts derives the verb).
  * - In-process callers (plugins, controllers, `server.internals.api`) are not authorized: they are the
  *   cluster's own components.
@@ -51,6 +52,8 @@ export async function installRbac(deps: RbacDeps): Promise<Rbac> {
   for (const served of reviewResources()) deps.registry.add(served);
   deps.api.store.validators.push(escalationValidator(authorizer));
   deps.authenticator.verifiers.push((token) => tokens.authenticate(token));
+  // As kube-apiserver with RBAC: no token means system:anonymous, which RBAC then answers (403, not 401).
+  deps.authenticator.anonymous = true;
   deps.stages.splice(
     deps.stages.length - 1,
     0,

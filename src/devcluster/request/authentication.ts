@@ -17,6 +17,11 @@ export class TokenAuthenticator {
   private readonly tokens = new Map<string, UserInfo>();
   /** Further checks asked when no static token matches (ServiceAccount JWTs when RBAC is on). */
   readonly verifiers: ((token: string) => UserInfo | undefined)[] = [];
+  /**
+   * Token-less requests to any path become system:anonymous (kube-apiserver's --anonymous-auth). Only
+   * safe with an authorizer after this stage (RBAC turns it on); otherwise only the public paths are.
+   */
+  anonymous = false;
 
   add(token: string, user: UserInfo): void {
     this.tokens.set(token, user);
@@ -47,7 +52,7 @@ export function authenticationStage(authenticator: TokenAuthenticator): Stage {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const user = match ? authenticator.authenticate(match[1]!) : undefined;
     if (!user) {
-      if (!match && PUBLIC_PATHS.has(ctx.url.pathname)) {
+      if (!match && (authenticator.anonymous || PUBLIC_PATHS.has(ctx.url.pathname))) {
         ctx.user = { username: "system:anonymous", groups: ["system:unauthenticated"] };
         return next();
       }

@@ -118,6 +118,13 @@ describe("ServiceAccount bound to a Role", () => {
     expect(res.body).toEqual(forbidden(`forbidden: User "${SA}" cannot get path "/metrics"`, {}));
   });
 
+  it("treats a token-less request as system:anonymous: public paths open, the rest 403; a bad token is 401", async () => {
+    expect((await cluster.http("GET", "/version", { token: null })).status).toBe(200);
+    const api = await cluster.http("GET", "/api", { token: null });
+    expect(api.body).toEqual(forbidden('forbidden: User "system:anonymous" cannot get path "/api"', {}));
+    expect((await cluster.http("GET", "/api", { token: "not-a-token" })).status).toBe(401);
+  });
+
   it("can read discovery through the bootstrap system:discovery binding", async () => {
     expect((await cluster.http("GET", "/api", { token })).status).toBe(200);
     expect((await cluster.http("GET", "/apis", { token })).status).toBe(200);
