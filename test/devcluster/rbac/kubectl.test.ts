@@ -85,6 +85,17 @@ describe("kubectl with RBAC", () => {
     expect(got).toMatchObject({ code: 0, stdout: "1" });
   });
 
+  it("auth can-i on non-resource URLs follows the bootstrap discovery roles", async () => {
+    expect(await cluster.kubectl(["auth", "can-i", "get", "/apis/apps"], robot)).toMatchObject({
+      code: 0,
+      stdout: "yes\n",
+    });
+    expect(await cluster.kubectl(["auth", "can-i", "get", "/metrics"], robot)).toMatchObject({
+      code: 1,
+      stdout: "no\n",
+    });
+  });
+
   it("auth can-i --list shows the Role's rules", async () => {
     const res = await cluster.kubectl(["auth", "can-i", "--list", "-n", "team"], robot);
     expect(res.code).toBe(0);
