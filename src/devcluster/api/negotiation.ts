@@ -1,7 +1,14 @@
-/** Content negotiation of responses: plain JSON, or a meta.k8s.io Table when the Accept header asks for one. */
+/**
+ * Content negotiation of responses: plain JSON, a meta.k8s.io Table, or metadata only
+ * (PartialObjectMetadata / PartialObjectMetadataList) when the Accept header asks for one.
+ */
+import type { MetadataApiVersion } from "./partial-metadata.ts";
 import { ApiError, failure } from "./status.ts";
 
-export type ResponseShape = { as: "object" } | { as: "Table"; apiVersion: string };
+export type ResponseShape =
+  | { as: "object" }
+  | { as: "Table"; apiVersion: string }
+  | { as: "Metadata"; apiVersion: MetadataApiVersion };
 
 /**
  * Reads the Accept header. Media ranges are tried in order; the first one the server can produce wins,
@@ -24,6 +31,15 @@ export function negotiate(accept: string | undefined): ResponseShape {
       (params.get("v") === "v1" || params.get("v") === "v1beta1")
     ) {
       return { as: "Table", apiVersion: `meta.k8s.io/${params.get("v")}` };
+    }
+    // Lenient on purpose: either name is taken for any verb (the real server wants the List form for lists).
+    const version = params.get("v");
+    if (
+      (as === "PartialObjectMetadata" || as === "PartialObjectMetadataList") &&
+      params.get("g") === "meta.k8s.io" &&
+      (version === "v1" || version === "v1beta1")
+    ) {
+      return { as: "Metadata", apiVersion: `meta.k8s.io/${version}` };
     }
   }
   throw new ApiError(

@@ -19,6 +19,7 @@ import type {
 } from "../rest/object-store.ts";
 import { gr } from "../rest/object-store.ts";
 import { negotiate, type ResponseShape } from "./negotiation.ts";
+import { partialObjectMetadata, partialObjectMetadataList } from "./partial-metadata.ts";
 import { readScale, scaleOf, writeScale } from "./scale.ts";
 import { ApiError, badRequest, failure, methodNotSupported, resourceNotServed } from "./status.ts";
 import { toTable } from "./table.ts";
@@ -87,6 +88,9 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           apiVersion: shape.apiVersion,
         });
         return sendJson(ctx.res, 200, JSON.stringify(table));
+      }
+      if (shape.as === "Metadata") {
+        return sendJson(ctx.res, 200, partialObjectMetadataList(listMetaOf(page), page.items, shape.apiVersion));
       }
       return sendJson(ctx.res, 200, listJson(served, page));
     }
@@ -361,11 +365,15 @@ function listJson(
   served: ServedResource,
   page: { items: string[]; resourceVersion: string; continue?: string; remainingItemCount?: number },
 ): string {
+  // Items are already serialized: splice them in rather than parse and re-serialize (the list fast path).
+  return `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(groupVersion(served))},"metadata":${JSON.stringify(listMetaOf(page))},"items":[${page.items.join(",")}]}`;
+}
+
+function listMetaOf(page: { resourceVersion: string; continue?: string; remainingItemCount?: number }) {
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
   if (page.continue) meta["continue"] = page.continue;
   if (page.remainingItemCount !== undefined) meta["remainingItemCount"] = page.remainingItemCount;
-  // Items are already serialized: splice them in rather than parse and re-serialize (the list fast path).
-  return `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(groupVersion(served))},"metadata":${JSON.stringify(meta)},"items":[${page.items.join(",")}]}`;
+  return meta;
 }
 
 function sendObject(
@@ -382,7 +390,7 @@ function sendObject(
     sendJson(res, code, JSON.stringify(table));
     return;
   }
-  sendJson(res, code, data);
+  sendJson(res, code, shape.as === "Metadata" ? partialObjectMetadata(data, shape.apiVersion) : data);
 }
 
 function sendJson(res: ServerResponse, code: number, body: string): void {

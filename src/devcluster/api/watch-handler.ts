@@ -19,6 +19,7 @@ import { groupVersion, type JsonObject, type ServedResource } from "../registry/
 import type { RequestContext } from "../request/pipeline.ts";
 import type { ListQuery, ObjectStore } from "../rest/object-store.ts";
 import type { ResponseShape } from "./negotiation.ts";
+import { partialObjectMetadata } from "./partial-metadata.ts";
 import { badRequest } from "./status.ts";
 import { type IncludeObject, toTable } from "./table.ts";
 
@@ -85,6 +86,7 @@ export function serveWatch(
 
   let tableHeadersSent = false;
   const encode = (object: string): string => {
+    if (shape.as === "Metadata") return partialObjectMetadata(object, shape.apiVersion);
     if (shape.as !== "Table") return object;
     const obj = JSON.parse(object) as JsonObject;
     const table = toTable(
@@ -121,9 +123,8 @@ export function serveWatch(
     const bookmark = (annotations?: Record<string, string>) => {
       const metadata: Record<string, unknown> = { resourceVersion: String(deps.store.storage.currentRevision()) };
       if (annotations) metadata["annotations"] = annotations;
-      write(
-        `{"type":"BOOKMARK","object":${JSON.stringify({ kind: served.kind, apiVersion: groupVersion(served), metadata })}}\n`,
-      );
+      const object = JSON.stringify({ kind: served.kind, apiVersion: groupVersion(served), metadata });
+      write(`{"type":"BOOKMARK","object":${shape.as === "Metadata" ? encode(object) : object}}\n`);
     };
 
     stopWatch = deps.store.watch(
