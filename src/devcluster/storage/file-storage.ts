@@ -217,7 +217,14 @@ export class FileStorage implements Storage {
       warn,
     );
     // A log already past the threshold (a long run, or a lowered threshold) is compacted at once.
-    if (logBytes >= storage.snapshotThreshold) await storage.startSnapshot();
+    if (logBytes >= storage.snapshotThreshold) {
+      try {
+        await storage.startSnapshot();
+      } catch (err) {
+        await storage.segment.close();
+        throw err;
+      }
+    }
     return storage;
   }
 
@@ -394,7 +401,13 @@ export class FileStorage implements Storage {
         break;
       }
       this.logBytes += bytes.length;
-      for (const op of batch) this.apply(op);
+      try {
+        for (const op of batch) this.apply(op);
+      } catch (err) {
+        // A durable record the in-memory store refuses is a bug: stop rather than serve a diverged state.
+        this.fail(err, batch);
+        break;
+      }
       if (this.logBytes >= this.snapshotThreshold && !this.snapshotRun) {
         try {
           await this.startSnapshot();
@@ -444,7 +457,12 @@ export class FileStorage implements Storage {
   private async startSnapshot(): Promise<void> {
     const seq = this.segmentSeq + 1;
     const next = await open(join(this.dir, segmentName(seq)), "a", 0o600);
-    await syncDir(this.dir);
+    try {
+      await syncDir(this.dir);
+    } catch (err) {
+      await next.close();
+      throw err;
+    }
     const old = this.segment;
     this.segment = next;
     this.segmentSeq = seq;
