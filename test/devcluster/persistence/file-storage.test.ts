@@ -1,4 +1,13 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -231,6 +240,41 @@ describe("FileStorage", () => {
     const file = join(tempDir(), "a-file");
     writeFileSync(file, "");
     await expect(FileStorage.open(file)).rejects.toThrow(/data dir .*a-file cannot be used/);
+  });
+
+  it("fails the batch and every later write when the log cannot be written, and stays readable", async () => {
+    const warnings: string[] = [];
+    const store = await openStore(tempDir(), { onWarning: (m) => warnings.push(m) });
+    const a = await store.create("/configmaps", "default/a", (rev) => obj("a", rev));
+    // Pull the log file out from under the store: the next write fails as a full or broken disk would.
+    await (store as unknown as { segment: { close(): Promise<void> } }).segment.close();
+    await expect(store.create("/configmaps", "default/b", (rev) => obj("b", rev))).rejects.toThrow(
+      /storage write failed/,
+    );
+    await expect(store.update("/configmaps", "default/a", a.rev, (rev) => obj("a", rev))).rejects.toThrow(
+      /storage write failed/,
+    );
+    expect(store.get("/configmaps", "default/a")).toEqual(a);
+    expect(store.get("/configmaps", "default/b")).toBeUndefined();
+    expect(warnings.join("\n")).toMatch(/no further writes accepted/);
+  });
+
+  it("leaves no file open in the data dir once closed, snapshots included", async () => {
+    const dir = tempDir();
+    const store = await openStore(dir, { snapshotThresholdBytes: 1 });
+    for (let i = 0; i < 3; i++) await store.create("/configmaps", `default/cm-${i}`, (rev) => obj(`cm-${i}`, rev));
+    const openInDir = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
+        } catch {
+          return false;
+        }
+      }).length;
+    expect(openInDir()).toBeGreaterThan(0);
+    await closeStore(store);
+    expect(openInDir()).toBe(0);
+    expect(readdirSync(dir)).not.toContain("LOCK");
   });
 
   it("persists a dropped bucket, and a key of it can be created again at once", async () => {
