@@ -1,7 +1,8 @@
 /**
  * The default ClusterRoles and ClusterRoleBindings kube-apiserver creates at start-up
  * (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go) that operators and kubectl rely on:
- * cluster-admin for system:masters, discovery, basic-user (access reviews), public-info-viewer, and the
+ * cluster-admin for system:masters, discovery, basic-user (access reviews), public-info-viewer,
+ * auth-delegator (unbound: TokenReview and SubjectAccessReview for delegating components), and the
  * aggregated admin/edit/view user-facing roles with their `system:aggregate-to-*` parts.
  *
  * ## Guarantees
@@ -72,6 +73,13 @@ const CLUSTER_ROLES: RoleSpec[] = [
   {
     name: "system:public-info-viewer",
     rules: [urls(["get"], ["/healthz", "/livez", "/readyz", "/version", "/version/"])],
+  },
+  {
+    name: "system:auth-delegator",
+    rules: [
+      rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+      rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+    ],
   },
   { name: "admin", aggregateFrom: "admin" },
   { name: "edit", aggregateFrom: "edit", labels: aggregateTo("admin") },

@@ -25,6 +25,7 @@ import type { Stage } from "../request/pipeline.ts";
 import { isReviewRequest, reviewResources, serveReview } from "./access-reviews.ts";
 import { type AuthUser, attributesOf, forbiddenError } from "./attributes.ts";
 import { ensureBootstrapPolicy } from "./bootstrap-policy.ts";
+import { delegatedReviewResources, isDelegatedReviewRequest, serveDelegatedReview } from "./delegated-reviews.ts";
 import { escalationValidator, isRbacWrite, requestUser } from "./escalation.ts";
 import { impersonationStage } from "./impersonation.ts";
 import { RbacAuthorizer } from "./rbac-authorizer.ts";
@@ -49,7 +50,7 @@ export async function installRbac(deps: RbacDeps): Promise<Rbac> {
   const authorizer = new RbacAuthorizer(deps.api);
   const tokens = new ServiceAccountTokens(deps.api);
   await ensureBootstrapPolicy(deps.api);
-  for (const served of reviewResources()) deps.registry.add(served);
+  for (const served of [...reviewResources(), ...delegatedReviewResources()]) deps.registry.add(served);
   deps.api.store.validators.push(escalationValidator(authorizer));
   deps.authenticator.verifiers.push((token) => tokens.authenticate(token));
   // As kube-apiserver with RBAC: no token means system:anonymous, which RBAC then answers (403, not 401).
@@ -59,7 +60,7 @@ export async function installRbac(deps: RbacDeps): Promise<Rbac> {
     0,
     impersonationStage(authorizer),
     authorizationStage(authorizer),
-    authApisStage(deps.api, tokens, authorizer),
+    authApisStage(deps, tokens, authorizer),
   );
   return { authorizer, tokens };
 }
@@ -76,10 +77,11 @@ export function authorizationStage(authorizer: RbacAuthorizer): Stage {
   };
 }
 
-function authApisStage(api: InProcessApi, tokens: ServiceAccountTokens, authorizer: RbacAuthorizer): Stage {
+function authApisStage(deps: RbacDeps, tokens: ServiceAccountTokens, authorizer: RbacAuthorizer): Stage {
   return async (ctx, next) => {
-    if (isTokenRequest(ctx)) return serveTokenRequest(ctx, api, tokens);
+    if (isTokenRequest(ctx)) return serveTokenRequest(ctx, deps.api, tokens);
     if (isReviewRequest(ctx)) return serveReview(ctx, authorizer);
+    if (isDelegatedReviewRequest(ctx)) return serveDelegatedReview(ctx, deps.authenticator, authorizer);
     return next();
   };
 }

@@ -1,0 +1,101 @@
+/** TokenReview and (Local)SubjectAccessReview: what a protected metrics endpoint asks the API server. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RbacCluster, startRbacCluster } from "./support.ts";
+
+let cluster: RbacCluster;
+let proxy: string;
+let robot: string;
+
+beforeAll(async () => {
+  cluster = await startRbacCluster();
+  proxy = await cluster.serviceAccountToken("ops", "metrics-proxy");
+  robot = await cluster.serviceAccountToken("team", "robot");
+  await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+    body: {
+      metadata: { name: "metrics-proxy" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:auth-delegator" },
+      subjects: [{ kind: "ServiceAccount", name: "metrics-proxy", namespace: "ops" }],
+    },
+  });
+  await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings", {
+    body: {
+      metadata: { name: "robot-view" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+      subjects: [{ kind: "ServiceAccount", name: "robot" }],
+    },
+  });
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+const tokenReview = (token: string, as: string) =>
+  cluster.http("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
+    token: as,
+    body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token } },
+  });
+
+describe("delegated reviews", () => {
+  it("TokenReview names the user behind a token, and says so when a token is not valid", async () => {
+    const good = await tokenReview(robot, proxy);
+    expect(good.status).toBe(201);
+    expect(good.body.status.authenticated).toBe(true);
+    expect(good.body.status.user.username).toBe("system:serviceaccount:team:robot");
+    expect(good.body.status.user.groups).toContain("system:serviceaccounts:team");
+    const bad = await tokenReview("nonsense", proxy);
+    expect(bad.body.status.authenticated).toBeUndefined();
+    expect(bad.body.status.error).toBe("invalid bearer token");
+  });
+
+  it("needs create on tokenreviews (system:auth-delegator)", async () => {
+    const res = await tokenReview(proxy, robot);
+    expect(res.status).toBe(403);
+    expect(res.body.message).toBe(
+      'tokenreviews.authentication.k8s.io is forbidden: User "system:serviceaccount:team:robot" cannot create resource "tokenreviews" in API group "authentication.k8s.io" at the cluster scope',
+    );
+  });
+
+  it("SubjectAccessReview answers for the user it names", async () => {
+    const ask = (verb: string) =>
+      cluster.http("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        token: proxy,
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SubjectAccessReview",
+          spec: {
+            user: "system:serviceaccount:team:robot",
+            groups: ["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"],
+            resourceAttributes: { namespace: "team", verb, resource: "pods" },
+          },
+        },
+      });
+    const yes = await ask("list");
+    expect(yes.body.status.allowed).toBe(true);
+    expect(yes.body.status.reason).toBe(
+      'RBAC: allowed by RoleBinding "robot-view/team" of ClusterRole "view" to ServiceAccount "robot/team"',
+    );
+    expect((await ask("delete")).body.status).toEqual({ allowed: false });
+  });
+
+  it("LocalSubjectAccessReview must ask about its own namespace", async () => {
+    const res = await cluster.http("POST", "/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews", {
+      body: {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "LocalSubjectAccessReview",
+        metadata: { namespace: "team" },
+        spec: { user: "someone", resourceAttributes: { namespace: "other", verb: "get", resource: "pods" } },
+      },
+    });
+    expect(res.status).toBe(422);
+    const ok = await cluster.http("POST", "/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews", {
+      body: {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "LocalSubjectAccessReview",
+        metadata: { namespace: "team" },
+        spec: { user: "someone", resourceAttributes: { namespace: "team", verb: "get", resource: "pods" } },
+      },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body.status).toEqual({ allowed: false });
+  });
+});
