@@ -34,6 +34,12 @@ export interface WatchOptions<T extends KubeObject = KubeObject> {
   labelSelector?: string;
   fieldSelector?: string;
   predicates?: Predicate<T>[];
+  /**
+   * Cache only metadata (PartialObjectMetadata): for `owns`/`watches` of kinds whose spec and
+   * status the reconcile never reads, e.g. owned Secrets or Pods. `ctx.cache(kind)` then holds
+   * objects with `metadata` only. A kind watched both ways gets two informers.
+   */
+  metadataOnly?: boolean;
 }
 
 /** Options of the controller as a whole. */
@@ -166,7 +172,12 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
 
   private scope(kind: ResourceKind, options: WatchOptions<never>) {
     const namespace = kind.namespaced ? (options.namespace ?? this.env.namespace) : undefined;
-    return { namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
+    return {
+      namespace,
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      metadataOnly: options.metadataOnly ?? false,
+    };
   }
 }
 

@@ -49,7 +49,7 @@ import { type Check, checksHandler, HttpEndpoints, type RouteHandler } from "./h
 import type { InformerOptions } from "./informer.ts";
 import { LeaderElector } from "./leader-election.ts";
 import { RuntimeMetrics } from "./metrics.ts";
-import { SharedInformerFactory } from "./shared-informers.ts";
+import { clientListerWatchers, SharedInformerFactory } from "./shared-informers.ts";
 
 /** The coordination.k8s.io/v1 Lease kind used for leader election. */
 export const LEASE_KIND: ResourceKind<Lease> = {
@@ -161,7 +161,7 @@ export class Manager {
       throw new Error("a manager needs a client or a client config");
     }
     this.informers = new SharedInformerFactory({
-      listerWatcherFor: (kind, scope) => this.client.resource(kind, scope.namespace),
+      listerWatcherFor: clientListerWatchers(this.client),
       logger: this.logger,
       informerDefaults: options.informerDefaults,
     });

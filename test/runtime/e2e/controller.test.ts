@@ -187,6 +187,56 @@ describe("ensureCrds", () => {
   });
 });
 
+describe("metadata-only watches", () => {
+  it("caches owned children as PartialObjectMetadata and still maps their deletion to the owner", async () => {
+    const mgr = newManager({ namespace: "default" });
+    const seenChildren: unknown[] = [];
+    mgr
+      .controller(Widget)
+      .owns(ConfigMap, { metadataOnly: true })
+      .reconcile(async (target, ctx) => {
+        if (isDeleted(target)) return undefined;
+        const name = `${ctx.key.name}-meta`;
+        const cached = ctx.cache(ConfigMap).get(`${ctx.key.namespace}/${name}`);
+        if (cached) seenChildren.push(cached);
+        else {
+          const child = ctx.adopt<ConfigMapObject>({
+            metadata: { name, namespace: ctx.key.namespace },
+            data: { big: "x" },
+          });
+          await ctx.client
+            .resource(ConfigMap, ctx.key.namespace)
+            .create(child)
+            .catch((err) => {
+              if (!isAlreadyExists(err)) throw err;
+            });
+        }
+        return undefined;
+      });
+    const run = mgr.start();
+    try {
+      const widgets = cluster.client.resource(Widget, "default");
+      const configMaps = cluster.client.resource(ConfigMap, "default");
+      await widgets.create({ metadata: { name: "meta" }, spec: { size: 1 } } as Widget);
+      await eventuallyAsync(async () => (await configMaps.get("meta-meta")).data?.big === "x", "child created");
+      // The child's creation reconciles the owner, which now finds it in the metadata-only cache.
+      await eventuallyAsync(async () => seenChildren.length > 0, "child seen in the cache");
+      expect(seenChildren[0]).toMatchObject({ kind: "PartialObjectMetadata", metadata: { name: "meta-meta" } });
+      expect((seenChildren[0] as ConfigMapObject).data).toBeUndefined();
+      // A deleted child is recreated: the metadata-only watch still maps it to its owner.
+      const before = (await configMaps.get("meta-meta")).metadata?.uid;
+      await configMaps.delete("meta-meta");
+      await eventuallyAsync(
+        async () => (await configMaps.get("meta-meta")).metadata?.uid !== before,
+        "child recreated",
+      );
+    } finally {
+      await mgr.stop();
+      await run;
+    }
+  });
+});
+
 async function eventuallyAsync(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
