@@ -19,7 +19,7 @@ import { ApiError, failure } from "../api/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import type { ObjectValidator } from "../rest/object-store.ts";
 import type { AuthUser } from "./attributes.ts";
-import { type PolicyRule, type RbacAuthorizer, SYSTEM_MASTERS } from "./rbac-authorizer.ts";
+import { aggregate, type PolicyRule, type RbacAuthorizer, SYSTEM_MASTERS } from "./rbac-authorizer.ts";
 
 const RBAC = "rbac.authorization.k8s.io";
 
@@ -104,7 +104,8 @@ function confirmNoEscalation(
   if (missing.length === 0) return;
   const descriptions = [...new Set(compactRules(missing).map(compactString))].sort();
   let message = `user ${JSON.stringify(user.username)} (groups=${goQuoteList(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${descriptions.join("\n")}`;
-  if (owned.errors.length > 0) message += `; resolution errors: [${owned.errors.join(" ")}]`;
+  // RulesFor returns one aggregate error; `%v` of the one-element slice holding it adds the brackets.
+  if (owned.errors.length > 0) message += `; resolution errors: [${aggregate(owned.errors)}]`;
   throw forbidden(served, name, message);
 }
 

@@ -19,7 +19,7 @@
  *
  * ## Caveats
  * - A ClusterRole with an `aggregationRule` is evaluated with the rules of the ClusterRoles its
- *   selectors match, at evaluation time; a real cluster's aggregation controller writes those rules into
+ *   selectors match (recursively: admin includes edit includes view), at evaluation time; a real cluster's aggregation controller writes those rules into
  *   the object instead (reading the aggregated role here shows its own `rules` only).
  */
 import type { InProcessApi, ResourceRef } from "../in-process-api.ts";
@@ -256,19 +256,24 @@ export class RbacAuthorizer {
     return { rules: [], error: `unsupported role reference kind: ${quote(kind)}` };
   }
 
-  private withAggregation(role: JsonObject): PolicyRule[] {
+  /**
+   * A ClusterRole's rules with those of the ClusterRoles its aggregationRule selects, themselves
+   * aggregated (admin selects edit, which selects view): what the aggregation controller would have
+   * written into it. `visiting` breaks selection cycles.
+   */
+  private withAggregation(role: JsonObject, visiting = new Set<string>()): PolicyRule[] {
     const selectors = ((role["aggregationRule"] as { clusterRoleSelectors?: unknown[] } | undefined)
       ?.clusterRoleSelectors ?? []) as LabelSelectorJson[];
     if (selectors.length === 0) return rulesOf(role);
+    visiting.add(nameOf(role));
     const rules = [...rulesOf(role)];
-    const seen = new Set<string>([nameOf(role)]);
     for (const other of this.allClusterRoles()) {
-      if (seen.has(nameOf(other))) continue;
+      if (visiting.has(nameOf(other))) continue;
       const labels = (other.metadata?.["labels"] ?? {}) as Record<string, string>;
       if (!selectors.some((s) => matchesLabels(requirementsOf(s), labels))) continue;
-      seen.add(nameOf(other));
-      rules.push(...rulesOf(other));
+      rules.push(...this.withAggregation(other, visiting));
     }
+    visiting.delete(nameOf(role));
     return rules;
   }
 }
@@ -353,6 +358,6 @@ function quote(s: string): string {
 }
 
 /** utilerrors.NewAggregate's message: one error as is, several in brackets. */
-function aggregate(errors: string[]): string {
+export function aggregate(errors: string[]): string {
   return errors.length === 1 ? errors[0]! : `[${errors.join(", ")}]`;
 }

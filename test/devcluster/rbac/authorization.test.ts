@@ -183,6 +183,26 @@ describe("bindings and roles", () => {
     expect((await list()).status).toBe(200);
   });
 
+  it("aggregates ClusterRoles transitively: admin includes edit, which includes view", async () => {
+    const t = await cluster.serviceAccountToken("admins", "a");
+    await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/admins/rolebindings", {
+      body: {
+        metadata: { name: "admin" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+        subjects: [{ kind: "ServiceAccount", name: "a", namespace: "admins" }],
+      },
+    });
+    expect((await cluster.http("GET", "/api/v1/namespaces/admins/pods", { token: t })).status).toBe(200);
+    const write = await cluster.http("POST", "/api/v1/namespaces/admins/configmaps", {
+      token: t,
+      body: { metadata: { name: "c" } },
+    });
+    expect(write.status).toBe(201);
+    expect(
+      (await cluster.http("GET", "/apis/rbac.authorization.k8s.io/v1/namespaces/admins/roles", { token: t })).status,
+    ).toBe(200);
+  });
+
   it("matches */scale rules against every resource's scale subresource", async () => {
     const t = await cluster.serviceAccountToken("scalers", "s");
     await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {

@@ -118,6 +118,24 @@ describe("RBAC escalation checks", () => {
     expect(res.status).toBe(201);
   });
 
+  it("appends the errors met resolving the user's own rules", async () => {
+    await cluster.http("POST", `${RBAC}/namespaces/esc/rolebindings`, {
+      body: {
+        metadata: { name: "dangling" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "missing" },
+        subjects: [{ kind: "ServiceAccount", name: "sa" }],
+      },
+    });
+    const res = await cluster.http("POST", `${RBAC}/namespaces/esc/roles`, {
+      token,
+      body: role("nodes", [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] }]),
+    });
+    expect(res.body.message).toBe(
+      `roles.rbac.authorization.k8s.io "nodes" is forbidden: ${USER} is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["nodes"], Verbs:["get"]}; resolution errors: [role.rbac.authorization.k8s.io "missing" not found]`,
+    );
+    await cluster.http("DELETE", `${RBAC}/namespaces/esc/rolebindings/dangling`);
+  });
+
   it("leaves the admin and in-process callers unchecked", async () => {
     const res = await cluster.http("POST", `${RBAC}/namespaces/esc/roles`, {
       body: role("admin-made", [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }]),
