@@ -105,8 +105,6 @@ const CLUSTER_ROLES: RoleSpec[] = [
         [""],
         [
           "configmaps",
-          "endpoints",
-          "events",
           "persistentvolumeclaims",
           "replicationcontrollers",
           "replicationcontrollers/scale",
@@ -135,7 +133,6 @@ const CLUSTER_ROLES: RoleSpec[] = [
       rule(WRITE, ["batch"], ["cronjobs", "jobs"]),
       rule(WRITE, ["policy"], ["poddisruptionbudgets"]),
       rule(WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
-      rule(WRITE, ["coordination.k8s.io"], ["leases"]),
     ],
   },
   {
