@@ -191,7 +191,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const faults = new FaultInjector({ storage, signal: abort.signal });
   routes.set(FAULTS_PATH, faultsEndpoint(faults));
   const stages: Stage[] = [requestInfoStage, authenticationStage(authenticator), faults.stage, handler];
-  if (options.rbac) await installRbac({ api, registry, authenticator, stages });
+  if (options.rbac) await installRbac({ api, registry, authenticator, stages, adminToken: token });
   const pipeline = composePipeline(stages);
 
   // Every open watch listens for the server's stop: thousands of watchers are normal, not a leak.

@@ -18,6 +18,7 @@
  * - Writes of Roles and bindings are checked for escalation (escalation.ts): granting rules one does
  *   not hold needs `escalate` (roles) or `bind` (the referenced role).
  */
+import { createHmac } from "node:crypto";
 import type { InProcessApi } from "../in-process-api.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import type { TokenAuthenticator } from "../request/authentication.ts";
@@ -38,6 +39,11 @@ export interface RbacDeps {
   authenticator: TokenAuthenticator;
   /** The server's pipeline stages; the last one is the handler. */
   stages: Stage[];
+  /**
+   * The admin token, the secret ServiceAccount tokens are signed with a key derived from: a server
+   * restarted with the same token (`--data-dir` keeps it) still accepts the tokens it issued.
+   */
+  adminToken: string;
 }
 
 export interface Rbac {
@@ -48,7 +54,7 @@ export interface Rbac {
 /** Turns RBAC on for a server being started. */
 export async function installRbac(deps: RbacDeps): Promise<Rbac> {
   const authorizer = new RbacAuthorizer(deps.api);
-  const tokens = new ServiceAccountTokens(deps.api);
+  const tokens = new ServiceAccountTokens(deps.api, signingKeyFrom(deps.adminToken));
   await ensureBootstrapPolicy(deps.api);
   for (const served of [...reviewResources(), ...delegatedReviewResources()]) deps.registry.add(served);
   deps.api.store.validators.push(escalationValidator(authorizer));
@@ -63,6 +69,15 @@ export async function installRbac(deps: RbacDeps): Promise<Rbac> {
     authApisStage(deps, tokens, authorizer),
   );
   return { authorizer, tokens };
+}
+
+/**
+ * The ServiceAccount token signing key: HMAC-SHA256 of a fixed label under the admin token. Whoever
+ * holds the admin token is cluster admin anyway, so deriving from it gives away nothing, and the key
+ * lives as long as the token does.
+ */
+function signingKeyFrom(adminToken: string): Buffer {
+  return createHmac("sha256", adminToken).update("capstan serviceaccount token signing key").digest();
 }
 
 /** Answers 403 unless the authorizer allows the request. */

@@ -8,11 +8,12 @@
  *   `system:serviceaccounts:<ns>` and `system:authenticated`, only while its signature checks, it has
  *   not expired, one of its audiences is the server's, and the ServiceAccount it names still exists with
  *   the same uid (deleting the ServiceAccount revokes its tokens, as on a real server).
- * - The signing key lives only in this process: tokens of a previous server instance are refused.
+ * - Tokens are only accepted by a server with the same signing key (rbac.ts derives it from the admin
+ *   token, so a restart with `--data-dir`, which keeps the token, keeps accepting them).
  *
  * ## Caveats
- * - Signed with HMAC-SHA256 (`alg: HS256`) under a random per-server key, not RS256 with a published
- *   key: nothing outside the server (OIDC discovery, TokenReview by others) can verify them.
+ * - Signed with HMAC-SHA256 (`alg: HS256`), not RS256 with a published key: nothing outside the
+ *   server can verify them (no OIDC discovery); TokenReview is the way to check one.
  */
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { InProcessApi } from "../in-process-api.ts";
@@ -53,10 +54,10 @@ function base64url(data: Buffer | string): string {
 
 /** Issues and verifies the server's ServiceAccount tokens. */
 export class ServiceAccountTokens {
-  private readonly key = randomBytes(KEY_BYTES);
-
   constructor(
     private readonly api: InProcessApi,
+    /** The HMAC key; random (tokens die with the process) unless the caller keeps one. */
+    private readonly key: Buffer = randomBytes(KEY_BYTES),
     readonly issuer = DEFAULT_ISSUER,
     readonly audiences: string[] = [DEFAULT_ISSUER],
     /** The clock, seconds since the epoch (tests move it). */
