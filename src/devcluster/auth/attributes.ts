@@ -58,7 +58,7 @@ export function forbiddenMessage(attributes: Attributes): string {
     : `${what} in the namespace ${JSON.stringify(attributes.namespace)}`;
 }
 
-/** Go's `%q`-free HTML escaping the real server applies to the message (a message must never read as markup). */
+/** The responsewriters sanitizer: `&`, `<`, `>` escaped so that a message never reads as markup. */
 function sanitize(message: string): string {
   return message.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
