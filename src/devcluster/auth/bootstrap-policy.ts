@@ -12,6 +12,8 @@
  *   `rbac.authorization.kubernetes.io/autoupdate: "true"` annotation, as the real ones do.
  *
  * ## Caveats
+ * - admin/edit/view are created with the aggregated rules of the bootstrap parts; ClusterRoles labelled
+ *   `aggregate-to-*` later are not written into them (the authorizer still includes them).
  * - The aggregate-to-* rules cover the groups of the bootstrap policy; kinds this devcluster does not
  *   serve are named anyway (a rule for an unserved resource is harmless).
  */
@@ -226,9 +228,23 @@ export function bootstrapClusterRoles(): JsonObject[] {
     if (spec.aggregateFrom) {
       role["aggregationRule"] = { clusterRoleSelectors: [{ matchLabels: aggregateTo(spec.aggregateFrom) }] };
     }
-    role["rules"] = spec.rules ?? [];
+    role["rules"] = spec.aggregateFrom ? aggregatedRules(spec.aggregateFrom) : (spec.rules ?? []);
     return role;
   });
+}
+
+/**
+ * The rules the aggregation controller writes into an aggregated bootstrap role at start-up: those of
+ * every bootstrap role labelled `aggregate-to-<target>`, aggregated in turn (edit carries view's).
+ */
+function aggregatedRules(target: string): PolicyRule[] {
+  const label = Object.keys(aggregateTo(target))[0]!;
+  const rules: PolicyRule[] = [];
+  for (const spec of CLUSTER_ROLES) {
+    if (spec.labels?.[label] !== "true") continue;
+    rules.push(...(spec.aggregateFrom ? aggregatedRules(spec.aggregateFrom) : (spec.rules ?? [])));
+  }
+  return rules;
 }
 
 /** The bootstrap ClusterRoleBindings, as objects. */

@@ -203,6 +203,37 @@ describe("bindings and roles", () => {
     ).toBe(200);
   });
 
+  it("creates view/edit/admin with their aggregated rules written in, as the aggregation controller would", async () => {
+    const view = await cluster.http("GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/view");
+    expect(view.body.rules).toContainEqual({
+      verbs: ["get", "list", "watch"],
+      apiGroups: [""],
+      resources: ["namespaces"],
+    });
+    const admin = await cluster.http("GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/admin");
+    expect(admin.body.rules).toEqual(expect.arrayContaining(view.body.rules));
+  });
+
+  it("extends admin with a ClusterRole labelled aggregate-to-view created later (through edit and view)", async () => {
+    const t = await cluster.serviceAccountToken("crd-admins", "a");
+    await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/crd-admins/rolebindings", {
+      body: {
+        metadata: { name: "admin" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+        subjects: [{ kind: "ServiceAccount", name: "a", namespace: "crd-admins" }],
+      },
+    });
+    const path = "/api/v1/namespaces/crd-admins/podtemplates";
+    expect((await cluster.http("GET", path, { token: t })).status).toBe(403);
+    await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+      body: {
+        metadata: { name: "podtemplates-view", labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" } },
+        rules: [{ apiGroups: [""], resources: ["podtemplates"], verbs: ["list"] }],
+      },
+    });
+    expect((await cluster.http("GET", path, { token: t })).status).not.toBe(403);
+  });
+
   it("matches */scale rules against every resource's scale subresource", async () => {
     const t = await cluster.serviceAccountToken("scalers", "s");
     await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
