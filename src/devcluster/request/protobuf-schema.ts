@@ -54,6 +54,11 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     4: ["uid", "s"],
   },
   "authentication.SelfSubjectReview": { 1: ["metadata", "m", "meta.ObjectMeta"] },
+  "authentication.TokenReview": {
+    1: ["metadata", "m", "meta.ObjectMeta"],
+    2: ["spec", "m", "authentication.TokenReviewSpec"],
+  },
+  "authentication.TokenReviewSpec": { 1: ["token", "s"], 2: ["audiences", "s", undefined, 1] },
   "authentication.TokenRequest": {
     1: ["metadata", "m", "meta.ObjectMeta"],
     2: ["spec", "m", "authentication.TokenRequestSpec"],
@@ -65,6 +70,10 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
   },
   "authorization.FieldSelectorAttributes": { 1: ["rawSelector", "s"] },
   "authorization.LabelSelectorAttributes": { 1: ["rawSelector", "s"] },
+  "authorization.LocalSubjectAccessReview": {
+    1: ["metadata", "m", "meta.ObjectMeta"],
+    2: ["spec", "m", "authorization.SubjectAccessReviewSpec"],
+  },
   "authorization.NonResourceAttributes": { 1: ["path", "s"], 2: ["verb", "s"] },
   "authorization.ResourceAttributes": {
     1: ["namespace", "s"],
@@ -76,6 +85,18 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     7: ["name", "s"],
     8: ["fieldSelector", "m", "authorization.FieldSelectorAttributes"],
     9: ["labelSelector", "m", "authorization.LabelSelectorAttributes"],
+  },
+  "authorization.SubjectAccessReview": {
+    1: ["metadata", "m", "meta.ObjectMeta"],
+    2: ["spec", "m", "authorization.SubjectAccessReviewSpec"],
+  },
+  // extra (5, map of ExtraValue messages) is not decoded: its JSON form is not its message form.
+  "authorization.SubjectAccessReviewSpec": {
+    1: ["resourceAttributes", "m", "authorization.ResourceAttributes"],
+    2: ["nonResourceAttributes", "m", "authorization.NonResourceAttributes"],
+    3: ["user", "s"],
+    4: ["groups", "s", undefined, 1],
+    6: ["uid", "s"],
   },
   "authorization.SelfSubjectAccessReview": {
     1: ["metadata", "m", "meta.ObjectMeta"],

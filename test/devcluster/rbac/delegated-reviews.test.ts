@@ -1,4 +1,5 @@
 /** TokenReview and (Local)SubjectAccessReview: what a protected metrics endpoint asks the API server. */
+import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RbacCluster, startRbacCluster } from "./support.ts";
 
@@ -98,4 +99,88 @@ describe("delegated reviews", () => {
     expect(ok.status).toBe(201);
     expect(ok.body.status).toEqual({ allowed: false });
   });
+
+  it("decodes a protobuf SubjectAccessReview as a Go client may send it", async () => {
+    const body = envelope(
+      "authorization.k8s.io/v1",
+      "SubjectAccessReview",
+      message([
+        [
+          2,
+          message([
+            [
+              1,
+              message([
+                [1, "team"],
+                [2, "list"],
+                [5, "pods"],
+              ]),
+            ],
+            [3, "system:serviceaccount:team:robot"],
+            [4, "system:serviceaccounts:team"],
+          ]),
+        ],
+      ]),
+    );
+    const agent = new Agent({ connect: { ca: cluster.server.caPem } });
+    let status: number;
+    let answer: { spec: unknown; status: { allowed: boolean } };
+    try {
+      const res = await request(`${cluster.server.url}/apis/authorization.k8s.io/v1/subjectaccessreviews`, {
+        method: "POST",
+        dispatcher: agent,
+        headers: {
+          authorization: `Bearer ${cluster.server.token}`,
+          "content-type": "application/vnd.kubernetes.protobuf",
+        },
+        body,
+      });
+      status = res.statusCode;
+      answer = (await res.body.json()) as typeof answer;
+    } finally {
+      await agent.close();
+    }
+    expect(status).toBe(201);
+    expect(answer.spec).toEqual({
+      resourceAttributes: { namespace: "team", verb: "list", resource: "pods" },
+      user: "system:serviceaccount:team:robot",
+      groups: ["system:serviceaccounts:team"],
+    });
+    expect(answer.status.allowed).toBe(true);
+  });
 });
+
+/** Protobuf wire encoding of the length-delimited fields these messages use. */
+function field(number: number, value: Buffer): Buffer {
+  return Buffer.concat([varint((number << 3) | 2), varint(value.length), value]);
+}
+
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  let v = n;
+  while (v >= 0x80) {
+    out.push((v & 0x7f) | 0x80);
+    v >>>= 7;
+  }
+  out.push(v);
+  return Buffer.from(out);
+}
+
+function message(fields: [number, string | Buffer][]): Buffer {
+  return Buffer.concat(fields.map(([n, v]) => field(n, typeof v === "string" ? Buffer.from(v) : v)));
+}
+
+/** The `k8s\0` + runtime.Unknown envelope kubectl and client-go send. */
+function envelope(apiVersion: string, kind: string, raw: Buffer): Buffer {
+  const typeMeta = message([
+    [1, apiVersion],
+    [2, kind],
+  ]);
+  return Buffer.concat([
+    Buffer.from([0x6b, 0x38, 0x73, 0x00]),
+    message([
+      [1, typeMeta],
+      [2, raw],
+    ]),
+  ]);
+}
