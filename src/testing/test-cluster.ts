@@ -52,6 +52,14 @@ export interface TestClusterOptions {
    * stays readable), or the `CAPSTAN_TEST_LOG` environment variable (`CAPSTAN_TEST_LOG=debug npx vitest`).
    */
   logLevel?: string;
+  /**
+   * Evaluate RBAC for every request not made with the admin credentials (`cluster.client` stays
+   * admin). Test an operator under exactly the rules `capstan generate rbac` derives: create its
+   * ServiceAccount, Role and binding, then a client with a token from `serviceaccounts/<sa>/token`.
+   */
+  rbac?: boolean;
+  /** Run the simulated kubelet and workload controllers (default true): pods become Running. */
+  kubelet?: boolean;
 }
 
 /**
@@ -133,7 +141,12 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const kubeconfigPath = join(dir, "kubeconfig");
   let server: ApiServer;
   try {
-    server = await startApiServer({ port: 0, kubeconfigPath });
+    server = await startApiServer({
+      port: 0,
+      kubeconfigPath,
+      rbac: options.rbac ?? false,
+      kubelet: options.kubelet ?? true,
+    });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

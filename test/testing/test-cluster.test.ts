@@ -44,6 +44,34 @@ function fakeOperator(name: string, behaviour: { fail?: Error; registerCrd?: boo
   };
 }
 
+describe("startTestCluster({ rbac: true })", () => {
+  it("evaluates RBAC for other users while its own client stays admin", async () => {
+    const cluster = await startTestCluster({ rbac: true });
+    try {
+      const asSa = ["--as=system:serviceaccount:default:robot"];
+      const denied = await cluster.kubectl(["auth", "can-i", "create", "configmaps", "-n", "default", ...asSa]);
+      expect(denied.stdout.trim()).toBe("no");
+      await cluster.kubectl(["create", "role", "cm-writer", "--verb=create", "--resource=configmaps", "-n", "default"]);
+      await cluster.kubectl([
+        "create",
+        "rolebinding",
+        "robot-cm",
+        "--role=cm-writer",
+        "--serviceaccount=default:robot",
+        "-n",
+        "default",
+      ]);
+      const allowed = await cluster.kubectl(["auth", "can-i", "create", "configmaps", "-n", "default", ...asSa]);
+      expect(allowed.stdout.trim()).toBe("yes");
+      await expect(
+        cluster.client.resource(ConfigMap, "default").create({ metadata: { name: "admin-made" } }),
+      ).resolves.toMatchObject({ metadata: { name: "admin-made" } });
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
+
 describe("startTestCluster", () => {
   let cluster: TestCluster;
   beforeEach(async () => {
