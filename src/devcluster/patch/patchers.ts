@@ -6,6 +6,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { ApiError, badRequest, failure, unsupportedMediaType } from "../api/status.ts";
+import { strategicMergePatchType } from "../apply/patch-types.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { goJsonSyntaxError } from "../request/json-syntax-error.ts";
 import { applyJsonPatch, decodeJsonPatch, JsonPatchError } from "./json-patch.ts";
@@ -125,6 +126,6 @@ export function defaultPatchTypes(): PatchTypes {
   const types = new PatchTypes();
   types.register(jsonPatchType);
   types.register(mergePatchType);
-  types.register(strategicMergeStandIn);
+  types.register(strategicMergePatchType);
   return types;
 }

@@ -99,6 +99,16 @@ describe("strategic merge patch content type", () => {
     expect(syntax.code).toBe(400);
   });
 
+  it("is what the server registers by default for built-in kinds", () => {
+    const patcher = defaultPatchTypes().resolve("application/strategic-merge-patch+json", deployments);
+    const out = patcher(
+      liveDeployment,
+      JSON.stringify({ spec: { template: { spec: { containers: [{ name: "sidecar", $patch: "delete" }] } } } }),
+      { served: deployments, query: query("") },
+    ) as Doc;
+    expect(out.spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual(["app"]);
+  });
+
   it("is refused for custom resources with the 415 listing what they accept", () => {
     const types = defaultPatchTypes();
     types.register(strategicMergePatchType);
