@@ -110,7 +110,7 @@ describe("custom resources", () => {
     });
     expect(res.status).toBe(415);
     expect(res.body.message).toBe(
-      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json",
+      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
     );
   });
 

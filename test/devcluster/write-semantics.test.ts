@@ -71,7 +71,7 @@ describe("patch", () => {
     expect(res.status).toBe(415);
     expect(res.body.reason).toBe("UnsupportedMediaType");
     expect(res.body.message).toBe(
-      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml",
     );
   });
 

@@ -3,6 +3,7 @@
  * its answer (JSON or Table, status codes as k8s.io/apiserver/pkg/endpoints/handlers give them).
  */
 import type { ServerResponse } from "node:http";
+import { applyCreate } from "../apply/patch-types.ts";
 import type { PatchTypes } from "../patch/patchers.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
@@ -149,14 +150,26 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
         );
         return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
       }
-      const data = await store.guaranteedUpdate(
-        served,
-        namespace,
-        name,
-        target,
-        (current) => patcher(current, body, context),
-        writeOptions,
-      );
+      const isApply = mediaType(ctx.req.headers["content-type"]) === "application/apply-patch+yaml";
+      let data: string;
+      try {
+        data = await store.guaranteedUpdate(
+          served,
+          namespace,
+          name,
+          target,
+          (current) => patcher(current, body, context),
+          writeOptions,
+        );
+      } catch (err) {
+        // Apply creates what does not exist yet (main resource only), as kube-apiserver does.
+        if (!(isApply && target === "main" && err instanceof ApiError && err.code === 404)) throw err;
+        const created = applyCreate(body, { ...context, name, namespace });
+        checkKind(served, created);
+        data = await store.create(served, namespace, created, writeOptions);
+        withWarnings();
+        return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
+      }
       withWarnings();
       return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
     }

@@ -191,6 +191,35 @@ export function applyPatch(current: JsonObject, body: string, context: PatchCont
   }
 }
 
+/**
+ * Server-side apply of a body to an object that does not exist yet: the object to create, owned by
+ * the applying manager (the real server's apply-create path). Name and namespace come from the URL
+ * when the body leaves them out.
+ */
+export function applyCreate(body: string, context: PatchContext & { name: string; namespace: string }): JsonObject {
+  const { manager, force } = applyOptionsOf(context.query);
+  const applied = decodeApplyBody(body);
+  const served = context.served;
+  try {
+    const result = applyConfiguration(undefined, applied, {
+      manager,
+      force,
+      type: applyTypeFor(served),
+      apiVersion: groupVersion(served),
+      kind: served.kind,
+      ...(served.subresources.status ? { ignored: statusResetFields() } : {}),
+    });
+    const obj = result.object as JsonObject;
+    const meta = (obj["metadata"] ??= {}) as Record<string, unknown>;
+    meta["name"] ??= context.name;
+    if (served.namespaced) meta["namespace"] ??= context.namespace;
+    return obj;
+  } catch (err) {
+    if (err instanceof ApplyError) throw new ApiError(err.status());
+    throw err;
+  }
+}
+
 export const applyPatchType: PatchType = {
   contentType: "application/apply-patch+yaml",
   appliesTo: () => true,

@@ -6,7 +6,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { ApiError, badRequest, failure, unsupportedMediaType } from "../api/status.ts";
-import { strategicMergePatchType } from "../apply/patch-types.ts";
+import { applyPatchType, strategicMergePatchType } from "../apply/patch-types.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { goJsonSyntaxError } from "../request/json-syntax-error.ts";
 import { applyJsonPatch, decodeJsonPatch, JsonPatchError } from "./json-patch.ts";
@@ -102,16 +102,6 @@ export const mergePatchType: PatchType = {
   },
 };
 
-/**
- * Stand-in for strategic merge on built-in kinds until part 2 lands the real one: merge-patch semantics
- * (lists replaced, not merged by key). Custom resources refuse it, as the real server does.
- */
-export const strategicMergeStandIn: PatchType = {
-  contentType: "application/strategic-merge-patch+json",
-  appliesTo: (served) => !served.custom,
-  patch: (current, patch, context) => mergePatchType.patch(current, patch, context),
-};
-
 /** Parses a YAML or JSON patch body (apply patches are YAML). Exported for part 2's apply patcher. */
 export function decodeYamlPatch(patch: string): unknown {
   try {
@@ -121,11 +111,12 @@ export function decodeYamlPatch(patch: string): unknown {
   }
 }
 
-/** The patch types of part 1. */
+/** The patch types a kube-apiserver accepts: JSON, merge, strategic merge (built-ins) and apply. */
 export function defaultPatchTypes(): PatchTypes {
   const types = new PatchTypes();
   types.register(jsonPatchType);
   types.register(mergePatchType);
   types.register(strategicMergePatchType);
+  types.register(applyPatchType);
   return types;
 }

@@ -3,7 +3,6 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { patchEnginesPlugin } from "../../../src/devcluster/apply/patch-types.ts";
 import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
 
 /** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
@@ -37,7 +36,8 @@ async function getJson(resource: string, name: string): Promise<Record<string, a
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "capstan-apply-"));
-  server = await startApiServer({ kubeconfigPath: join(dir, "kubeconfig"), plugins: [patchEnginesPlugin] });
+  // The server as users start it: strategic merge and server-side apply are on by default.
+  server = await startApiServer({ kubeconfigPath: join(dir, "kubeconfig") });
 });
 
 afterAll(async () => {
@@ -138,6 +138,18 @@ describe("kubectl against the patch engines", () => {
       fieldsV1: { "f:data": { "f:a": {} } },
     });
     expect(got.metadata.managedFields.map((e: { manager: string }) => e.manager)).not.toContain("alice");
+  });
+
+  it("apply --server-side creates an object that does not exist yet, owned by its field manager", async () => {
+    const yaml = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\ndata:\n  a: "1"\n`;
+    const created = await applyFile("fresh.yaml", yaml, "--server-side", "--field-manager=carol");
+    expect(created.stderr).toBe("");
+    expect(created.stdout).toContain("configmap/fresh serverside-applied");
+    const got = await getJson("configmap", "fresh");
+    expect(got.data).toEqual({ a: "1" });
+    expect(got.metadata.managedFields).toEqual([
+      expect.objectContaining({ manager: "carol", operation: "Apply", fieldsV1: { "f:data": { "f:a": {} } } }),
+    ]);
   });
 
   it("upgrades a client-side applied object to apply --server-side without conflicts", async () => {
