@@ -210,7 +210,8 @@ export function applyCreate(body: string, context: PatchContext & { name: string
       ...(served.subresources.status ? { ignored: statusResetFields() } : {}),
     });
     const obj = result.object as JsonObject;
-    const meta = (obj["metadata"] ??= {}) as Record<string, unknown>;
+    obj["metadata"] ??= {};
+    const meta = obj["metadata"] as Record<string, unknown>;
     meta["name"] ??= context.name;
     if (served.namespaced) meta["namespace"] ??= context.namespace;
     return obj;
