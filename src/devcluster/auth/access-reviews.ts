@@ -124,6 +124,20 @@ function reviewAttributes(user: AuthUser, spec: Record<string, unknown>): Attrib
       ]),
     );
   }
+  return attributesOfReview(user, resource, nonResource);
+}
+
+type ReviewAttributes = Record<string, string | undefined> | undefined;
+
+/**
+ * The authorization attributes an access review asks about (its validated `resourceAttributes` or
+ * `nonResourceAttributes`): shared by the self and the delegated (Local)SubjectAccessReviews.
+ */
+export function attributesOfReview(
+  user: AuthUser,
+  resource: ReviewAttributes,
+  nonResource: ReviewAttributes,
+): Attributes {
   if (nonResource) {
     return {
       user,
@@ -140,15 +154,15 @@ function reviewAttributes(user: AuthUser, spec: Record<string, unknown>): Attrib
   }
   return {
     user,
-    verb: resource!["verb"] ?? "",
+    verb: resource?.["verb"] ?? "",
     isResourceRequest: true,
     path: "",
-    apiGroup: resource!["group"] ?? "",
-    apiVersion: resource!["version"] ?? "",
-    namespace: resource!["namespace"] ?? "",
-    resource: resource!["resource"] ?? "",
-    subresource: resource!["subresource"] ?? "",
-    name: resource!["name"] ?? "",
+    apiGroup: resource?.["group"] ?? "",
+    apiVersion: resource?.["version"] ?? "",
+    namespace: resource?.["namespace"] ?? "",
+    resource: resource?.["resource"] ?? "",
+    subresource: resource?.["subresource"] ?? "",
+    name: resource?.["name"] ?? "",
   };
 }
 

@@ -11,6 +11,7 @@ import type { TokenAuthenticator } from "../request/authentication.ts";
 import { decodeObject, readBody } from "../request/body.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
 import { invalid, invalidStatus, required } from "../validation/field-errors.ts";
+import { attributesOfReview } from "./access-reviews.ts";
 import type { Attributes, AuthUser } from "./attributes.ts";
 import type { RbacAuthorizer } from "./rbac-authorizer.ts";
 
@@ -155,30 +156,5 @@ function subjectAttributes(kind: string, spec: Record<string, unknown>, namespac
   }
   const user: AuthUser = { username, groups };
   if (typeof spec["uid"] === "string") user.uid = spec["uid"];
-  if (nonResource) {
-    return {
-      user,
-      verb: nonResource["verb"] ?? "",
-      isResourceRequest: false,
-      path: nonResource["path"] ?? "",
-      apiGroup: "",
-      apiVersion: "",
-      namespace: "",
-      resource: "",
-      subresource: "",
-      name: "",
-    };
-  }
-  return {
-    user,
-    verb: resource!["verb"] ?? "",
-    isResourceRequest: true,
-    path: "",
-    apiGroup: resource!["group"] ?? "",
-    apiVersion: resource!["version"] ?? "",
-    namespace: resource!["namespace"] ?? "",
-    resource: resource!["resource"] ?? "",
-    subresource: resource!["subresource"] ?? "",
-    name: resource!["name"] ?? "",
-  };
+  return attributesOfReview(user, resource, nonResource);
 }
