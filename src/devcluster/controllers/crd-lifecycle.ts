@@ -53,7 +53,7 @@ import {
   watchAll,
 } from "./cluster-view.ts";
 import { removeFinalizer } from "./garbage-collector.ts";
-import { ReconcileLoop } from "./reconcile-loop.ts";
+import { LoopController } from "./reconcile-loop.ts";
 
 const CRD_GROUP = "apiextensions.k8s.io";
 const CRD_PLURAL = "customresourcedefinitions";
@@ -307,17 +307,14 @@ interface Registration {
   terminating?: boolean;
 }
 
-export class CrdLifecycle implements Controller {
-  readonly name = "crd-lifecycle";
-  private readonly loop: ReconcileLoop;
+export class CrdLifecycle extends LoopController implements Controller {
   /** CRD name -> what it registered. */
   private readonly registered = new Map<string, Registration>();
   /** Storage bucket of a terminating CRD's instances -> CRD name (instance changes wake it). */
   private readonly cleaning = new Map<string, string>();
-  private unsubscribe: () => void = () => {};
 
   constructor(private readonly ctx: ControllerContext) {
-    this.loop = new ReconcileLoop(this.name, (name) => this.sync(name));
+    super("crd-lifecycle");
   }
 
   start(): this {
@@ -325,19 +322,6 @@ export class CrdLifecycle implements Controller {
     for (const stored of this.ctx.store.storage.list(CRD_BUCKET, "")) this.loop.add(stored.key);
     this.unsubscribe = watchAll(this.ctx.store, (change) => this.onChange(change));
     return this;
-  }
-
-  async stop(): Promise<void> {
-    this.unsubscribe();
-    await this.loop.stop();
-  }
-
-  idle(): boolean {
-    return this.loop.idle();
-  }
-
-  set onError(fn: (key: string, err: unknown) => void) {
-    this.loop.onError = fn;
   }
 
   /**
@@ -407,7 +391,7 @@ export class CrdLifecycle implements Controller {
     this.ctx.store.storage.dropBucket(`${registration.group}/${registration.plural}`);
   }
 
-  private async sync(name: string): Promise<{ requeueAfterMs?: number } | undefined> {
+  protected async handle(name: string): Promise<{ requeueAfterMs?: number } | undefined> {
     const crd = readObject(this.ctx.store, CRD_BUCKET, name) as Crd | undefined;
     if (!crd) {
       this.unregister(name);

@@ -46,7 +46,7 @@ import {
   splitKey,
   watchAll,
 } from "./cluster-view.ts";
-import { ReconcileLoop } from "./reconcile-loop.ts";
+import { LoopController } from "./reconcile-loop.ts";
 import { controllerRefOf, type LabelSelector } from "./replicaset-controller.ts";
 
 const RS_BUCKET = "apps/replicasets";
@@ -169,32 +169,15 @@ export function rolloutLimits(spec: DeploymentSpec): { maxSurge: number; maxUnav
   return { maxSurge, maxUnavailable: Math.min(maxUnavailable, replicas) };
 }
 
-export class DeploymentController implements Controller {
-  readonly name = "deployment-controller";
-  private readonly loop: ReconcileLoop;
-  private unsubscribe: () => void = () => {};
-
+export class DeploymentController extends LoopController implements Controller {
   constructor(private readonly ctx: ControllerContext) {
-    this.loop = new ReconcileLoop(this.name, (key) => this.sync(key));
+    super("deployment-controller");
   }
 
   start(): this {
     this.unsubscribe = watchAll(this.ctx.store, (change) => this.onChange(change));
     for (const stored of this.ctx.store.storage.list(DEPLOYMENTS_BUCKET, "")) this.loop.add(stored.key);
     return this;
-  }
-
-  async stop(): Promise<void> {
-    this.unsubscribe();
-    await this.loop.stop();
-  }
-
-  idle(): boolean {
-    return this.loop.idle();
-  }
-
-  set onError(fn: (key: string, err: unknown) => void) {
-    this.loop.onError = fn;
   }
 
   private onChange(change: Change): void {
@@ -234,7 +217,7 @@ export class DeploymentController implements Controller {
       .map(view);
   }
 
-  private async sync(key: string): Promise<undefined> {
+  protected async handle(key: string): Promise<undefined> {
     let d = readObject(this.ctx.store, DEPLOYMENTS_BUCKET, key);
     if (!d || metaOf(d).deletionTimestamp) return undefined;
     const { namespace, name } = splitKey(key);

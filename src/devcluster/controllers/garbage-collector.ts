@@ -47,7 +47,7 @@ import {
   splitKey,
   watchAll,
 } from "./cluster-view.ts";
-import { ReconcileLoop } from "./reconcile-loop.ts";
+import { LoopController } from "./reconcile-loop.ts";
 
 /** An object's identity in storage: bucket and key joined by a NUL (neither can contain one). */
 type ObjectId = string;
@@ -81,8 +81,7 @@ function isDeletingDependents(obj: JsonObject): boolean {
   return Boolean(metaOf(obj).deletionTimestamp) && hasFinalizer(obj, FINALIZER_FOREGROUND);
 }
 
-export class GarbageCollector implements Controller {
-  readonly name = "garbage-collector";
+export class GarbageCollector extends LoopController implements Controller {
   /** owner uid -> dependents that reference it. */
   private readonly dependents = new Map<string, Set<ObjectId>>();
   /** dependent -> the owner uids it was indexed under. */
@@ -95,11 +94,9 @@ export class GarbageCollector implements Controller {
   private readonly deletedUids = new Set<string>();
   /** Owner classification per stored revision (a revision identifies one version of one object). */
   private readonly ownerCache = new Map<ObjectId, { rev: number; uid: string; waiting: boolean }>();
-  private readonly loop: ReconcileLoop;
-  private unsubscribe: () => void = () => {};
 
   constructor(private readonly ctx: ControllerContext) {
-    this.loop = new ReconcileLoop(this.name, (key) => this.handle(key));
+    super("garbage-collector");
   }
 
   /** Indexes every stored object, queues what needs collecting, then follows the change stream. */
@@ -127,20 +124,7 @@ export class GarbageCollector implements Controller {
     }
   }
 
-  async stop(): Promise<void> {
-    this.unsubscribe();
-    await this.loop.stop();
-  }
-
-  idle(): boolean {
-    return this.loop.idle();
-  }
-
   /** Handler errors, for tests and logs. */
-  set onError(fn: (key: string, err: unknown) => void) {
-    this.loop.onError = fn;
-  }
-
   private onChange(change: Change): void {
     const id = idOf(change.bucket, change.key);
     // Cheap textual pre-checks keep the collector off the hot path of objects without owners or deletion.
@@ -226,7 +210,7 @@ export class GarbageCollector implements Controller {
     this.ownersOf.delete(id);
   }
 
-  private async handle(work: string): Promise<undefined> {
+  protected async handle(work: string): Promise<undefined> {
     const colon = work.indexOf(":");
     const kind = work.slice(0, colon);
     const { bucket, key } = parseId(work.slice(colon + 1));

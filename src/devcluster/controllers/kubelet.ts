@@ -47,7 +47,7 @@ import {
   watchAll,
 } from "./cluster-view.ts";
 import { DeploymentController } from "./deployment-controller.ts";
-import { ReconcileLoop } from "./reconcile-loop.ts";
+import { LoopController } from "./reconcile-loop.ts";
 import { ReplicaSetController } from "./replicaset-controller.ts";
 import { Scheduler } from "./scheduler.ts";
 
@@ -310,27 +310,24 @@ function setReadiness(status: PodStatus, now: string, gates: string[] = []): voi
  * The simulated kubelet controller (see the module comment for the pod timeline).
  * Create it with {@link Kubelet.start}; it creates its Node first.
  */
-export class Kubelet implements Controller, KubeletHandle {
-  readonly name = "kubelet";
+export class Kubelet extends LoopController implements Controller, KubeletHandle {
   readonly nodeName: string;
   private readonly readyDelayMs: number;
   private readonly restartDelayMs: number;
   private readonly stopDelayMs: number;
-  private readonly loop: ReconcileLoop;
   private readonly states = new Map<string, PodState>();
   private readonly ipsInUse = new Set<string>();
   private nextHost = FIRST_POD_HOST;
-  private unsubscribe: () => void = () => {};
 
   constructor(
     private readonly ctx: ControllerContext,
     options: KubeletOptions = {},
   ) {
+    super("kubelet");
     this.nodeName = options.nodeName ?? DEFAULT_NODE_NAME;
     this.readyDelayMs = nonNegative(options.readyDelayMs, DEFAULT_READY_DELAY_MS, "readyDelayMs");
     this.restartDelayMs = nonNegative(options.restartDelayMs, DEFAULT_RESTART_DELAY_MS, "restartDelayMs");
     this.stopDelayMs = nonNegative(options.stopDelayMs, DEFAULT_STOP_DELAY_MS, "stopDelayMs");
-    this.loop = new ReconcileLoop(this.name, (key) => this.sync(key));
   }
 
   /** Registers the Node (or takes over an existing one of the same name) and picks up bound pods. */
@@ -341,19 +338,6 @@ export class Kubelet implements Controller, KubeletHandle {
       if (stored.data.includes(`"nodeName":${JSON.stringify(this.nodeName)}`)) this.loop.add(stored.key);
     }
     return this;
-  }
-
-  async stop(): Promise<void> {
-    this.unsubscribe();
-    await this.loop.stop();
-  }
-
-  idle(): boolean {
-    return this.loop.idle();
-  }
-
-  set onError(fn: (key: string, err: unknown) => void) {
-    this.loop.onError = fn;
   }
 
   private served(ref: typeof POD_REF) {
@@ -495,7 +479,7 @@ export class Kubelet implements Controller, KubeletHandle {
     return state;
   }
 
-  private async sync(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
+  protected async handle(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
     const pod = readObject(this.ctx.store, PODS_BUCKET, key);
     if (!pod) {
       this.forget(key);

@@ -35,7 +35,7 @@ import {
   splitKey,
   watchAll,
 } from "./cluster-view.ts";
-import { ReconcileLoop } from "./reconcile-loop.ts";
+import { LoopController } from "./reconcile-loop.ts";
 
 const NAMESPACES_BUCKET = "/namespaces";
 const KUBERNETES_FINALIZER = "kubernetes";
@@ -177,15 +177,12 @@ function rfc3339Now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-export class NamespaceLifecycle implements Controller {
-  readonly name = "namespace-lifecycle";
-  private readonly loop: ReconcileLoop;
+export class NamespaceLifecycle extends LoopController implements Controller {
   /** Namespaces being deleted: changes inside them wake the controller. */
   private readonly terminating = new Set<string>();
-  private unsubscribe: () => void = () => {};
 
   constructor(private readonly ctx: ControllerContext) {
-    this.loop = new ReconcileLoop(this.name, (ns) => this.sync(ns));
+    super("namespace-lifecycle");
   }
 
   start(): this {
@@ -198,19 +195,6 @@ export class NamespaceLifecycle implements Controller {
     }
     this.unsubscribe = watchAll(this.ctx.store, (change) => this.onChange(change));
     return this;
-  }
-
-  async stop(): Promise<void> {
-    this.unsubscribe();
-    await this.loop.stop();
-  }
-
-  idle(): boolean {
-    return this.loop.idle();
-  }
-
-  set onError(fn: (key: string, err: unknown) => void) {
-    this.loop.onError = fn;
   }
 
   private onChange(change: Change): void {
@@ -246,7 +230,7 @@ export class NamespaceLifecycle implements Controller {
     return out;
   }
 
-  private async sync(name: string): Promise<{ requeueAfterMs?: number } | undefined> {
+  protected async handle(name: string): Promise<{ requeueAfterMs?: number } | undefined> {
     const ns = readObject(this.ctx.store, NAMESPACES_BUCKET, name);
     if (!ns || !metaOf(ns).deletionTimestamp) return undefined;
     const nsServed = this.ctx.registry.get("", "v1", "namespaces");

@@ -129,3 +129,36 @@ export class ReconcileLoop {
     }
   }
 }
+
+/**
+ * What every devcluster controller shares: a {@link ReconcileLoop} that calls {@link handle}, the
+ * storage subscription `start()` opens (assigned to `unsubscribe`), and stopping both.
+ */
+export abstract class LoopController {
+  protected readonly loop: ReconcileLoop;
+  /** Set by the subclass's `start()`; `stop()` calls it before draining the loop. */
+  protected unsubscribe: () => void = () => {};
+
+  constructor(readonly name: string) {
+    this.loop = new ReconcileLoop(name, (key) => this.handle(key));
+  }
+
+  /** Handles one key of the loop (level-triggered: read the current state, act, maybe requeue). */
+  protected abstract handle(key: string): Promise<ReconcileResult | undefined>;
+
+  /** Stops watching and waits for the work in flight. */
+  async stop(): Promise<void> {
+    this.unsubscribe();
+    await this.loop.stop();
+  }
+
+  /** True when nothing is queued or running (tests wait for this). */
+  idle(): boolean {
+    return this.loop.idle();
+  }
+
+  /** Called with handler errors (the key is retried after them). */
+  set onError(fn: (key: string, err: unknown) => void) {
+    this.loop.onError = fn;
+  }
+}

@@ -34,7 +34,7 @@ import {
   splitKey,
   watchAll,
 } from "./cluster-view.ts";
-import { ReconcileLoop } from "./reconcile-loop.ts";
+import { LoopController } from "./reconcile-loop.ts";
 
 const PODS_BUCKET = "/pods";
 const RS_BUCKET = "apps/replicasets";
@@ -130,32 +130,15 @@ interface ReplicaSetSpec {
   template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: unknown };
 }
 
-export class ReplicaSetController implements Controller {
-  readonly name = "replicaset-controller";
-  private readonly loop: ReconcileLoop;
-  private unsubscribe: () => void = () => {};
-
+export class ReplicaSetController extends LoopController implements Controller {
   constructor(private readonly ctx: ControllerContext) {
-    this.loop = new ReconcileLoop(this.name, (key) => this.sync(key));
+    super("replicaset-controller");
   }
 
   start(): this {
     this.unsubscribe = watchAll(this.ctx.store, (change) => this.onChange(change));
     for (const stored of this.ctx.store.storage.list(RS_BUCKET, "")) this.loop.add(stored.key);
     return this;
-  }
-
-  async stop(): Promise<void> {
-    this.unsubscribe();
-    await this.loop.stop();
-  }
-
-  idle(): boolean {
-    return this.loop.idle();
-  }
-
-  set onError(fn: (key: string, err: unknown) => void) {
-    this.loop.onError = fn;
   }
 
   private onChange(change: Change): void {
@@ -188,7 +171,7 @@ export class ReplicaSetController implements Controller {
     return served;
   }
 
-  private async sync(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
+  protected async handle(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
     const rs = readObject(this.ctx.store, RS_BUCKET, key);
     if (!rs) return undefined;
     const meta = metaOf(rs);

@@ -19,21 +19,17 @@
 import type { JsonObject } from "../registry/served-resource.ts";
 import { StorageError } from "../storage/storage.ts";
 import { type Controller, type ControllerContext, metaOf, watchAll } from "./cluster-view.ts";
-import { ReconcileLoop } from "./reconcile-loop.ts";
+import { LoopController } from "./reconcile-loop.ts";
 
 const PODS_BUCKET = "/pods";
 const DEFAULT_SCHEDULER = "default-scheduler";
 
-export class Scheduler implements Controller {
-  readonly name = "scheduler";
-  private readonly loop: ReconcileLoop;
-  private unsubscribe: () => void = () => {};
-
+export class Scheduler extends LoopController implements Controller {
   constructor(
     private readonly ctx: ControllerContext,
     private readonly nodeName: string,
   ) {
-    this.loop = new ReconcileLoop(this.name, (key) => this.bind(key));
+    super("scheduler");
   }
 
   start(): this {
@@ -52,20 +48,7 @@ export class Scheduler implements Controller {
     return this;
   }
 
-  async stop(): Promise<void> {
-    this.unsubscribe();
-    await this.loop.stop();
-  }
-
-  idle(): boolean {
-    return this.loop.idle();
-  }
-
-  set onError(fn: (key: string, err: unknown) => void) {
-    this.loop.onError = fn;
-  }
-
-  private async bind(key: string): Promise<undefined> {
+  protected async handle(key: string): Promise<undefined> {
     const storage = this.ctx.store.storage;
     const current = storage.get(PODS_BUCKET, key);
     if (!current) return undefined;
