@@ -26,10 +26,13 @@
  * Operator logs are silent unless `CAPSTAN_TEST_LOG=<level>` is set.
  */
 export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
+export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";
 export {
+  DEFAULT_CAPSTAN_TIMEOUT,
   type RunnableOperator,
   type RunningOperator,
   type RunOptions,
+  type ServiceAccountIdentity,
   startTestCluster,
   type TestCluster,
   type TestClusterOptions,

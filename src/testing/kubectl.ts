@@ -30,37 +30,49 @@ export interface KubectlOptions {
   env?: Record<string, string>;
 }
 
-/** Runs kubectl commands against one kubeconfig; see the module documentation. */
-export function kubectlRunner(
-  kubeconfigPath: string,
-  cacheDir: string,
-): {
+/** Runs commands of one program; `stopAll()` kills those still running. */
+export interface CommandRunner {
   run(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
   stopAll(): Promise<void>;
-} {
-  const binary = process.env.KUBECTL ?? "kubectl";
+}
+
+/** Runs kubectl commands against one kubeconfig; see the module documentation. */
+export function kubectlRunner(kubeconfigPath: string, cacheDir: string): CommandRunner {
+  return commandRunner({
+    binary: process.env.KUBECTL ?? "kubectl",
+    env: { KUBECONFIG: kubeconfigPath, KUBECACHEDIR: join(cacheDir, "kubectl-cache") },
+    timeout: DEFAULT_KUBECTL_TIMEOUT,
+  });
+}
+
+/** What {@link commandRunner} runs: `binary ...prefix ...args` with `env` added to the process's. */
+export interface CommandSpec {
+  binary: string;
+  prefix?: readonly string[];
+  env: Record<string, string>;
+  timeout: Duration;
+}
+
+/** Runs one program's commands as child processes: a non-zero exit is a result, a missing binary an error. */
+export function commandRunner(spec: CommandSpec): CommandRunner {
+  const { binary } = spec;
   const running = new Map<ChildProcess, Promise<void>>();
   const run = (args: readonly string[], options: KubectlOptions = {}): Promise<KubectlResult> =>
     new Promise((resolve, reject) => {
       let settle: () => void = () => undefined;
       const child = execFile(
         binary,
-        [...args],
+        [...(spec.prefix ?? []), ...args],
         {
-          env: {
-            ...process.env,
-            KUBECONFIG: kubeconfigPath,
-            KUBECACHEDIR: join(cacheDir, "kubectl-cache"),
-            ...options.env,
-          },
-          timeout: toMilliseconds(options.timeout ?? DEFAULT_KUBECTL_TIMEOUT),
+          env: { ...process.env, ...spec.env, ...options.env },
+          timeout: toMilliseconds(options.timeout ?? spec.timeout),
           maxBuffer: 64 * 1024 * 1024,
         },
         (err, stdout, stderr) => {
           running.delete(child);
           settle();
           if (err && (err as NodeJS.ErrnoException).code === "ENOENT") {
-            reject(new Error(`${binary} not found on PATH (set KUBECTL to its path)`));
+            reject(new Error(`${binary} not found on PATH${binary === "kubectl" ? " (set KUBECTL to its path)" : ""}`));
             return;
           }
           const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;

@@ -25,17 +25,22 @@
  *   blocks the server too.
  */
 import { setMaxListeners } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pino, { type Logger } from "pino";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { loadClientConfig } from "../client/config.ts";
+import { isAlreadyExists } from "../client/errors.ts";
 import { KubeClient } from "../client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
+import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
 import { type ApiServer, startApiServer } from "../devcluster/index.ts";
 import { CRD_KIND } from "../runtime/crd-registration.ts";
 import type { Duration } from "../runtime/duration.ts";
-import { type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
+import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
+import { type LogRecord, logCapture } from "./log-capture.ts";
 import { DEFAULT_WAIT_TIMEOUT, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
 
 /**
@@ -44,6 +49,12 @@ import { DEFAULT_WAIT_TIMEOUT, type WaitForOptions, waitFor, waitForDeletion } f
  * a test runner's usual 30 s hook timeout, hiding the stuck handler behind a hook timeout.
  */
 export const TEST_GRACEFUL_SHUTDOWN = "5s";
+
+/** `capstan` commands load TypeScript through tsx (about a second); one that runs this long is stuck. */
+export const DEFAULT_CAPSTAN_TIMEOUT: Duration = "60s";
+
+/** The CLI's entry point, run with this Node binary by {@link TestCluster.capstan}. */
+const CAPSTAN_BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "capstan.js");
 
 /** Options of {@link startTestCluster}. */
 export interface TestClusterOptions {
@@ -77,8 +88,17 @@ export interface RunnableOperator<O = Record<string, unknown>> {
  * `leaderElection`, `gracefulShutdownTimeout`, ...) are accepted beside these.
  */
 export interface RunOptions {
-  /** Default: a pino logger at the cluster's log level. */
+  /**
+   * Default: a pino logger at the cluster's log level whose records are also kept in
+   * {@link RunningOperator.logs}. A logger given here is used as is (and `logs` stays empty).
+   */
   logger?: Logger;
+  /**
+   * The client the operator uses (default: the cluster's admin client), e.g. a ServiceAccount's
+   * from {@link TestCluster.serviceAccount} to test it under its RBAC rules. `run` still waits for
+   * the CRDs with the admin client.
+   */
+  client?: KubeClient;
   /** Passed to the operator; `false` also skips waiting for the CRDs. */
   registerCrds?: boolean;
   /** How long `run` waits for the operator's CRDs to be served (default {@link DEFAULT_WAIT_TIMEOUT}). */
@@ -91,6 +111,21 @@ export interface RunningOperator {
   stop(): Promise<void>;
   /** Settles when the operator stops: rejects with its error if it failed. */
   readonly done: Promise<void>;
+  /**
+   * What the operator logged (debug and above, the newest `LOG_CAPTURE_LIMIT` records),
+   * whatever the cluster's log level: pino's JSON records (`level` as a number, `msg`, `err`, ...).
+   */
+  readonly logs: readonly LogRecord[];
+}
+
+/** A ServiceAccount of the cluster and the credentials to act as it. */
+export interface ServiceAccountIdentity {
+  /** `system:serviceaccount:<namespace>:<name>` */
+  readonly username: string;
+  /** A client authenticated with a token issued to the ServiceAccount (closed by `cluster.stop()`). */
+  readonly client: KubeClient;
+  /** A kubeconfig file with that token (`kubectl --kubeconfig`, `capstan run --kubeconfig`). */
+  readonly kubeconfigPath: string;
 }
 
 /** A running test cluster; see the module documentation. */
@@ -125,6 +160,20 @@ export interface TestCluster {
    * A non-zero exit is a result: check `code` and `stderr`.
    */
   kubectl(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
+  /**
+   * Runs the `capstan` CLI in a child process with `KUBECONFIG` set to the cluster's, e.g.
+   * `cluster.capstan(["generate", "rbac", "./operator.ts"])`. A non-zero exit is a result.
+   */
+  capstan(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
+  /**
+   * Credentials of the ServiceAccount `"<namespace>/<name>"`, created (with its namespace) when
+   * missing, from a token the TokenRequest API issues (valid one hour). Needs `{ rbac: true }`:
+   * without it the server issues no tokens. Bind it to roles (e.g. `capstan generate rbac`'s
+   * output applied with `kubectl`), then `run(op, { client: sa.client })`.
+   */
+  serviceAccount(key: string): Promise<ServiceAccountIdentity>;
+  /** The simulated kubelet (absent with `{ kubelet: false }`): make a container exit (docs/kubelet.md). */
+  readonly kubelet: KubeletHandle | undefined;
   /** {@link waitForDeletion} with this cluster's client. */
   waitForDeletion(kind: ResourceKind, key: string, options?: WaitForOptions): Promise<void>;
   /** Stops operators, client and server; see the module documentation. */
@@ -153,6 +202,13 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   }
   const client = new KubeClient(loadClientConfig({ kubeconfig: kubeconfigPath }));
   const kubectl = kubectlRunner(kubeconfigPath, dir);
+  const capstan = commandRunner({
+    binary: process.execPath,
+    prefix: [CAPSTAN_BIN],
+    env: { KUBECONFIG: kubeconfigPath },
+    timeout: DEFAULT_CAPSTAN_TIMEOUT,
+  });
+  const extraClients: KubeClient[] = [];
   const logLevel = options.logLevel ?? process.env.CAPSTAN_TEST_LOG ?? "silent";
   const running = new Set<RunningOperator>();
   // Aborted with the error of the first operator that fails: waits reject with it at once.
@@ -167,13 +223,14 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     runOptions: RunOptions & Partial<O> = {},
   ): Promise<RunningOperator> => {
     if (stopping !== undefined) throw new Error("the test cluster is stopped");
-    const { readyTimeout, ...startOptions } = runOptions;
+    const { readyTimeout, client: opClient, ...startOptions } = runOptions;
     const abort = new AbortController();
-    const logger = (runOptions.logger as Logger | undefined) ?? pino({ level: logLevel });
+    const capture = logCapture(logLevel);
+    const logger = (runOptions.logger as Logger | undefined) ?? capture.logger;
     const done = op.start({
       gracefulShutdownTimeout: TEST_GRACEFUL_SHUTDOWN,
       ...(startOptions as O),
-      client,
+      client: opClient ?? client,
       signal: abort.signal,
       logger,
     });
@@ -192,6 +249,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     );
     const handle: RunningOperator = {
       done,
+      logs: capture.records,
       stop: async () => {
         abort.abort();
         await done.catch(() => undefined);
@@ -217,12 +275,38 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       await Promise.all([...running].map((r) => r.stop()));
-      await kubectl.stopAll();
+      await Promise.all([kubectl.stopAll(), capstan.stopAll()]);
+      await Promise.all(extraClients.map((c) => c.close()));
       await client.close();
       await server.stop();
       await rm(dir, { recursive: true, force: true });
     })();
     return stopping;
+  };
+
+  const serviceAccount = async (key: string): Promise<ServiceAccountIdentity> => {
+    const [namespace, name, ...rest] = key.split("/");
+    if (namespace === undefined || name === undefined || namespace === "" || name === "" || rest.length > 0) {
+      throw new Error(`serviceAccount: expected "<namespace>/<name>", got ${JSON.stringify(key)}`);
+    }
+    if (!(options.rbac ?? false)) {
+      throw new Error("serviceAccount: the cluster issues ServiceAccount tokens only when started with { rbac: true }");
+    }
+    await createIfMissing(client, "/api/v1/namespaces", { metadata: { name: namespace } });
+    await createIfMissing(client, `/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name } });
+    const review = await client.request<{ status: { token: string } }>(
+      "POST",
+      `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+      { body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } } },
+    );
+    const username = `system:serviceaccount:${namespace}:${name}`;
+    const path = join(dir, `kubeconfig-${namespace}-${name}`);
+    await writeFile(path, kubeconfigWithToken(server.kubeconfig, username, review.status.token, namespace), {
+      mode: 0o600,
+    });
+    const saClient = new KubeClient(loadClientConfig({ kubeconfig: path }));
+    extraClients.push(saClient);
+    return { username, client: saClient, kubeconfigPath: path };
   };
 
   return {
@@ -233,12 +317,38 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     faults: server.faults,
     run,
     kubectl: (args, opts) => kubectl.run(args, opts),
+    capstan: (args, opts) => capstan.run(args, opts),
+    serviceAccount,
+    kubelet: server.kubelet,
     waitFor: (kind, key, predicate, opts = {}) =>
       withSignals(opts.signal, failure.signal, (signal) => waitFor(client, kind, key, predicate, { ...opts, signal })),
     waitForDeletion: (kind, key, opts = {}) =>
       withSignals(opts.signal, failure.signal, (signal) => waitForDeletion(client, kind, key, { ...opts, signal })),
     stop,
   };
+}
+
+async function createIfMissing(client: KubeClient, path: string, body: unknown): Promise<void> {
+  try {
+    await client.request("POST", path, { body });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+/** The admin kubeconfig with its user replaced by `username` holding `token`, in `namespace`. */
+function kubeconfigWithToken(admin: string, username: string, token: string, namespace: string): string {
+  const config = parseYaml(admin) as {
+    contexts: { name: string; context: { cluster: string; user: string; namespace?: string } }[];
+    users: { name: string; user: Record<string, unknown> }[];
+    "current-context": string;
+  };
+  const context = config.contexts.find((c) => c.name === config["current-context"]) ?? config.contexts[0];
+  if (context === undefined) throw new Error("the cluster's kubeconfig has no context");
+  config.users = [{ name: username, user: { token } }];
+  config.contexts = [{ name: username, context: { cluster: context.context.cluster, user: username, namespace } }];
+  config["current-context"] = username;
+  return stringifyYaml(config);
 }
 
 function isEstablished(crd: { status?: { conditions?: { type: string; status: string }[] } }): boolean {

@@ -1,0 +1,103 @@
+import type { Logger } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { KubeClient } from "../../src/client/resource-client.ts";
+import { ConfigMap } from "../../src/resources/builtins.ts";
+import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+
+/** Lists ConfigMaps in `default` once, logging the outcome, then holds until stopped. */
+const lister = {
+  name: "lister",
+  async start(options: { client: KubeClient; signal: AbortSignal; logger: Logger }): Promise<void> {
+    try {
+      const list = await options.client.resource(ConfigMap, "default").list();
+      options.logger.info({ count: list.items.length }, "listed configmaps");
+    } catch (err) {
+      options.logger.error({ err }, "list failed");
+    }
+    if (options.signal.aborted) return;
+    await new Promise<void>((resolve) => options.signal.addEventListener("abort", () => resolve(), { once: true }));
+  },
+};
+
+describe("startTestCluster({ rbac: true }): operators run as ServiceAccounts", () => {
+  let cluster: TestCluster;
+  beforeAll(async () => {
+    cluster = await startTestCluster({ rbac: true });
+  });
+  afterAll(() => cluster.stop());
+
+  it("serviceAccount creates the namespace and account and authenticates as it", async () => {
+    const sa = await cluster.serviceAccount("robots/lister");
+    expect(sa.username).toBe("system:serviceaccount:robots:lister");
+    const who = await sa.client.request<{ status: { userInfo: { username: string } } }>(
+      "POST",
+      "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      { body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } },
+    );
+    expect(who.status.userInfo.username).toBe(sa.username);
+    const viaKubectl = await cluster.kubectl([
+      "--kubeconfig",
+      sa.kubeconfigPath,
+      "auth",
+      "whoami",
+      "-o",
+      "jsonpath={.status.userInfo.username}",
+    ]);
+    expect(viaKubectl.stdout).toBe(sa.username);
+  });
+
+  it("runs an operator with the account's client and keeps the 403 it logged", async () => {
+    const sa = await cluster.serviceAccount("robots/unbound");
+    const running = await cluster.run(lister, { client: sa.client });
+    await expect.poll(() => running.logs.find((r) => r.msg === "list failed")).toBeDefined();
+    const failure = running.logs.find((r) => r.msg === "list failed") as { level: number; err: { message: string } };
+    expect(failure.level).toBe(50);
+    expect(failure.err.message).toContain(
+      'configmaps is forbidden: User "system:serviceaccount:robots:unbound" cannot list resource "configmaps" in API group "" in the namespace "default"',
+    );
+    await running.stop();
+  });
+
+  it("the same operator succeeds once a role grants what it needs", async () => {
+    const sa = await cluster.serviceAccount("robots/reader");
+    await cluster.kubectl(["create", "clusterrole", "cm-reader", "--verb=list", "--resource=configmaps"]);
+    await cluster.kubectl([
+      "create",
+      "clusterrolebinding",
+      "reader-cm",
+      "--clusterrole=cm-reader",
+      "--serviceaccount=robots:reader",
+    ]);
+    const running = await cluster.run(lister, { client: sa.client });
+    await expect.poll(() => running.logs.some((r) => r.msg === "listed configmaps")).toBe(true);
+    expect(running.logs.some((r) => r.msg === "list failed")).toBe(false);
+    await running.stop();
+  });
+
+  it("runs the capstan CLI against the cluster", async () => {
+    const result = await cluster.capstan([
+      "generate",
+      "rbac",
+      "test/cli/fixtures/widget-operator.ts",
+      "--namespace",
+      "ops",
+    ]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("kind: ServiceAccount");
+    const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: result.stdout });
+    expect(applied.code, applied.stderr).toBe(0);
+  });
+});
+
+describe("serviceAccount without RBAC", () => {
+  it("says the cluster needs { rbac: true }", async () => {
+    const cluster = await startTestCluster({ kubelet: false });
+    try {
+      await expect(cluster.serviceAccount("a/b")).rejects.toThrow(/rbac: true/);
+      await expect(cluster.serviceAccount("nonsense")).rejects.toThrow(/"<namespace>\/<name>"/);
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
