@@ -1,0 +1,101 @@
+/**
+ * The guitar reviewer driven with the real kubectl and the folder's sample manifests, as the
+ * README tells a newcomer to do it.
+ */
+import { fileURLToPath } from "node:url";
+import { startTestCluster, type TestCluster } from "capstan/testing";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import op, { BAD_COMMENT, GOOD_COMMENT, UNKNOWN_COMMENT } from "./operator.ts";
+
+const manifest = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  await cluster.run(op);
+});
+afterAll(() => cluster?.stop());
+
+/** Runs kubectl and returns its stdout; a non-zero exit fails the test with kubectl's stderr. */
+async function kubectl(...args: string[]): Promise<string> {
+  const r = await cluster.kubectl(args);
+  expect(r.stderr, `kubectl ${args.join(" ")}`).not.toMatch(/error/i);
+  expect(r.code, `kubectl ${args.join(" ")}: ${r.stderr}`).toBe(0);
+  return r.stdout;
+}
+
+const waitReviewed = (...args: string[]) =>
+  kubectl("wait", "--for=jsonpath={.spec.review}=true", "--timeout=10s", ...args);
+
+it("reviews the sample guitars applied with kubectl apply, in every namespace", async () => {
+  await kubectl(
+    "apply",
+    ...["stratocaster.yaml", "lespaul.yaml", "x003.yaml", "studio.yaml"].flatMap((f) => ["-f", manifest(f)]),
+  );
+  await waitReviewed("guitar/stratocaster", "guitar/lespaul", "guitar/x003");
+  await waitReviewed("-n", "studio", "guitar/homemade");
+
+  const comments = await kubectl(
+    "get",
+    "guitars",
+    "--all-namespaces",
+    "-o",
+    'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}: {.spec.comment}{"\\n"}{end}',
+  );
+  expect(comments.trim().split("\n").sort()).toEqual(
+    [
+      `default/lespaul: ${GOOD_COMMENT}`,
+      `default/stratocaster: ${GOOD_COMMENT}`,
+      `default/x003: ${BAD_COMMENT}`,
+      `studio/homemade: ${UNKNOWN_COMMENT}`,
+      "studio/martin-d15: my first guitar, not for sale",
+    ].sort(),
+  );
+
+  // The printer columns, under the seed's short name.
+  const table = await kubectl("get", "guit", "-n", "studio");
+  expect(table).toMatch(/^NAME\s+BRAND\s+REVIEWED\s+COMMENT\s+AGE/);
+  expect(table).toMatch(new RegExp(`homemade\\s+acme\\s+true\\s+${UNKNOWN_COMMENT}`));
+});
+
+it("leaves the guitar that was applied reviewed untouched", async () => {
+  // studio.yaml lists martin-d15 before homemade: homemade's review (awaited above) came after it.
+  const martin = JSON.parse(
+    await kubectl("get", "guitar", "martin-d15", "-n", "studio", "-o", "json", "--show-managed-fields"),
+  );
+  expect(martin.metadata.generation).toBe(1);
+  expect(martin.metadata.annotations ?? {}).not.toHaveProperty([
+    "guitar-reviewer.capstan.dev/last-handled-configuration",
+  ]);
+  // One writer only: kubectl's create (an operator's patch would add an entry or change it).
+  expect(martin.metadata.managedFields).toHaveLength(1);
+  expect(martin.spec).toEqual({ brand: "martin", review: true, comment: "my first guitar, not for sale" });
+});
+
+it("reviews again after kubectl patch sets review back to false", async () => {
+  await kubectl("patch", "guitar", "x003", "--type=merge", "-p", '{"spec":{"brand":"martin","review":false}}');
+  await waitReviewed("guitar/x003");
+  expect(await kubectl("get", "guitar", "x003", "-o", "jsonpath={.spec.comment}")).toBe(GOOD_COMMENT);
+
+  const events = await kubectl(
+    "get",
+    "events",
+    "-o",
+    'jsonpath={range .items[?(@.reason=="Reviewed")]}{.involvedObject.name}: {.message}{"\\n"}{end}',
+  );
+  expect(events).toContain(`x003: yamaha: ${BAD_COMMENT}`);
+  expect(events).toContain(`x003: martin: ${GOOD_COMMENT}`);
+});
+
+it("deletes the guitars with kubectl delete -f", async () => {
+  await kubectl(
+    "delete",
+    "-f",
+    manifest("stratocaster.yaml"),
+    "-f",
+    manifest("lespaul.yaml"),
+    "-f",
+    manifest("x003.yaml"),
+  );
+  expect(await kubectl("get", "guitars", "-o", "name")).toBe("");
+});

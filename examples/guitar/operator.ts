@@ -1,0 +1,127 @@
+/**
+ * The guitar reviewer (seed 004, karmab's "samplecontroller"): every Guitar in the cluster that has
+ * not been reviewed gets a comment chosen by its brand written into its spec, and `spec.review: true`.
+ *
+ * ```sh
+ * capstan run examples/guitar/operator.ts            # against your kubeconfig's cluster
+ * kubectl apply -f examples/guitar/stratocaster.yaml
+ * kubectl get guitars -A                             # BRAND, REVIEWED, COMMENT
+ * ```
+ *
+ * Settings (environment variables, read when the module is imported):
+ * - `GUITAR_GOOD_BRANDS`: comma-separated brands that get {@link GOOD_COMMENT}
+ *   (default: the seed's list, {@link DEFAULT_GOOD_BRANDS}).
+ * - `GUITAR_BAD_BRANDS`: comma-separated brands that get {@link BAD_COMMENT}
+ *   (default: {@link DEFAULT_BAD_BRANDS}).
+ * Any other brand gets {@link UNKNOWN_COMMENT}. Brands are compared case-insensitively.
+ */
+import { defineResource, type ObjectOf, operator, Type } from "capstan";
+
+/** The seed's CRD, `guitars.kool.karmalabs.local`, with its short name `guit`. */
+export const Guitar = defineResource({
+  group: "kool.karmalabs.local",
+  version: "v1",
+  kind: "Guitar",
+  scope: "Namespaced",
+  shortNames: ["guit"],
+  spec: Type.Object({
+    brand: Type.String({ minLength: 1 }),
+    // The API server fills in `false`, so a new guitar always has a review flag to react to.
+    review: Type.Optional(Type.Boolean({ default: false })),
+    comment: Type.Optional(Type.String()),
+  }),
+  printerColumns: [
+    { name: "Brand", type: "string", jsonPath: ".spec.brand" },
+    { name: "Reviewed", type: "boolean", jsonPath: ".spec.review" },
+    { name: "Comment", type: "string", jsonPath: ".spec.comment" },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+});
+
+/** A Guitar object, typed from the schema above. */
+export type GuitarObject = ObjectOf<typeof Guitar>;
+
+/** The seed's taste in guitars. */
+export const DEFAULT_GOOD_BRANDS = [
+  "coleclark",
+  "fender",
+  "gibson",
+  "ibanez",
+  "martin",
+  "seagull",
+  "squier",
+  "washburn",
+];
+export const DEFAULT_BAD_BRANDS = [
+  "epiphone",
+  "guild",
+  "gretsch",
+  "jackson",
+  "ovation",
+  "prs",
+  "rickenbauer",
+  "taylor",
+  "yamaha",
+];
+
+export const GOOD_COMMENT = "this is a great instrument";
+export const BAD_COMMENT = "this one is not for me";
+export const UNKNOWN_COMMENT = "nobody knows this brand";
+
+/** Which brands get which comment. */
+export interface ReviewRules {
+  goodBrands: readonly string[];
+  badBrands: readonly string[];
+}
+
+/** The comment a guitar of `brand` gets under `rules`. */
+export function commentFor(brand: string, rules: ReviewRules): string {
+  const b = brand.trim().toLowerCase();
+  if (rules.goodBrands.includes(b)) return GOOD_COMMENT;
+  if (rules.badBrands.includes(b)) return BAD_COMMENT;
+  return UNKNOWN_COMMENT;
+}
+
+/** The rules from `GUITAR_GOOD_BRANDS` / `GUITAR_BAD_BRANDS`, else the seed's lists. */
+export function rulesFromEnv(env: NodeJS.ProcessEnv = process.env): ReviewRules {
+  return {
+    goodBrands: brandList(env.GUITAR_GOOD_BRANDS) ?? DEFAULT_GOOD_BRANDS,
+    badBrands: brandList(env.GUITAR_BAD_BRANDS) ?? DEFAULT_BAD_BRANDS,
+  };
+}
+
+function brandList(value: string | undefined): string[] | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  return value
+    .split(",")
+    .map((b) => b.trim().toLowerCase())
+    .filter((b) => b !== "");
+}
+
+/**
+ * The operator. It watches Guitars in every namespace (the seed lists them cluster-wide), so
+ * `capstan generate rbac` grants it a ClusterRole.
+ */
+export function guitarOperator(rules: ReviewRules = rulesFromEnv()) {
+  const op = operator({ name: "guitar-reviewer" });
+
+  // `spec.review` changing covers both cases the seed cares about: a new guitar (the flag appears,
+  // defaulted to false) and a user setting `review: false` again to ask for a fresh review. The
+  // filter keeps reviewed guitars out entirely: the operator never writes to them.
+  op.on.field(
+    Guitar,
+    "spec.review",
+    { when: (guitar) => guitar.spec.review !== true },
+    async function review({ spec, patch, event, logger }) {
+      const comment = commentFor(spec.brand, rules);
+      // Written after the handler returns, in one merge patch of the spec.
+      patch.spec.comment = comment;
+      patch.spec.review = true;
+      event("Normal", "Reviewed", `${spec.brand}: ${comment}`);
+      logger.info({ brand: spec.brand, comment }, "reviewed");
+    },
+  );
+  return op;
+}
+
+export default guitarOperator();
