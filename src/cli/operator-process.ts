@@ -105,7 +105,8 @@ export class OperatorProcess {
     ];
     // Its own process group: Ctrl-C in the terminal signals the whole foreground group, and a child
     // that got SIGINT there and SIGTERM from us would take the second signal as "exit at once".
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    // The IPC channel is how the child notices that this process died (see `capstan run`).
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe", "ipc"], detached: true });
     this.child = child;
     this.current = "running";
     this.options.print(`${this.prefix} started (pid ${child.pid})`);

@@ -85,11 +85,20 @@ export async function run(args: string[]): Promise<number> {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  // Started by `capstan dev` with an IPC channel: the channel closes when dev exits, even killed
+  // with SIGKILL (which it cannot pass on), so the operator never outlives it as an orphan.
+  const onParentGone = () => {
+    logger.info("capstan dev is gone, stopping");
+    stop.abort();
+  };
+  process.channel?.unref();
+  process.once("disconnect", onParentGone);
   try {
     return await runOperator(flags, logger, stop.signal);
   } finally {
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
+    process.off("disconnect", onParentGone);
   }
 }
 

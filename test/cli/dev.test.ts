@@ -108,4 +108,29 @@ describe("capstan dev", () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
     expect(existsSync(join(dir, ".capstan/kubeconfig"))).toBe(true);
   }, 90_000); // three process start-ups (dev, operator twice) on a shared 2-core machine
+
+  it("its operators stop when capstan dev is killed with SIGKILL, which it cannot pass on", async () => {
+    let out = "";
+    const proc = spawn(process.execPath, [bin, "dev", "gadgets/operator.ts", "--log-format", "json"], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    dev = proc;
+    proc.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const started = await outputMatching(() => out, /\[operator\.ts\] started \(pid (\d+)\)/);
+    const pid = Number(started[1]);
+    pids.push(pid);
+    client = new KubeClient(loadClientConfig({ kubeconfig: join(dir, ".capstan/kubeconfig") }));
+    await waitFor(client, CRD_KIND, "gadgets.gadgets.capstan.test", isEstablished, { timeout: "20s" });
+    expect(alive(pid)).toBe(true);
+
+    const exited = new Promise((resolve) => proc.once("exit", resolve));
+    proc.kill("SIGKILL");
+    await exited;
+    const deadline = Date.now() + 20_000;
+    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(alive(pid)).toBe(false);
+  }, 90_000);
 });
