@@ -1,0 +1,88 @@
+/**
+ * The seed's walk-through with the real kubectl: apply the sample, see the pod, delete it, see it
+ * come back with startTimes incremented.
+ */
+import { fileURLToPath } from "node:url";
+import { startTestCluster, type TestCluster } from "capstan/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { immortalContainerOperator } from "./operator.ts";
+
+const EXAMPLE = fileURLToPath(new URL("./example.yaml", import.meta.url));
+const NAME = "example-immortalcontainer";
+const POD = `${NAME}-immortalpod`;
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  await cluster.run(immortalContainerOperator({ restartDelay: 0, recheckInterval: "200ms" }));
+});
+afterAll(() => cluster.stop());
+
+/** Runs kubectl and expects it to succeed; returns its stdout. */
+async function kubectl(...args: string[]): Promise<string> {
+  const result = await cluster.kubectl(args);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  return result.stdout;
+}
+
+describe("ImmortalContainer with kubectl", () => {
+  it("runs the pod of the sample manifest and shows it in kubectl get", async () => {
+    expect(await kubectl("apply", "-f", EXAMPLE)).toBe(
+      `immortalcontainer.immortalcontainer.flugel.it/${NAME} created\n`,
+    );
+    await kubectl("wait", `immortalcontainer/${NAME}`, "--for=jsonpath={.status.startTimes}=1", "--timeout=10s");
+    await kubectl("wait", `pod/${POD}`, "--for=condition=Ready", "--timeout=10s");
+
+    const pods = await kubectl("get", "pods", "-l", `immortalcontainer.flugel.it/name=${NAME}`);
+    expect(pods).toMatch(new RegExp(`^${POD}\\s+1/1\\s+Running\\s+0\\s`, "m"));
+    const ics = await kubectl("get", "ic");
+    expect(ics.split("\n")[0]).toMatch(/^NAME\s+IMAGE\s+POD\s+STARTS\s+AGE$/);
+    expect(ics).toMatch(new RegExp(`^${NAME}\\s+nginx:latest\\s+${POD}\\s+1\\s`, "m"));
+  });
+
+  it("brings the pod back after kubectl delete pod, with startTimes incremented", async () => {
+    const before = await kubectl("get", "pod", POD, "-o", "jsonpath={.metadata.uid}");
+    expect(await kubectl("delete", "pod", POD)).toBe(`pod "${POD}" deleted\n`);
+
+    await kubectl("wait", `immortalcontainer/${NAME}`, "--for=jsonpath={.status.startTimes}=2", "--timeout=10s");
+    await kubectl("wait", `pod/${POD}`, "--for=condition=Ready", "--timeout=10s");
+    const after = await kubectl("get", "pod", POD, "-o", "jsonpath={.metadata.uid}");
+    expect(after).not.toBe(before);
+
+    const status = await kubectl("get", "immortalcontainer", NAME, "-o", "jsonpath={.status}");
+    expect(JSON.parse(status)).toEqual({ currentPod: POD, startTimes: 2 });
+    const owner = await kubectl(
+      "get",
+      "pod",
+      POD,
+      "-o",
+      "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}",
+    );
+    expect(owner).toBe(`ImmortalContainer/${NAME}`);
+    const describe = await kubectl("describe", "immortalcontainer", NAME);
+    expect(describe).toMatch(
+      /Normal\s+Started\s+.*started pod example-immortalcontainer-immortalpod running nginx:latest \(start 2\)/,
+    );
+  });
+
+  it("refuses an ImmortalContainer without an image, with the API server's message", async () => {
+    const result = await cluster.kubectl(["apply", "-f", "-"], {
+      stdin:
+        "apiVersion: immortalcontainer.flugel.it/v1alpha1\nkind: ImmortalContainer\nmetadata:\n  name: no-image\nspec: {}\n",
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("spec.image: Required value");
+  });
+
+  it("deletes the pod with the ImmortalContainer (kubectl delete -f)", async () => {
+    expect(await kubectl("delete", "-f", EXAMPLE)).toBe(
+      `immortalcontainer.immortalcontainer.flugel.it "${NAME}" deleted\n`,
+    );
+    await kubectl("wait", `pod/${POD}`, "--for=delete", "--timeout=10s");
+    const left = await cluster.kubectl(["get", "pod", POD]);
+    expect(left.code).toBe(1);
+    expect(left.stderr).toContain(`pods "${POD}" not found`);
+  });
+});

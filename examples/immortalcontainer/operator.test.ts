@@ -1,0 +1,207 @@
+/**
+ * The seed's scenario through the typed client: the pod is created, comes back after a delete and
+ * after its container exits, follows an image change, and goes with its ImmortalContainer.
+ */
+import { isInvalid } from "capstan";
+import { Event, Pod } from "capstan/core";
+import { startTestCluster, type TestCluster } from "capstan/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  CONTAINER_NAME,
+  ImmortalContainer,
+  immortalContainerOperator,
+  NAME_LABEL,
+  START_ANNOTATION,
+  settingsFromEnv,
+} from "./operator.ts";
+
+let cluster: TestCluster;
+const NS = "default";
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  // No restart delay: an ended pod is replaced at once. The delay has its own test below.
+  await cluster.run(immortalContainerOperator({ restartDelay: 0, recheckInterval: "200ms" }));
+});
+afterAll(() => cluster.stop());
+
+const ics = () => cluster.client.resource(ImmortalContainer, NS);
+const pods = () => cluster.client.resource(Pod, NS);
+
+async function create(name: string, image: string): Promise<void> {
+  await ics().create(ImmortalContainer.make({ metadata: { name, namespace: NS }, spec: { image } }));
+}
+
+/** Waits until the pod runs and is not the pod with `previousUid`. */
+function waitForRunningPod(name: string, previousUid?: string) {
+  return cluster.waitFor(
+    Pod,
+    `${NS}/${name}-immortalpod`,
+    (p) =>
+      p.metadata?.uid !== previousUid && p.metadata?.deletionTimestamp === undefined && p.status?.phase === "Running",
+  );
+}
+
+function waitForStarts(name: string, startTimes: number) {
+  return cluster.waitFor(ImmortalContainer, `${NS}/${name}`, (ic) => ic.status?.startTimes === startTimes);
+}
+
+/** Reasons of the Events about the ImmortalContainer `name`, once `expected` is among them. */
+async function waitForEventReason(name: string, expected: string): Promise<string[]> {
+  return vi.waitFor(
+    async () => {
+      const events = await cluster.client.resource(Event, NS).list();
+      const reasons = events.items.filter((e) => e.involvedObject.name === name).map((e) => e.reason ?? "");
+      expect(reasons).toContain(expected);
+      return reasons;
+    },
+    { timeout: 5_000, interval: 50 },
+  );
+}
+
+describe("ImmortalContainer operator", () => {
+  it("creates <name>-immortalpod controlled by the ImmortalContainer and records it in the status", async () => {
+    await create("web", "nginx:latest");
+    const pod = await waitForRunningPod("web");
+    const ic = await waitForStarts("web", 1);
+
+    expect(ic.status).toEqual({ currentPod: "web-immortalpod", startTimes: 1 });
+    expect(pod.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({
+        apiVersion: "immortalcontainer.flugel.it/v1alpha1",
+        kind: "ImmortalContainer",
+        name: "web",
+        uid: ic.metadata.uid,
+        controller: true,
+      }),
+    ]);
+    expect(pod.metadata?.labels?.[NAME_LABEL]).toBe("web");
+    expect(pod.metadata?.annotations?.[START_ANNOTATION]).toBe("1");
+    // Never: an exited container ends the pod, so the operator (not the kubelet) restarts it.
+    expect(pod.spec?.restartPolicy).toBe("Never");
+    expect(pod.spec?.containers.map((c) => [c.name, c.image])).toEqual([[CONTAINER_NAME, "nginx:latest"]]);
+    expect(await waitForEventReason("web", "Started")).toContain("Started");
+  });
+
+  it("recreates the pod after it is deleted, counting startTimes", async () => {
+    const first = await waitForRunningPod("web");
+    await pods().delete("web-immortalpod");
+    const second = await waitForRunningPod("web", first.metadata?.uid);
+    const ic = await waitForStarts("web", 2);
+
+    expect(ic.status?.currentPod).toBe("web-immortalpod");
+    expect(second.metadata?.annotations?.[START_ANNOTATION]).toBe("2");
+  });
+
+  it("replaces the pod when its container terminates", async () => {
+    const before = await waitForRunningPod("web");
+    const exited = await cluster.kubelet?.terminateContainer(NS, "web-immortalpod", CONTAINER_NAME, {
+      exitCode: 1,
+    });
+    expect(exited).toBeDefined();
+
+    const after = await waitForRunningPod("web", before.metadata?.uid);
+    await waitForStarts("web", 3);
+    expect(after.metadata?.annotations?.[START_ANNOTATION]).toBe("3");
+    await waitForEventReason("web", "Restarting");
+  });
+
+  it("replaces the pod when spec.image changes", async () => {
+    const before = await waitForRunningPod("web");
+    await ics().patch("web", { spec: { image: "nginx:1.27" } }, { type: "merge" });
+
+    const after = await cluster.waitFor(
+      Pod,
+      `${NS}/web-immortalpod`,
+      (p) => p.metadata?.uid !== before.metadata?.uid && p.spec?.containers[0]?.image === "nginx:1.27",
+    );
+    await waitForStarts("web", 4);
+    expect(after.metadata?.annotations?.[START_ANNOTATION]).toBe("4");
+    await waitForEventReason("web", "ImageChanged");
+  });
+
+  it("leaves a pod of the same name that it does not control alone, and starts its own once it is gone", async () => {
+    await pods().create(
+      Pod.make({
+        metadata: { name: "taken-immortalpod", namespace: NS },
+        spec: { containers: [{ name: "other", image: "busybox" }] },
+      }),
+    );
+    await create("taken", "nginx");
+    await waitForEventReason("taken", "PodNameTaken");
+    const foreign = await pods().get("taken-immortalpod");
+    expect(foreign.metadata?.ownerReferences).toBeUndefined();
+
+    await pods().delete("taken-immortalpod");
+    const own = await waitForRunningPod("taken", foreign.metadata?.uid);
+    expect(own.metadata?.ownerReferences?.[0]?.name).toBe("taken");
+    await waitForStarts("taken", 1);
+  });
+
+  it("lets the pod be garbage-collected with its ImmortalContainer", async () => {
+    await waitForRunningPod("web");
+    await ics().delete("web");
+    await cluster.waitForDeletion(Pod, `${NS}/web-immortalpod`);
+    await cluster.waitForDeletion(ImmortalContainer, `${NS}/web`);
+  });
+
+  it("refuses an image that is empty or missing, and a name too long to label the pod with", async () => {
+    const invalid = async (obj: unknown) => {
+      const err = await ics()
+        .create(obj as ReturnType<typeof ImmortalContainer.make>)
+        .catch((e: unknown) => e);
+      expect(isInvalid(err)).toBe(true);
+      return (err as Error).message;
+    };
+    expect(await invalid({ metadata: { name: "empty", namespace: NS }, spec: { image: "" } })).toContain("spec.image");
+    expect(await invalid({ metadata: { name: "missing", namespace: NS }, spec: {} })).toContain("spec.image");
+    expect(
+      await invalid(
+        ImmortalContainer.make({ metadata: { name: "n".repeat(64), namespace: NS }, spec: { image: "x" } }),
+      ),
+    ).toContain("no more than 63 characters");
+  });
+});
+
+describe("ImmortalContainer operator with a restart delay", () => {
+  let slow: TestCluster;
+  afterAll(() => slow?.stop());
+
+  it("keeps an ended pod until the restart delay has passed since its container exited", async () => {
+    slow = await startTestCluster();
+    // finishedAt has second precision, so the replacement may come up to 1 s early: 1.5 s still
+    // leaves a lower bound that only a missing delay can break.
+    await slow.run(immortalContainerOperator({ restartDelay: "1500ms", recheckInterval: "200ms" }));
+    await slow.client
+      .resource(ImmortalContainer, NS)
+      .create(ImmortalContainer.make({ metadata: { name: "slow", namespace: NS }, spec: { image: "busybox" } }));
+    const first = await slow.waitFor(Pod, `${NS}/slow-immortalpod`, (p) => p.status?.phase === "Running");
+
+    const exitedAt = Date.now();
+    await slow.kubelet?.terminateContainer(NS, "slow-immortalpod", CONTAINER_NAME, { exitCode: 0 });
+    const ended = await slow.waitFor(Pod, `${NS}/slow-immortalpod`, (p) => p.status?.phase === "Succeeded");
+    expect(ended.metadata?.uid).toBe(first.metadata?.uid);
+
+    await slow.waitFor(
+      Pod,
+      `${NS}/slow-immortalpod`,
+      (p) => p.metadata?.uid !== first.metadata?.uid && p.status?.phase === "Running",
+    );
+    expect(Date.now() - exitedAt).toBeGreaterThanOrEqual(500);
+    const ic = await slow.waitFor(ImmortalContainer, `${NS}/slow`, (o) => o.status?.startTimes === 2);
+    expect(ic.status?.currentPod).toBe("slow-immortalpod");
+  });
+});
+
+describe("settingsFromEnv", () => {
+  it("reads the durations from the environment and falls back to the defaults", () => {
+    expect(settingsFromEnv({ IMMORTAL_RESTART_DELAY: "2s" })).toEqual({ restartDelay: "2s", recheckInterval: "30s" });
+    expect(settingsFromEnv({})).toEqual({ restartDelay: "10s", recheckInterval: "30s" });
+  });
+
+  it("names the variable that holds something other than a duration", () => {
+    expect(() => settingsFromEnv({ IMMORTAL_RECHECK_INTERVAL: "soon" })).toThrow(
+      /^IMMORTAL_RECHECK_INTERVAL: invalid duration "soon"/,
+    );
+  });
+});
