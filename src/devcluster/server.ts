@@ -37,6 +37,7 @@ import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/a
 import { composePipeline, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
 import { parseRequestInfo } from "./request/request-info.ts";
 import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
+import { customObjectStatusValidator } from "./rest/custom-status-strategy.ts";
 import { ObjectStore } from "./rest/object-store.ts";
 import { openDataDir } from "./storage/data-dir.ts";
 import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
@@ -161,6 +162,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const store = new ObjectStore(storage);
   store.mutators.push(customObjectMutator);
   store.validators.push(customObjectValidator());
+  store.statusValidators.push(customObjectStatusValidator());
   const patchTypes = defaultPatchTypes();
   const api = new InProcessApi(registry, store, patchTypes);
   const nsRef = { group: "", version: "v1", plural: "namespaces" };

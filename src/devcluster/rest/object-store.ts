@@ -143,6 +143,8 @@ export class ObjectStore {
   readonly validators: ObjectValidator[] = [];
   /** Pruning and defaulting of objects before validation. */
   readonly mutators: ObjectMutator[] = [];
+  /** Validation of `/status` writes (custom resources: rest/custom-status-strategy.ts); `validators` do not run there. */
+  readonly statusValidators: ObjectValidator[] = [];
 
   constructor(readonly storage: Storage) {}
 
@@ -611,11 +613,17 @@ export class ObjectStore {
   ): JsonObject {
     let next: JsonObject;
     if (target === "status") {
-      // Status writes take only status from the body (status strategies keep spec and metadata).
+      // The body is decoded (defaulted, pruned, fieldValidation) as a whole, then only its status is
+      // taken: status strategies keep spec and metadata.
+      this.mutate(served, input, options);
       next = structuredClone(old);
       if (input["status"] === undefined) delete next["status"];
       else next["status"] = input["status"];
       (next.metadata as Record<string, unknown>)["resourceVersion"] = rv;
+      const statusErrors: FieldError[] = [];
+      for (const validate of this.statusValidators) statusErrors.push(...validate(served, next, old));
+      const name = String((old.metadata as MutableMeta).name ?? "");
+      if (statusErrors.length > 0) throw invalid(served, name, statusErrors);
       return normalize(next);
     }
     if (target === "finalize") {
