@@ -4,6 +4,7 @@
  * in pkg/registry/<group>/<kind>/strategy.go.
  */
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
+import { immortalNamespaceRefusal } from "./immortal-namespaces.ts";
 import { ALL_VERBS, bucketOf, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
 
 type Spec = Partial<ServedResource> & Pick<ServedResource, "group" | "version" | "kind" | "plural" | "namespaced">;
@@ -205,6 +206,9 @@ export function builtinResources(): ServedResource[] {
       plural: "namespaces",
       namespaced: false,
       shortNames: ["ns"],
+      // Namespace storage has no DeleteCollection (it would skip finalization): kubernetes#46407.
+      verbs: ALL_VERBS.filter((v) => v !== "deletecollection"),
+      refuseDelete: immortalNamespaceRefusal,
       subresources: { status: true },
       fieldSelectors: fields("status.phase"),
       defaultOnCreate: defaultNamespace,

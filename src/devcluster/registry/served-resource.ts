@@ -78,6 +78,8 @@ export interface ServedResource {
   gracePeriod?: (obj: JsonObject, requested: number | undefined) => number;
   /** Kinds whose create keeps a client-sent status although they have a status subresource (nodes). */
   keepStatusOnCreate?: boolean;
+  /** Admission of a delete (immortal namespaces): the 403 Forbidden's reason, or undefined to allow it. */
+  refuseDelete?: (name: string) => string | undefined;
   /** Deletion beyond metadata.finalizers (namespaces: spec.finalizers and the Terminating phase). */
   deletion?: {
     /** True while something other than metadata.finalizers keeps a deleted object. */

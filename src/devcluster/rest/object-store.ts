@@ -359,6 +359,8 @@ export class ObjectStore {
     name: string,
     options: DeleteOptions = {},
   ): Promise<DeleteResult> {
+    const refusal = served.refuseDelete?.(name);
+    if (refusal !== undefined) throw forbidden(gr(served), name, refusal);
     const view = served.conversion;
     if (view) {
       const result = await this.delete(view.storage, namespace, name, options);
@@ -383,6 +385,11 @@ export class ObjectStore {
     query: ListQuery,
     options: DeleteOptions = {},
   ): Promise<JsonObject> {
+    // A kind whose storage has no DeleteCollection (namespaces) has no such route: go-restful's 405.
+    if (!served.verbs.includes("deletecollection")) {
+      const message = "the server does not allow this method on the requested resource";
+      throw new ApiError(failure(405, "MethodNotAllowed", message, {}));
+    }
     const view = served.conversion;
     if (view) {
       const list = await this.deleteCollection(view.storage, namespace, query, options);
