@@ -1,0 +1,81 @@
+/**
+ * The useless machine driven with the real kubectl and the folder's sample manifests, as the
+ * README tells a newcomer to do it (with a 200 ms flip delay instead of 5 s).
+ */
+import { fileURLToPath } from "node:url";
+import { startTestCluster, type TestCluster } from "capstan/testing";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { uselessMachineOperator } from "./operator.ts";
+
+const manifest = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  await cluster.run(uselessMachineOperator({ flipDelay: "200ms" }));
+});
+afterAll(() => cluster?.stop());
+
+/** Runs kubectl and returns its stdout; a non-zero exit fails the test with kubectl's stderr. */
+async function kubectl(args: string[], env?: Record<string, string>): Promise<string> {
+  const r = await cluster.kubectl(args, env === undefined ? {} : { env });
+  expect(r.code, `kubectl ${args.join(" ")}: ${r.stderr}`).toBe(0);
+  return r.stdout;
+}
+
+const waitFor = (condition: string, target: string) =>
+  kubectl(["wait", `--for=jsonpath=${condition}`, "--timeout=10s", target]);
+
+it("moves machine-1's switch back down after kubectl apply", async () => {
+  await kubectl(["apply", "-f", manifest("machine-1.yaml")]);
+  await waitFor("{.spec.switchPosition}=down", "machine/machine-1");
+  const flipped = await kubectl(["get", "machine", "machine-1", "-o", "jsonpath={.status.lastFlipAt}"]);
+  expect(Date.parse(flipped)).not.toBeNaN();
+  const events = await kubectl(["get", "events", "--field-selector", "involvedObject.name=machine-1"]);
+  expect(events).toMatch(/FlippedDown\s+machine\/machine-1\s+moved the machine's switch back down/);
+});
+
+it("shows SWITCHES and POSITIONS, flips patched and edited switches back down, scales, and collects", async () => {
+  await kubectl(["apply", "-f", manifest("machine-2.yaml")]);
+  await waitFor("{.status.positions}=ddd", "machine/machine-2");
+  const table = await kubectl(["get", "machines"]);
+  // As in the seed's slide: a CRD that lists its own columns gets no AGE column unless it asks.
+  expect(table).toMatch(/^NAME\s+SWITCHES\s+POSITIONS\n/);
+  expect(table).toMatch(/\nmachine-2\s+3\s+ddd\n/);
+
+  const names = (await kubectl(["get", "switches", "-l", "machine=machine-2", "-o", "name"])).trim().split("\n");
+  expect(names).toHaveLength(3);
+  expect(names.every((n) => /^switch\.useless\.container\.training\/switch-[a-z0-9]+$/.test(n))).toBe(true);
+  const [first, second] = names as [string, string];
+
+  await kubectl(["patch", first, "--type", "merge", "-p", '{"spec":{"position":"up"}}']);
+  await waitFor("{.spec.position}=down", first);
+  expect(
+    await kubectl(["get", first, "-o", `jsonpath={.metadata.annotations.useless\\.container\\.training/flipped-at}`]),
+  ).not.toBe("");
+
+  // kubectl edit with a scripted editor: what a user does by hand.
+  await kubectl(["edit", second], { KUBE_EDITOR: "sed -i -e s/position:\\ down/position:\\ up/" });
+  await waitFor("{.spec.position}=down", second);
+  const edited = await kubectl([
+    "get",
+    second,
+    "-o",
+    `jsonpath={.metadata.annotations.useless\\.container\\.training/flipped-at}`,
+  ]);
+  expect(Date.parse(edited)).not.toBeNaN();
+  await waitFor("{.status.positions}=ddd", "machine/machine-2");
+
+  await kubectl(["patch", "machine", "machine-2", "--type", "merge", "-p", '{"spec":{"switches":1}}']);
+  await waitFor("{.status.positions}=d", "machine/machine-2");
+  expect((await kubectl(["get", "switches", "-l", "machine=machine-2", "-o", "name"])).trim().split("\n")).toHaveLength(
+    1,
+  );
+  expect(await kubectl(["get", "machines", "machine-2"])).toMatch(/\nmachine-2\s+1\s+d\n/);
+
+  await kubectl(["delete", "-f", manifest("machine-2.yaml"), "--wait=true"]);
+  await kubectl(["wait", "--for=delete", "switches", "-l", "machine=machine-2", "--timeout=10s"]);
+  const left = await cluster.kubectl(["get", "switches", "-l", "machine=machine-2"]);
+  expect(left.stdout).toBe("");
+  expect(left.stderr).toMatch(/No resources found in default namespace/);
+});
