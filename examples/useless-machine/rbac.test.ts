@@ -1,0 +1,152 @@
+/**
+ * The useless machine under RBAC, as a ServiceAccount bound only to what `capstan generate rbac`
+ * prints for it: the scenario passes; with one rule taken away it does not, and the log says why
+ * (a 403 naming the ServiceAccount, the verb and the resource).
+ */
+import { fileURLToPath } from "node:url";
+import { Namespace } from "capstan/core";
+import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { parseAllDocuments, stringify } from "yaml";
+import { MACHINE_LABEL, Machine, Switch, uselessMachineOperator } from "./operator.ts";
+
+const OPERATOR = fileURLToPath(new URL("./operator.ts", import.meta.url));
+const SYSTEM_NS = "useless-system";
+const SA_NAME = "useless-machine";
+const USER = `system:serviceaccount:${SYSTEM_NS}:${SA_NAME}`;
+const GROUP = "useless.container.training";
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+type Manifest = { kind: string; rules?: Rule[] } & Record<string, unknown>;
+
+let cluster: TestCluster;
+let manifests: Manifest[];
+
+beforeAll(async () => {
+  cluster = await startTestCluster({ rbac: true });
+  const generated = await cluster.capstan(["generate", "rbac", OPERATOR, "--namespace", SYSTEM_NS]);
+  expect(generated.stderr).toBe("");
+  expect(generated.code).toBe(0);
+  manifests = parseAllDocuments(generated.stdout)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+});
+afterAll(() => cluster?.stop());
+
+/** Applies `docs` with kubectl (as admin): a ClusterRole applied again gets exactly these rules. */
+async function apply(docs: Manifest[]): Promise<void> {
+  const result = await cluster.kubectl(["apply", "-f", "-"], { stdin: docs.map((d) => stringify(d)).join("---\n") });
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+}
+
+/** The generated manifests with `verb` taken away from the ClusterRole's rule on `resource`. */
+function without(resource: string, verbs: readonly string[]): Manifest[] {
+  const strip = (r: Rule): Rule =>
+    r.apiGroups.includes(GROUP) && r.resources.includes(resource)
+      ? { ...r, verbs: r.verbs.filter((v) => !verbs.includes(v)) }
+      : r;
+  return manifests.map((m) => (m.kind === "ClusterRole" ? { ...m, rules: (m.rules ?? []).map(strip) } : m));
+}
+
+async function runAsServiceAccount(): Promise<RunningOperator> {
+  const sa = await cluster.serviceAccount(`${SYSTEM_NS}/${SA_NAME}`);
+  expect(sa.username).toBe(USER);
+  return cluster.run(uselessMachineOperator({ flipDelay: "200ms" }), { client: sa.client });
+}
+
+/** A machine whose own switch is up, with two Switches, in a namespace of its own. */
+async function createMachine(namespace: string): Promise<void> {
+  await cluster.client.resource(Namespace).create(Namespace.make({ metadata: { name: namespace } }));
+  await cluster.client
+    .resource(Machine, namespace)
+    .create(Machine.make({ metadata: { name: "m", namespace }, spec: { switchPosition: "up", switches: 2 } }));
+}
+
+/** Waits until a captured log record holds `text` (in its message or its error). */
+function waitForLog(running: RunningOperator, text: string): Promise<void> {
+  const escaped = JSON.stringify(text).slice(1, -1); // as it appears inside a JSON record
+  return vi.waitFor(
+    () => {
+      expect(running.logs.some((r) => JSON.stringify(r).includes(escaped))).toBe(true);
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+}
+
+describe("useless machine under RBAC", () => {
+  it("derives rules for machines (spec flips included), their status, owned switches, events and CRDs", () => {
+    const role = manifests.find((m) => m.kind === "ClusterRole");
+    const rules = (role?.rules ?? []).map(
+      (r) => `${r.apiGroups.join(",")}/${r.resources.join(",")}: ${r.verbs.join(",")}`,
+    );
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        `${GROUP}/machines: get,list,watch,update,patch`,
+        `${GROUP}/machines/status: get,update,patch`,
+        `${GROUP}/switches: get,list,watch,create,update,patch,delete`,
+        "apiextensions.k8s.io/customresourcedefinitions: get,create,update,patch",
+        "/events: create,patch",
+      ]),
+    );
+  });
+
+  it("flips the machine's switch and its Switches as a ServiceAccount bound only to the generated rules", async () => {
+    await apply(manifests);
+    const running = await runAsServiceAccount();
+    try {
+      await createMachine("rbac-ok");
+      await cluster.waitFor(
+        Machine,
+        "rbac-ok/m",
+        (m) => m.spec.switchPosition === "down" && m.status?.positions === "dd",
+      );
+      const [sw] = (await cluster.client.resource(Switch, "rbac-ok").list({ labelSelector: `${MACHINE_LABEL}=m` }))
+        .items;
+      const name = sw?.metadata.name as string;
+      await cluster.client.resource(Switch, "rbac-ok").patch(name, { spec: { position: "up" } }, { type: "merge" });
+      await cluster.waitFor(Switch, `rbac-ok/${name}`, (s) => s.spec.position === "down");
+      expect(running.logs.filter((r) => JSON.stringify(r).includes("forbidden"))).toEqual([]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("without patch on machines, keeps the machine's switch up and logs the 403 of its flip", async () => {
+    await apply(without("machines", ["update", "patch"]));
+    const running = await runAsServiceAccount();
+    try {
+      await createMachine("rbac-no-patch");
+      // Everything else still works: the Switches are made and the status written.
+      await cluster.waitFor(Machine, "rbac-no-patch/m", (m) => m.status?.positions === "dd");
+      await waitForLog(
+        running,
+        `machines.${GROUP} "m" is forbidden: User "${USER}" cannot patch resource "machines" in API group "${GROUP}" in the namespace "rbac-no-patch"`,
+      );
+      const machine = await cluster.client.resource(Machine, "rbac-no-patch").get("m");
+      expect(machine.spec.switchPosition).toBe("up");
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("without create on switches, makes no Switch and logs the 403 of creating one", async () => {
+    await apply(without("switches", ["create"]));
+    const running = await runAsServiceAccount();
+    try {
+      await createMachine("rbac-no-create");
+      await waitForLog(
+        running,
+        `switches.${GROUP} is forbidden: User "${USER}" cannot create resource "switches" in API group "${GROUP}" in the namespace "rbac-no-create"`,
+      );
+      const switches = await cluster.client.resource(Switch, "rbac-no-create").list();
+      expect(switches.items).toEqual([]);
+    } finally {
+      await running.stop();
+    }
+  });
+});
