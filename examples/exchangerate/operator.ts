@@ -7,14 +7,14 @@
  * ## Expected flow
  * - Start-up: the ExchangeRate CRD is created or updated and awaited (seed 000 registers it
  *   through the API too).
- * - An ExchangeRate is created, or its `spec.currency` changes: `publishRate` fetches the rate and
+ * - An ExchangeRate is created, or its `spec.currency` changes: `publish-rate` fetches the rate and
  *   server-side applies the ConfigMap `<name>` (`data.rate`, `data.currency`, `data.base`) with a
  *   controller owner reference, then writes `status.rate`, `status.currency`, `status.base`,
  *   `status.fetchedAt`.
- * - Every refresh interval (default 1 h, as in the seed's update): `refreshRate` fetches again and
+ * - Every refresh interval (default 1 h, as in the seed's update): `refresh-rate` fetches again and
  *   rewrites both (recreating the ConfigMap if someone deleted it).
  * - The operator (re)starts and finds an ExchangeRate fetched longer than one interval ago:
- *   `refreshStaleRate` refreshes it at once (timers restart from zero after a restart).
+ *   `refresh-stale-rate` refreshes it at once (timers restart from zero after a restart).
  *
  * ## Guarantees
  * - A failed fetch (unreachable server, error status, a body without the rate) never crashes the
@@ -28,14 +28,14 @@
  * ## Caveats
  * - Rates are quoted against EUR, the ECB's base (the seed's exchangeratesapi.io did the same).
  *
- * ## Settings (environment variables, read when this module is imported)
+ *
+ * ## Settings (environment variables, read when this module is imported; settings.ts)
  * - `EXCHANGERATE_RATES_URL`: the rates endpoint, answering `GET <url>?from=EUR&to=USD` with
- *   `{"rates":{"USD":1.08},...}` (default {@link DEFAULT_RATES_URL}, Frankfurter: ECB rates, no key).
+ *   `{"rates":{"USD":1.08},...}` (default: Frankfurter, the ECB's rates, no key needed).
  * - `EXCHANGERATE_REFRESH_INTERVAL`: time between refreshes, e.g. `30m` (default `1h`).
  * - `EXCHANGERATE_RETRY_BACKOFF`: first retry delay after a failed fetch (default `1s`).
  */
 import {
-  type Duration,
   needs,
   type ObjectContext,
   type ObjectPatch,
@@ -45,27 +45,22 @@ import {
   toMilliseconds,
 } from "capstan";
 import { ConfigMap } from "capstan/core";
-import { type Currency, ExchangeRate, type ExchangeRateObject } from "./resources.ts";
+import { fetchRate } from "./rates-client.ts";
+import { ExchangeRate, type ExchangeRateObject } from "./resources.ts";
+import { checkSettings, DEFAULT_SETTINGS, type ExchangeRateSettings, settingsFromEnv } from "./settings.ts";
 
+export { BASE_CURRENCY, type FetchedRate, fetchRate } from "./rates-client.ts";
 export { CURRENCIES, type Currency, ExchangeRate, type ExchangeRateObject } from "./resources.ts";
-
-/**
- * Frankfurter's endpoint (https://frankfurter.dev): the ECB's reference rates, free and without a
- * key, answering in the shape the seed parsed from exchangeratesapi.io (`rates[currency]`).
- */
-export const DEFAULT_RATES_URL = "https://api.frankfurter.dev/v1/latest";
-
-/** The currency rates are quoted against: the ECB publishes against EUR. */
-export const BASE_CURRENCY = "EUR";
+export {
+  DEFAULT_RATES_URL,
+  DEFAULT_SETTINGS,
+  type ExchangeRateSettings,
+  RATES_URL_ENV,
+  settingsFromEnv,
+} from "./settings.ts";
 
 /** The operator's name: its finalizer, annotations (`exchangerates.capstan.dev/...`) and field manager. */
 export const OPERATOR_NAME = "exchangerates";
-
-/**
- * A rates API answers in well under a second; 10 s covers a slow network while keeping a hung
- * server from holding the object's worker for long (one object's handlers run one at a time).
- */
-export const FETCH_TIMEOUT_MS = 10_000;
 
 /**
  * How soon a failed refresh is tried again (timers keep no retry count, so no doubling there): the
@@ -73,88 +68,6 @@ export const FETCH_TIMEOUT_MS = 10_000;
  * is down. A refresh interval shorter than this is used instead.
  */
 export const REFRESH_RETRY_MS = 60_000;
-
-/** What the operator can be told (see the module documentation for the environment variables). */
-export interface ExchangeRateSettings {
-  /** The rates endpoint (`EXCHANGERATE_RATES_URL`). */
-  ratesUrl: string;
-  /** Time between refreshes (`EXCHANGERATE_REFRESH_INTERVAL`). */
-  refreshInterval: Duration;
-  /** First retry delay after a failed fetch; doubles per attempt up to 60 s (`EXCHANGERATE_RETRY_BACKOFF`). */
-  retryBackoff: Duration;
-}
-
-export const DEFAULT_SETTINGS: Readonly<ExchangeRateSettings> = Object.freeze({
-  ratesUrl: DEFAULT_RATES_URL,
-  refreshInterval: "1h",
-  retryBackoff: "1s",
-});
-
-/**
- * The settings from environment variables (unset ones keep their defaults).
- * @throws Error naming the variable when a value is not a valid URL or duration.
- */
-export function settingsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): ExchangeRateSettings {
-  return checkSettings(
-    {
-      ratesUrl: env.EXCHANGERATE_RATES_URL || DEFAULT_SETTINGS.ratesUrl,
-      refreshInterval: env.EXCHANGERATE_REFRESH_INTERVAL || DEFAULT_SETTINGS.refreshInterval,
-      retryBackoff: env.EXCHANGERATE_RETRY_BACKOFF || DEFAULT_SETTINGS.retryBackoff,
-    },
-    {
-      ratesUrl: "EXCHANGERATE_RATES_URL",
-      refreshInterval: "EXCHANGERATE_REFRESH_INTERVAL",
-      retryBackoff: "EXCHANGERATE_RETRY_BACKOFF",
-    },
-  );
-}
-
-/** A rate as the rates API published it. */
-export interface FetchedRate {
-  readonly currency: Currency;
-  readonly base: string;
-  readonly rate: number;
-}
-
-/**
- * Fetches the rate of `currency` against {@link BASE_CURRENCY} from `endpoint`
- * (`GET <endpoint>?from=EUR&to=<currency>`, expecting `{"rates":{"<currency>":<number>}}`).
- * @throws Error naming the URL and what went wrong: network error, timeout, error status, a body
- * that is not JSON or holds no positive rate for the currency.
- */
-export async function fetchRate(endpoint: string, currency: Currency, signal: AbortSignal): Promise<FetchedRate> {
-  const url = new URL(endpoint);
-  url.searchParams.set("from", BASE_CURRENCY);
-  url.searchParams.set("to", currency);
-  const fail = (what: string): Error => new Error(`fetching the ${currency} rate from ${url.href}: ${what}`);
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      headers: { accept: "application/json" },
-      signal: AbortSignal.any([signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]),
-    });
-  } catch (err) {
-    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : "";
-    throw fail(`${err instanceof Error ? err.message : String(err)}${cause}`);
-  }
-  if (!res.ok) {
-    await res.body?.cancel();
-    throw fail(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}`);
-  }
-  let body: unknown;
-  try {
-    body = await res.json();
-  } catch {
-    throw fail("the response is not JSON");
-  }
-  const rates = (body as { rates?: unknown } | null)?.rates;
-  const rate = typeof rates === "object" && rates !== null ? (rates as Record<string, unknown>)[currency] : undefined;
-  if (typeof rate !== "number" || !Number.isFinite(rate) || rate <= 0) {
-    throw fail(`the response holds no positive rate for ${currency}: ${JSON.stringify(body).slice(0, 200)}`);
-  }
-  const base = (body as { base?: unknown }).base;
-  return { currency, base: typeof base === "string" ? base : BASE_CURRENCY, rate };
-}
 
 /** What publishing needs of a handler's or timer's context. */
 type PublishContext = ObjectContext<ExchangeRateObject> & { readonly patch: ObjectPatch<ExchangeRateObject> };
@@ -236,36 +149,6 @@ export function exchangeRateOperator(overrides: Partial<ExchangeRateSettings> = 
     },
   );
   return op;
-}
-
-/** Validates settings, naming the setting (or its environment variable) that is wrong. */
-function checkSettings(
-  settings: ExchangeRateSettings,
-  names: Record<keyof ExchangeRateSettings, string> = {
-    ratesUrl: "ratesUrl",
-    refreshInterval: "refreshInterval",
-    retryBackoff: "retryBackoff",
-  },
-): ExchangeRateSettings {
-  let url: URL;
-  try {
-    url = new URL(settings.ratesUrl);
-  } catch {
-    throw new Error(`${names.ratesUrl}: "${settings.ratesUrl}" is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new Error(`${names.ratesUrl}: "${settings.ratesUrl}" must be an http or https URL`);
-  }
-  for (const key of ["refreshInterval", "retryBackoff"] as const) {
-    let ms: number;
-    try {
-      ms = toMilliseconds(settings[key]);
-    } catch (err) {
-      throw new Error(`${names[key]}: ${(err as Error).message}`);
-    }
-    if (ms <= 0) throw new Error(`${names[key]}: must be longer than 0, got "${settings[key]}"`);
-  }
-  return settings;
 }
 
 /** The operator `capstan run examples/exchangerate/operator.ts` runs, configured from the environment. */

@@ -12,12 +12,14 @@
  * every request) answer an error status until `recover` (to see retries and Warning Events).
  *
  * Run on its own (`npm start` does this): `node --import tsx examples/exchangerate/rates-server.ts
- * [--port N]` prints the URL to give the operator as `EXCHANGERATE_RATES_URL`, and stops on
+ * [--port N]` prints the URL to give the operator as `EXCHANGERATE_RATES_URL` ({@link RATES_URL_ENV}), and stops on
  * Ctrl-C.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
+
+export { RATES_URL_ENV } from "./settings.ts";
 
 /**
  * Rates against EUR, roughly the ECB's at the end of 2025. Fixed on purpose: the example shows the
