@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { immortalContainerOperator } from "./operator.ts";
 
 const EXAMPLE = fileURLToPath(new URL("./example.yaml", import.meta.url));
+const OPERATOR = fileURLToPath(new URL("./operator.ts", import.meta.url));
 const NAME = "example-immortalcontainer";
 const POD = `${NAME}-immortalpod`;
 
@@ -84,5 +85,48 @@ describe("ImmortalContainer with kubectl", () => {
     const left = await cluster.kubectl(["get", "pod", POD]);
     expect(left.code).toBe(1);
     expect(left.stderr).toContain(`pods "${POD}" not found`);
+  });
+});
+
+describe("the generated manifests", () => {
+  let fresh: TestCluster;
+  afterAll(() => fresh?.stop());
+
+  it("apply cleanly with kubectl: CRD, namespace, ServiceAccount, RBAC and a Deployment that rolls out", async () => {
+    fresh = await startTestCluster();
+    const all = await fresh.capstan([
+      "generate",
+      "all",
+      OPERATOR,
+      "--image",
+      "registry.example.com/immortalcontainer:1.0",
+      "--namespace",
+      "immortal-system",
+    ]);
+    expect(all.stderr).toBe("");
+    expect(all.code).toBe(0);
+
+    const applied = await fresh.kubectl(["apply", "-f", "-"], { stdin: all.stdout });
+    expect(applied.stderr).toBe("");
+    expect(applied.stdout.trim().split("\n")).toEqual([
+      "customresourcedefinition.apiextensions.k8s.io/immortalcontainers.immortalcontainer.flugel.it created",
+      "namespace/immortal-system created",
+      "serviceaccount/immortalcontainers created",
+      "clusterrole.rbac.authorization.k8s.io/immortalcontainers created",
+      "clusterrolebinding.rbac.authorization.k8s.io/immortalcontainers created",
+      "deployment.apps/immortalcontainers created",
+    ]);
+    const rollout = await fresh.kubectl(
+      ["rollout", "status", "deployment/immortalcontainers", "-n", "immortal-system", "--timeout=10s"],
+      { timeout: "15s" },
+    );
+    expect(rollout.stdout).toContain('deployment "immortalcontainers" successfully rolled out');
+    const established = await fresh.kubectl([
+      "wait",
+      "crd/immortalcontainers.immortalcontainer.flugel.it",
+      "--for=condition=Established",
+      "--timeout=10s",
+    ]);
+    expect(established.code).toBe(0);
   });
 });

@@ -228,11 +228,12 @@ async function startPod(
     await ctx.client.resource(Pod, namespace).create(ctx.adopt(pod), { signal: ctx.signal });
   } catch (err) {
     if (isAlreadyExists(err)) return checkExisting(ic, ctx, recheckMs);
-    if (isInvalid(err)) {
-      const message = `cannot create pod ${podName}: ${(err as Error).message}`;
-      ctx.event("Warning", "InvalidPod", message);
-      throw new TerminalError(message, { cause: err });
-    }
+    // Say why on the ImmortalContainer (`kubectl describe`), as the ReplicaSet controller does:
+    // a refused image name, a namespace's quota or Pod Security level, missing permissions.
+    const message = `cannot create pod ${podName}: ${(err as Error).message}`;
+    ctx.event("Warning", "FailedCreate", message);
+    // Retrying cannot fix a pod the API server finds invalid; a change of the object will.
+    if (isInvalid(err)) throw new TerminalError(message, { cause: err });
     throw err;
   }
   ctx.event("Normal", "Started", `started pod ${podName} running ${live.spec.image} (start ${start})`);

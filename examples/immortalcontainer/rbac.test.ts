@@ -4,7 +4,7 @@
  * naming the ServiceAccount, the verb and the resource).
  */
 import { fileURLToPath } from "node:url";
-import { Namespace, Pod } from "capstan/core";
+import { Event, Namespace, Pod } from "capstan/core";
 import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
@@ -123,6 +123,42 @@ describe("ImmortalContainer operator under RBAC", () => {
       );
       const ic = await cluster.client.resource(ImmortalContainer, "rbac-no-status").get("web");
       expect(ic.status?.startTimes).toBeUndefined();
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("without create on pods, says why on the ImmortalContainer: a FailedCreate Warning event with the 403", async () => {
+    await apply(
+      manifests.map((m) =>
+        m.kind === "ClusterRole"
+          ? {
+              ...m,
+              rules: (m.rules ?? []).map((r) =>
+                r.resources.includes("pods") ? { ...r, verbs: r.verbs.filter((v) => v !== "create") } : r,
+              ),
+            }
+          : m,
+      ),
+    );
+    const running = await runAsServiceAccount();
+    try {
+      await createImmortalContainer("rbac-no-create", "web");
+      // A create names no object: the message says "pods is forbidden", as kube-apiserver's does.
+      const forbidden = `pods is forbidden: User \\"${USER}\\" cannot create resource \\"pods\\" in API group \\"\\" in the namespace \\"rbac-no-create\\"`;
+      await waitForLog(running, forbidden);
+      const event = await vi.waitFor(
+        async () => {
+          const events = await cluster.client.resource(Event, "rbac-no-create").list();
+          const found = events.items.find((e) => e.reason === "FailedCreate");
+          expect(found).toBeDefined();
+          return found;
+        },
+        { timeout: 5_000, interval: 50 },
+      );
+      expect(event?.type).toBe("Warning");
+      expect(event?.involvedObject).toMatchObject({ kind: "ImmortalContainer", name: "web" });
+      expect(event?.message).toContain(JSON.parse(`"${forbidden}"`));
     } finally {
       await running.stop();
     }
