@@ -79,3 +79,32 @@ it("shows SWITCHES and POSITIONS, flips patched and edited switches back down, s
   expect(left.stdout).toBe("");
   expect(left.stderr).toMatch(/No resources found in default namespace/);
 });
+
+it("applies the generated CRDs, RBAC and Deployment cleanly with kubectl", async () => {
+  const generated = await cluster.capstan([
+    "generate",
+    "all",
+    manifest("operator.ts"),
+    "--image",
+    "registry.example.com/useless-machine:1.0",
+    "--namespace",
+    "useless-system",
+  ]);
+  expect(generated.stderr).toBe("");
+  expect(generated.code).toBe(0);
+  const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: generated.stdout });
+  // The only complaint is kubectl's, as on a real cluster: the running operator registered the
+  // CRDs itself, so they lack kubectl's last-applied annotation (kubectl adds it).
+  const complaints = applied.stderr.split("\n").filter((line) => line.trim() !== "");
+  for (const line of complaints) {
+    expect(line).toMatch(
+      /^Warning: resource customresourcedefinitions\/\S+ is missing the kubectl.kubernetes.io\/last-applied-configuration annotation/,
+    );
+  }
+  expect(applied.code).toBe(0);
+  expect(applied.stdout).toMatch(
+    /customresourcedefinition.apiextensions.k8s.io\/machines.useless.container.training (configured|unchanged)/,
+  );
+  expect(applied.stdout).toMatch(/clusterrole.rbac.authorization.k8s.io\/useless-machine created/);
+  expect(applied.stdout).toMatch(/deployment.apps\/useless-machine created/);
+});

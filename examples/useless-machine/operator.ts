@@ -179,12 +179,12 @@ async function scaleSwitches(machine: MachineObject, ctx: ReconcileContext<Machi
   while (switches.length > wanted) {
     const extra = switches.pop() as SwitchObject;
     const extraName = extra.metadata.name as string;
-    await api
-      .delete(extraName, { preconditions: { uid: extra.metadata.uid }, signal: ctx.signal })
-      .catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
-    ctx.event("Normal", "SwitchDeleted", `deleted switch ${extraName}`);
+    try {
+      await api.delete(extraName, { preconditions: { uid: extra.metadata.uid }, signal: ctx.signal });
+      ctx.event("Normal", "SwitchDeleted", `deleted switch ${extraName}`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err; // someone else deleted it: just as good
+    }
   }
   return switches;
 }
