@@ -120,6 +120,16 @@ describe("ImmortalContainer operator", () => {
     await waitForEventReason("web", "ImageChanged");
   });
 
+  it("restores a lost status from the start number stamped on the running pod", async () => {
+    const pod = await waitForRunningPod("web");
+    // As if the operator had crashed between creating the pod and writing the status.
+    await ics().patchStatus("web", { status: { currentPod: null, startTimes: null } });
+
+    const ic = await cluster.waitFor(ImmortalContainer, `${NS}/web`, (o) => o.status?.startTimes !== undefined);
+    expect(ic.status).toEqual({ currentPod: "web-immortalpod", startTimes: 4 });
+    expect((await pods().get("web-immortalpod")).metadata?.uid).toBe(pod.metadata?.uid);
+  });
+
   it("leaves a pod of the same name that it does not control alone, and starts its own once it is gone", async () => {
     await pods().create(
       Pod.make({
