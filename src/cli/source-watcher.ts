@@ -3,7 +3,9 @@
  * debounced: one report per burst of writes.
  *
  * Guarantees: `close()` removes every fs watcher and pending timer. Changes under `node_modules`,
- * `.git` and `.capstan` (the kubeconfig `capstan dev` itself writes) are ignored.
+ * `.git` and `.capstan` (the kubeconfig `capstan dev` itself writes) are ignored, and so are test
+ * files (`*.test.ts`, `*.spec.ts`): the operator never imports them, and a test run beside
+ * `capstan dev` must not restart it.
  *
  * Caveats: a folder that holds `node_modules` (a project root) is watched without its subfolders,
  * so that the watcher does not walk every installed package; keep operators in their own folder.
@@ -19,6 +21,7 @@ export const DEBOUNCE_MS = 300;
 
 const IGNORED = /(^|[/\\])(node_modules|\.git|\.capstan)([/\\]|$)/;
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs|json)$/;
+const TEST = /\.(test|spec)\.(ts|mts|cts|js|mjs|cjs)$/;
 
 /** Calls `onChange(folder, files)` after a burst of source changes in one of `folders`. */
 export function watchSources(
@@ -32,7 +35,7 @@ export function watchSources(
     const recursive = !existsSync(join(folder, "node_modules"));
     const watcher = watch(folder, { recursive }, (_event, filename) => {
       const name = filename?.toString();
-      if (name === undefined || IGNORED.test(name) || !SOURCE.test(name)) return;
+      if (name === undefined || IGNORED.test(name) || !SOURCE.test(name) || TEST.test(name)) return;
       const files = pending.get(folder) ?? new Set();
       files.add(name);
       pending.set(folder, files);

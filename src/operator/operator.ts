@@ -447,7 +447,13 @@ export class Operator {
     try {
       if (registerCrds ?? true) {
         const crds = this.requirements().crds.map((k) => toCrd(k));
-        if (crds.length > 0) await ensureCrds(mgr.client, crds, { signal: stop.signal, timeout: crdTimeout, logger });
+        try {
+          if (crds.length > 0) await ensureCrds(mgr.client, crds, { signal: stop.signal, timeout: crdTimeout, logger });
+        } catch (err) {
+          // Stopped while registering (a restart during start-up): a stop, not a failure.
+          if (signal?.aborted) return;
+          throw err;
+        }
       }
       if (stop.signal.aborted) return;
       for (const c of this.controllers) c.replay(mgr);

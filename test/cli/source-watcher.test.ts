@@ -17,7 +17,7 @@ describe("watchSources", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("reports a burst of source changes once, subfolders included, and ignores .capstan and non-source files", async () => {
+  it("reports a burst of source changes once, subfolders included, and ignores .capstan, test and non-source files", async () => {
     const reports: { folder: string; files: string[] }[] = [];
     const reported = new Promise<void>((resolve) => {
       const watcher = watchSources([dir], (folder, files) => {
@@ -28,6 +28,7 @@ describe("watchSources", () => {
     });
     await writeFile(join(dir, ".capstan", "kubeconfig"), "written by capstan dev");
     await writeFile(join(dir, "notes.txt"), "not a source file");
+    await writeFile(join(dir, "operator.test.ts"), "a test file the operator never imports");
     await writeFile(join(dir, "operator.ts"), "export {};");
     await writeFile(join(dir, "lib", "resources.ts"), "export {};");
     await writeFile(join(dir, "operator.ts"), "export {}; // saved again");

@@ -1,0 +1,31 @@
+import { Type } from "typebox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { operator } from "../../src/operator/index.ts";
+import { defineResource } from "../../src/resources/define-resource.ts";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
+
+/** Not registered by the support cluster: starting the operator has CRD registration to do. */
+const Sprocket = defineResource({
+  group: "stops.capstan.test",
+  version: "v1",
+  kind: "Sprocket",
+  scope: "Namespaced",
+  spec: Type.Object({ teeth: Type.Integer() }),
+});
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startCluster();
+});
+afterAll(() => cluster.stop());
+
+describe("stopping an operator while it starts", () => {
+  it("a stop during CRD registration resolves start() as a stop, not a failure", async () => {
+    const op = operator({ name: "sprockets" });
+    op.on.create(Sprocket, async () => undefined);
+    const stop = new AbortController();
+    const started = op.start({ client: cluster.client, signal: stop.signal });
+    stop.abort(); // what `capstan dev` does when a file is saved while the operator is starting
+    await expect(started).resolves.toBeUndefined();
+  });
+});
