@@ -3,7 +3,9 @@
  * its answer (JSON or Table, status codes as k8s.io/apiserver/pkg/endpoints/handlers give them).
  */
 import type { ServerResponse } from "node:http";
+import { managerOrUserAgent } from "../apply/field-manager.ts";
 import { applyCreate } from "../apply/patch-types.ts";
+import { parentAfterScale, scaleForWrite, trackScaleUpdate } from "../apply/scale-fields.ts";
 import type { PatchTypes } from "../patch/patchers.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
@@ -21,7 +23,7 @@ import type {
 import { gr } from "../rest/object-store.ts";
 import { negotiate, type ResponseShape } from "./negotiation.ts";
 import { partialObjectMetadata, partialObjectMetadataList } from "./partial-metadata.ts";
-import { readScale, scaleOf, writeScale } from "./scale.ts";
+import { scaleOf } from "./scale.ts";
 import { ApiError, badRequest, failure, methodNotSupported, resourceNotServed } from "./status.ts";
 import { toTable } from "./table.ts";
 import { serveWatch, type WatchTimers } from "./watch-handler.ts";
@@ -51,7 +53,17 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
   const store = deps.store;
   const dryRun = query.getAll("dryRun").includes("All");
   const warnings: string[] = [];
-  const writeOptions: WriteOptions = { dryRun, fieldValidation: fieldValidationOf(query), warnings, owned: true };
+  // managerOrUserAgent: the writer named in managedFields (`kubectl-create`, or the User-Agent's program).
+  const manager = managerOrUserAgent(query.get("fieldManager"), ctx.req.headers["user-agent"]);
+  const writeOptions: WriteOptions = {
+    dryRun,
+    fieldValidation: fieldValidationOf(query),
+    warnings,
+    owned: true,
+    fieldManager: { manager },
+  };
+  // Writes whose managedFields the field manager already computed (apply, scale) are stored as they are.
+  const computedOptions: WriteOptions = { ...writeOptions, fieldManager: { manager, computed: true } };
   // Warnings (unknown fields under fieldValidation=Warn) go out as RFC 7234 Warning headers, as kube-apiserver sends them.
   const withWarnings = () => {
     if (warnings.length > 0)
@@ -122,8 +134,9 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           namespace,
           name,
           "main",
-          (current) => writeScale(served, current, obj),
-          writeOptions,
+          (current) =>
+            parentAfterScale(served, current, trackScaleUpdate(scaleForWrite(served, current), obj, manager)),
+          computedOptions,
         );
         return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
       }
@@ -135,7 +148,8 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     case "patch": {
       const body = (await readBody(ctx.req)).toString("utf8");
       const patcher = deps.patchTypes.resolve(mediaType(ctx.req.headers["content-type"]), served);
-      const context = { served, query };
+      const isApply = mediaType(ctx.req.headers["content-type"]) === "application/apply-patch+yaml";
+      const context = { served, query, ...(target === "main" ? {} : { subresource: target }) };
       if (target === "scale") {
         const data = await store.guaranteedUpdate(
           served,
@@ -143,14 +157,14 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           name,
           "main",
           (current) => {
-            const scale = patcher(readScale(served, current), body, context);
-            return writeScale(served, current, scale);
+            const scale = scaleForWrite(served, current);
+            const patched = patcher(scale, body, context);
+            return parentAfterScale(served, current, isApply ? patched : trackScaleUpdate(scale, patched, manager));
           },
-          writeOptions,
+          computedOptions,
         );
         return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
       }
-      const isApply = mediaType(ctx.req.headers["content-type"]) === "application/apply-patch+yaml";
       let data: string;
       try {
         data = await store.guaranteedUpdate(
@@ -159,14 +173,14 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           name,
           target,
           (current) => patcher(current, body, context),
-          writeOptions,
+          isApply ? computedOptions : writeOptions,
         );
       } catch (err) {
         // Apply creates what does not exist yet (main resource only), as kube-apiserver does.
         if (!(isApply && target === "main" && err instanceof ApiError && err.code === 404)) throw err;
         const created = applyCreate(body, { ...context, name, namespace });
         checkKind(served, created);
-        data = await store.create(served, namespace, created, writeOptions);
+        data = await store.create(served, namespace, created, computedOptions);
         withWarnings();
         return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
       }

@@ -451,6 +451,7 @@ export function trackUpdate(
 
 /** FieldManagerMaxLength: longer user-agent prefixes are cut (ValidateFieldManager's limit). */
 const FIELD_MANAGER_MAX_LENGTH_BYTES = 128;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * The manager of a non-apply write (handlers' managerOrUserAgent): the `fieldManager` parameter, or the
@@ -460,6 +461,8 @@ const FIELD_MANAGER_MAX_LENGTH_BYTES = 128;
 export function managerOrUserAgent(fieldManager: string | null | undefined, userAgent: string | undefined): string {
   if (fieldManager) return fieldManager;
   const prefix = (userAgent ?? "").split("/")[0]!;
+  // The usual user agent (`kubectl/v1.32.4 ...`) is short printable ASCII: nothing to drop or cut.
+  if (prefix.length <= FIELD_MANAGER_MAX_LENGTH_BYTES && PRINTABLE_ASCII.test(prefix)) return prefix;
   let out = "";
   let bytes = 0;
   for (const ch of prefix) {

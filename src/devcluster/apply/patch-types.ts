@@ -26,8 +26,15 @@ import { groupVersion, type JsonObject, type ServedResource } from "../registry/
 import { goJsonSyntaxError } from "../request/json-syntax-error.ts";
 import { type FieldError, forbidden, invalid, invalidStatus, required, tooLong } from "../validation/field-errors.ts";
 import { ApplyError } from "./errors.ts";
-import { applyConfiguration, type KubeJson, statusResetFields } from "./field-manager.ts";
-import { type StructuralSchema, typeFromStructuralSchema } from "./type-info.ts";
+import {
+  applyConfiguration,
+  type FieldManagerTarget,
+  type KubeJson,
+  statusResetFields,
+  statusSubresourceResetFields,
+} from "./field-manager.ts";
+import { SCALE_API_VERSION, SCALE_TYPE } from "./scale-fields.ts";
+import { managedTypeOf } from "./write-tracking.ts";
 
 /** The patch metadata strategic merge uses for a served built-in kind. */
 export function strategicMergeMetaFor(served: ServedResource): PatchMeta {
@@ -37,14 +44,15 @@ export function strategicMergeMetaFor(served: ServedResource): PatchMeta {
 
 /** The type tree apply uses for a served resource: the CRD schema for custom resources, the table otherwise. */
 export function applyTypeFor(served: ServedResource): PatchMeta {
-  if (served.custom) return typeFromStructuralSchema(served.schema as StructuralSchema | undefined);
-  return builtinPatchMeta(served.group, served.kind) ?? LOOSE;
+  return managedTypeOf(served);
 }
 
 /** The request context a patcher gets (structurally patchers.ts `PatchContext`). */
 export interface PatchContext {
   served: ServedResource;
   query: URLSearchParams;
+  /** `status` or `scale` when the patch targets that subresource (apply's manager identity and types). */
+  subresource?: string;
 }
 
 /** One patch content type (structurally patchers.ts `PatchType`). */
@@ -170,20 +178,31 @@ function decodeApplyBody(body: string): KubeJson {
   return doc as KubeJson;
 }
 
-/** Server-side apply of the request body onto the current object. */
+/**
+ * What apply works on for a request: the object itself, its `/status` (manager identity with
+ * `subresource: status`, `spec` reset), or its `/scale` (an autoscaling/v1 Scale, see scale-fields.ts).
+ */
+function applyTarget(context: PatchContext): FieldManagerTarget {
+  const served = context.served;
+  if (context.subresource === "scale") {
+    return { type: SCALE_TYPE, apiVersion: SCALE_API_VERSION, kind: "Scale", subresource: "scale" };
+  }
+  const target: FieldManagerTarget = {
+    type: applyTypeFor(served),
+    apiVersion: groupVersion(served),
+    kind: served.kind,
+  };
+  if (context.subresource === "status")
+    return { ...target, subresource: "status", ignored: statusSubresourceResetFields() };
+  return served.subresources.status ? { ...target, ignored: statusResetFields() } : target;
+}
+
+/** Server-side apply of the request body onto the current object (or its Scale). */
 export function applyPatch(current: JsonObject, body: string, context: PatchContext): JsonObject {
   const { manager, force } = applyOptionsOf(context.query);
   const applied = decodeApplyBody(body);
-  const served = context.served;
   try {
-    const result = applyConfiguration(current as KubeJson, applied, {
-      manager,
-      force,
-      type: applyTypeFor(served),
-      apiVersion: groupVersion(served),
-      kind: served.kind,
-      ...(served.subresources.status ? { ignored: statusResetFields() } : {}),
-    });
+    const result = applyConfiguration(current as KubeJson, applied, { manager, force, ...applyTarget(context) });
     return result.object as JsonObject;
   } catch (err) {
     if (err instanceof ApplyError) throw new ApiError(err.status());

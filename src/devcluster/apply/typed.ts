@@ -32,7 +32,7 @@ function isMap(v: Json | undefined): v is JsonMap {
 }
 
 /** How one node is walked, given its schema node and the value found there. */
-type Shape =
+export type Shape =
   | { readonly kind: "leaf" }
   | { readonly kind: "map"; readonly atomic: boolean; readonly node: TypeNode }
   | {
@@ -43,7 +43,7 @@ type Shape =
       readonly keyDefaults?: Readonly<Record<string, unknown>>;
     };
 
-function shapeOf(type: TypeNode, value: Json | undefined): Shape {
+export function shapeOf(type: TypeNode, value: Json | undefined): Shape {
   switch (type.kind) {
     case "scalar":
       return { kind: "leaf" };
@@ -80,7 +80,10 @@ function formatOne(e: { path: string; message: string }): string {
 }
 
 /** The path element of a list item (listItemToPathElement), or an error message. */
-function itemElement(shape: Extract<Shape, { kind: "list" }>, item: Json): { pe: PathElement } | { error: string } {
+export function itemElement(
+  shape: Extract<Shape, { kind: "list" }>,
+  item: Json,
+): { pe: PathElement } | { error: string } {
   if (shape.keys && shape.keys.length > 0) {
     if (item === null) return { error: "associative list with keys may not have a null element" };
     if (!isMap(item)) return { error: "associative list with keys may not have non-map elements" };
@@ -194,7 +197,7 @@ export interface Comparison {
   removed: FieldSet;
 }
 
-function isEmptyContainer(v: Json | undefined): boolean {
+export function isEmptyContainer(v: Json | undefined): boolean {
   if (v === undefined || v === null) return true;
   if (Array.isArray(v)) return v.length === 0;
   if (isMap(v)) return Object.keys(v).length === 0;

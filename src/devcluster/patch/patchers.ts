@@ -16,6 +16,8 @@ export interface PatchContext {
   served: ServedResource;
   /** Query parameters of the request (`fieldManager`, `force`...). */
   query: URLSearchParams;
+  /** `status` or `scale` when the patch targets that subresource. */
+  subresource?: string;
 }
 
 /** Turns the current object and a raw patch into the next object. Throws ApiError for a bad patch. */

@@ -40,6 +40,7 @@ import {
   success,
   tooLargeResourceVersion,
 } from "../api/status.ts";
+import { trackCreate, trackWrite, type WriteManager } from "../apply/write-tracking.ts";
 import { bucketOf, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { Change, Storage, StoredObject } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage.ts";
@@ -121,6 +122,8 @@ export interface WriteOptions {
   warnings?: string[];
   /** The caller hands the input over (a freshly decoded body): the store may change it instead of copying. */
   owned?: boolean;
+  /** Who writes, for metadata.managedFields (apply/write-tracking.ts); absent for in-process writes. */
+  fieldManager?: WriteManager;
 }
 
 function writeOptionsOf(options: WriteOptions | boolean | undefined): WriteOptions {
@@ -528,6 +531,7 @@ export class ObjectStore {
     const obj: JsonObject = { ...source, apiVersion: groupVersion(served), kind: served.kind };
     served.defaultOnCreate?.(obj);
     this.mutate(served, obj, options);
+    trackCreate(served, obj, options.fieldManager);
     const errors = validateObjectMeta(obj.metadata as ObjectMeta, {
       namespaced: served.namespaced,
       // RBAC objects only need URL-safe names (ValidateRBACName): `system:discovery` is valid.
@@ -583,7 +587,8 @@ export class ObjectStore {
   ): Promise<string> {
     const dryRun = options.dryRun ?? false;
     const old = JSON.parse(current.data) as JsonObject;
-    const next = this.prepareUpdate(served, old, input, target, String(current.rev), options);
+    const prepared = this.prepareUpdate(served, old, input, target, String(current.rev), options);
+    const next = trackWrite(served, old, prepared, input, target, options.fieldManager);
     const nextMeta = next.metadata as Record<string, unknown>;
     const bucket = bucketOf(served);
     const key = keyOf(served, namespace, name);

@@ -123,7 +123,8 @@ describe("kubectl against the patch engines", () => {
     const conflict = await applyFile("bob.yaml", cm("2"), "--server-side", "--field-manager=bob");
     expect(conflict.code).not.toBe(0);
     expect(conflict.stderr).toContain(
-      'Apply failed with 2 conflicts: conflicts with "alice":\n- .data.a\nconflicts with "before-first-apply" using v1:\n- .data.a',
+      // kubectl create recorded itself as the manager of what it created, as on a real server.
+      'Apply failed with 2 conflicts: conflicts with "alice":\n- .data.a\nconflicts with "kubectl-create" using v1:\n- .data.a',
     );
     const forced = await applyFile("bob.yaml", cm("2"), "--server-side", "--field-manager=bob", "--force-conflicts");
     expect(forced.stderr).toBe("");
