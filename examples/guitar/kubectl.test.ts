@@ -99,3 +99,30 @@ it("deletes the guitars with kubectl delete -f", async () => {
   );
   expect(await kubectl("get", "guitars", "-o", "name")).toBe("");
 });
+
+it("applies the generated CRD, RBAC and Deployment with kubectl", async () => {
+  const generated = await cluster.capstan([
+    "generate",
+    "all",
+    "examples/guitar/operator.ts",
+    "--image",
+    "registry.example.com/guitar-reviewer:1.0",
+    "--namespace",
+    "guitar-system",
+  ]);
+  expect(generated.code, generated.stderr).toBe(0);
+  const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: generated.stdout });
+  // kubectl warns that the CRD the operator registered has no last-applied annotation: expected.
+  expect(applied.code, applied.stderr).toBe(0);
+  expect(applied.stderr).not.toMatch(/error/i);
+  expect(applied.stdout.trim().split("\n").sort()).toEqual([
+    "clusterrole.rbac.authorization.k8s.io/guitar-reviewer created",
+    "clusterrolebinding.rbac.authorization.k8s.io/guitar-reviewer created",
+    // Registered by the running operator already; the generated one is the same CRD.
+    "customresourcedefinition.apiextensions.k8s.io/guitars.kool.karmalabs.local configured",
+    "deployment.apps/guitar-reviewer created",
+    "namespace/guitar-system created",
+    "serviceaccount/guitar-reviewer created",
+  ]);
+  await kubectl("rollout", "status", "deployment/guitar-reviewer", "-n", "guitar-system", "--timeout=20s");
+}, 60_000);

@@ -105,6 +105,13 @@ describe("the guitar reviewer", () => {
     expect(now.metadata?.annotations).toBeUndefined();
   });
 
+  it("reviews a guitar created as reviewed once a user sets review to false", async () => {
+    await createGuitar("rock", "sg", { brand: "gibson", review: true, comment: "no need" });
+    await guitars("rock").patch("sg", { spec: { review: false } }, { type: "merge" });
+    const g = await cluster.waitFor(Guitar, "rock/sg", (g) => g.spec.review === true);
+    expect(g.spec).toEqual({ brand: "gibson", review: true, comment: GOOD_COMMENT });
+  });
+
   it("gives a fresh review when a user sets review back to false", async () => {
     await createGuitar("folk", "lespaul", { brand: "gibson", review: false });
     const first = await cluster.waitFor(Guitar, "folk/lespaul", reviewed);

@@ -15,7 +15,7 @@
  *   (default: {@link DEFAULT_BAD_BRANDS}).
  * Any other brand gets {@link UNKNOWN_COMMENT}. Brands are compared case-insensitively.
  */
-import { defineResource, type ObjectOf, operator, Type } from "capstan";
+import { type ChangeContext, defineResource, type ObjectOf, type Operator, operator, Type } from "capstan";
 
 /** The seed's CRD, `guitars.kool.karmalabs.local`, with its short name `guit`. */
 export const Guitar = defineResource({
@@ -25,10 +25,15 @@ export const Guitar = defineResource({
   scope: "Namespaced",
   shortNames: ["guit"],
   spec: Type.Object({
-    brand: Type.String({ minLength: 1 }),
-    // The API server fills in `false`, so a new guitar always has a review flag to react to.
-    review: Type.Optional(Type.Boolean({ default: false })),
-    comment: Type.Optional(Type.String()),
+    brand: Type.String({ minLength: 1, description: "Who made the guitar, e.g. fender." }),
+    // The API server fills in `false`: a new guitar shows REVIEWED false, as in the seed's manifests.
+    review: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: "Whether the guitar was reviewed; set it to false for a new review.",
+      }),
+    ),
+    comment: Type.Optional(Type.String({ description: "The review, written by the operator." })),
   }),
   printerColumns: [
     { name: "Brand", type: "string", jsonPath: ".spec.brand" },
@@ -41,7 +46,7 @@ export const Guitar = defineResource({
 /** A Guitar object, typed from the schema above. */
 export type GuitarObject = ObjectOf<typeof Guitar>;
 
-/** The seed's taste in guitars. */
+/** The seed's taste in guitars: brands it likes... */
 export const DEFAULT_GOOD_BRANDS = [
   "coleclark",
   "fender",
@@ -52,6 +57,7 @@ export const DEFAULT_GOOD_BRANDS = [
   "squier",
   "washburn",
 ];
+/** ...and brands it does not. */
 export const DEFAULT_BAD_BRANDS = [
   "epiphone",
   "guild",
@@ -102,25 +108,24 @@ function brandList(value: string | undefined): string[] | undefined {
  * The operator. It watches Guitars in every namespace (the seed lists them cluster-wide), so
  * `capstan generate rbac` grants it a ClusterRole.
  */
-export function guitarOperator(rules: ReviewRules = rulesFromEnv()) {
+export function guitarOperator(rules: ReviewRules = rulesFromEnv()): Operator {
   const op = operator({ name: "guitar-reviewer" });
 
-  // `spec.review` changing covers both cases the seed cares about: a new guitar (the flag appears,
-  // defaulted to false) and a user setting `review: false` again to ask for a fresh review. The
-  // filter keeps reviewed guitars out entirely: the operator never writes to them.
-  op.on.field(
-    Guitar,
-    "spec.review",
-    { when: (guitar) => guitar.spec.review !== true },
-    async function review({ spec, patch, event, logger }) {
-      const comment = commentFor(spec.brand, rules);
-      // Written after the handler returns, in one merge patch of the spec.
-      patch.spec.comment = comment;
-      patch.spec.review = true;
-      event("Normal", "Reviewed", `${spec.brand}: ${comment}`);
-      logger.info({ brand: spec.brand, comment }, "reviewed");
-    },
-  );
+  // Writes the review into the guitar's spec: `patch` is applied after the handler returns, in
+  // one merge patch, and the operator does not take its own change for a user's update.
+  const review = ({ spec, patch, event, logger }: ChangeContext<GuitarObject>) => {
+    const comment = commentFor(spec.brand, rules);
+    patch.spec.comment = comment;
+    patch.spec.review = true;
+    event("Normal", "Reviewed", `${spec.brand}: ${comment}`);
+    logger.info({ brand: spec.brand, comment }, "reviewed");
+  };
+  // Reviewed guitars are filtered out entirely: the operator never writes to them.
+  const unreviewed = (guitar: GuitarObject) => guitar.spec.review !== true;
+
+  op.on.create(Guitar, { id: "review", when: unreviewed }, review);
+  // A user who sets `review: false` again asks for a fresh review.
+  op.on.update(Guitar, { id: "review-again", when: unreviewed }, review);
   return op;
 }
 
