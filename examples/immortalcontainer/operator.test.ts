@@ -130,6 +130,22 @@ describe("ImmortalContainer operator", () => {
     expect((await pods().get("web-immortalpod")).metadata?.uid).toBe(pod.metadata?.uid);
   });
 
+  it("puts its label back on its pod when someone removes it, and keeps watching the pod", async () => {
+    const pod = await waitForRunningPod("web");
+    await pods().patch("web-immortalpod", { metadata: { labels: { [NAME_LABEL]: null } } }, { type: "merge" });
+
+    const relabelled = await cluster.waitFor(
+      Pod,
+      `${NS}/web-immortalpod`,
+      (p) => p.metadata?.labels?.[NAME_LABEL] === "web",
+    );
+    expect(relabelled.metadata?.uid).toBe(pod.metadata?.uid);
+    // Watched again: an exit is noticed and the pod replaced.
+    await cluster.kubelet?.terminateContainer(NS, "web-immortalpod", CONTAINER_NAME, { exitCode: 2 });
+    await waitForRunningPod("web", pod.metadata?.uid);
+    await waitForStarts("web", 5);
+  });
+
   it("leaves a pod of the same name that it does not control alone, and starts its own once it is gone", async () => {
     await pods().create(
       Pod.make({

@@ -38,7 +38,8 @@
  * - A pod of the same name that this ImmortalContainer does not control is never touched: a Warning
  *   event says so, and the name is checked again every `recheckInterval`.
  * - Only pods labelled `immortalcontainer.flugel.it/name` are cached (the operator's own), so the
- *   operator does not hold every pod of the cluster in memory.
+ *   operator does not hold every pod of the cluster in memory. A pod of ours whose label was removed
+ *   is found when creating its successor fails with AlreadyExists, and gets its label back.
  */
 import {
   type Duration,
@@ -256,11 +257,25 @@ async function checkExisting(
     if (isNotFound(err)) return { requeue: true }; // gone again meanwhile: start over
     throw err;
   }
-  const state = podState(ic, pod);
-  // Ours but not (yet) in the cache: its watch event brings us back; the recheck covers a pod whose
-  // label was removed, which the cache never shows.
-  if (state.state !== "foreign") return { requeueAfter: recheckMs };
-  return waitForName(ic, pod, ctx, recheckMs);
+  if (podState(ic, pod).state === "foreign") return waitForName(ic, pod, ctx, recheckMs);
+  if (pod.metadata?.labels?.[NAME_LABEL] !== ctx.key.name) {
+    // Ours, but someone removed our label: the cache (which selects on it) would never show the pod
+    // again, and its exit would go unnoticed. Put the label back; the pod's watch event follows.
+    // The uid makes the patch fail with 409 if the pod was replaced since the read.
+    const patch = { metadata: { labels: { [NAME_LABEL]: ctx.key.name }, uid: pod.metadata?.uid } };
+    try {
+      await ctx.client
+        .resource(Pod, ctx.key.namespace)
+        .patch(podNameFor(ctx.key.name), patch, { type: "merge", signal: ctx.signal });
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return { requeue: true };
+      throw err;
+    }
+    return;
+  }
+  // Ours and labelled: the cache has not seen it yet; its watch event brings us back (the recheck
+  // is a safety net).
+  return { requeueAfter: recheckMs };
 }
 
 /** The pod's name is taken by a pod this ImmortalContainer does not control. */
