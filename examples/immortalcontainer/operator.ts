@@ -35,6 +35,9 @@
  *
  * ## Caveats
  * - A pod started just before a crash and deleted before the operator came back is not counted.
+ * - A pod on a lost node stays Terminating until the node is removed or the pod force-deleted
+ *   (`kubectl delete pod --force --grace-period=0`); the operator waits, as a StatefulSet does,
+ *   because replacing it could run two copies of the container at once.
  * - A pod of the same name that this ImmortalContainer does not control is never touched: a Warning
  *   event says so, and the name is checked again every `recheckInterval`.
  * - Only pods labelled `immortalcontainer.flugel.it/name` are cached (the operator's own), so the
