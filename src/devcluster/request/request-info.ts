@@ -47,10 +47,7 @@ export function parseRequestInfo(method: string, pathname: string, query: URLSea
     name: "",
     parts: [],
   };
-  let parts = pathname
-    .replace(/^\/+|\/+$/g, "")
-    .split("/")
-    .map(safeDecode);
+  let parts = splitPath(pathname);
   if (parts.length < 3 || (parts[0] !== "api" && parts[0] !== "apis")) return info;
   info.apiPrefix = parts[0]!;
   parts = parts.slice(1);
@@ -89,6 +86,19 @@ export function parseRequestInfo(method: string, pathname: string, query: URLSea
 function isTrue(value: string | null): boolean {
   return value === "true" || value === "1";
 }
+
+/** The path's segments without leading or trailing slashes, percent-decoded (only segments holding a `%`). */
+function splitPath(pathname: string): string[] {
+  let start = 0;
+  let end = pathname.length;
+  while (start < end && pathname.charCodeAt(start) === SLASH) start++;
+  while (end > start && pathname.charCodeAt(end - 1) === SLASH) end--;
+  const parts = pathname.slice(start, end).split("/");
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.includes("%")) parts[i] = safeDecode(parts[i]!);
+  return parts;
+}
+
+const SLASH = 47;
 
 function safeDecode(part: string): string {
   try {

@@ -40,47 +40,63 @@ function jsonTypeName(value: unknown): string {
   return typeof value;
 }
 
-function fits(value: unknown, type: GoType): { ok: true } | { ok: false; got: unknown; as: string } {
-  if (value === null) return { ok: true }; // null leaves the zero value in Go
+/** A value that does not fit: what the decoder saw and the Go type it wanted. */
+interface Misfit {
+  got: unknown;
+  as: string;
+}
+
+/** Undefined when `value` fits `type` (no allocation on the path every write takes). */
+function misfit(value: unknown, type: GoType): Misfit | undefined {
+  if (value === null) return undefined; // null leaves the zero value in Go
   switch (type) {
     case "string":
     case "v1.Time":
-      return typeof value === "string" ? { ok: true } : { ok: false, got: value, as: type };
+      return typeof value === "string" ? undefined : { got: value, as: type };
     case "int64":
-      return typeof value === "number" && Number.isInteger(value) ? { ok: true } : { ok: false, got: value, as: type };
+      return typeof value === "number" && Number.isInteger(value) ? undefined : { got: value, as: type };
     case "map[string]string": {
-      if (typeof value !== "object" || Array.isArray(value)) return { ok: false, got: value, as: type };
-      for (const v of Object.values(value as Record<string, unknown>)) {
-        if (typeof v !== "string" && v !== null) return { ok: false, got: v, as: "string" };
+      if (typeof value !== "object" || Array.isArray(value)) return { got: value, as: type };
+      for (const key in value as Record<string, unknown>) {
+        const v = (value as Record<string, unknown>)[key];
+        if (typeof v !== "string" && v !== null) return { got: v, as: "string" };
       }
-      return { ok: true };
+      return undefined;
     }
     case "[]string": {
-      if (!Array.isArray(value)) return { ok: false, got: value, as: type };
-      for (const v of value) if (typeof v !== "string") return { ok: false, got: v, as: "string" };
-      return { ok: true };
+      if (!Array.isArray(value)) return { got: value, as: type };
+      for (const v of value) if (typeof v !== "string") return { got: v, as: "string" };
+      return undefined;
     }
     default: {
-      if (!Array.isArray(value)) return { ok: false, got: value, as: type };
+      if (!Array.isArray(value)) return { got: value, as: type };
       for (const v of value)
-        if (v === null || typeof v !== "object" || Array.isArray(v)) return { ok: false, got: v, as: type.slice(2) };
-      return { ok: true };
+        if (v === null || typeof v !== "object" || Array.isArray(v)) return { got: v, as: type.slice(2) };
+      return undefined;
     }
   }
 }
 
+/** META_FIELDS as an array, built once: every create and update walks it. */
+const META_FIELD_LIST = Object.entries(META_FIELDS);
+
 /** Throws the decoder's 400 when `obj.metadata` or one of its fields has the wrong JSON type. */
 export function checkMetadataTypes(served: ServedResource, obj: JsonObject): void {
-  const prefix = `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: json: cannot unmarshal`;
-  const fail = (got: unknown, field: string, as: string): ApiError =>
-    badRequest(`${prefix} ${jsonTypeName(got)} into Go struct field ${field} of type ${as}`);
   const meta = obj.metadata as unknown;
   if (meta === undefined || meta === null) return;
-  if (typeof meta !== "object" || Array.isArray(meta)) throw fail(meta, `${served.kind}.metadata`, "v1.ObjectMeta");
-  for (const [key, type] of Object.entries(META_FIELDS)) {
+  if (typeof meta !== "object" || Array.isArray(meta)) {
+    throw unmarshalError(served, meta, `${served.kind}.metadata`, "v1.ObjectMeta");
+  }
+  for (const [key, type] of META_FIELD_LIST) {
     const value = (meta as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    const result = fits(value, type);
-    if (!result.ok) throw fail(result.got, `ObjectMeta.metadata.${key}`, result.as);
+    const bad = misfit(value, type);
+    if (bad) throw unmarshalError(served, bad.got, `ObjectMeta.metadata.${key}`, bad.as);
   }
+}
+
+function unmarshalError(served: ServedResource, got: unknown, field: string, as: string): ApiError {
+  return badRequest(
+    `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: json: cannot unmarshal ${jsonTypeName(got)} into Go struct field ${field} of type ${as}`,
+  );
 }

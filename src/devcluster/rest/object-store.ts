@@ -251,12 +251,14 @@ export class ObjectStore {
     if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, name);
     if (dryRun) {
       if (this.storage.get(bucketOf(served), keyOf(served, namespace, name))) throw alreadyExists(gr(served), name);
+      delete meta.resourceVersion;
       return JSON.stringify(obj);
     }
     try {
       const stored = await this.storage.create(bucketOf(served), keyOf(served, namespace, name), (rev) => {
+        // prepareCreate normalized obj with resourceVersion in place: filling it in keeps the key order.
         meta.resourceVersion = String(rev);
-        return serialize(obj);
+        return JSON.stringify(obj);
       });
       return present(served, stored.data);
     } catch (err) {
@@ -544,6 +546,8 @@ export class ObjectStore {
     });
     for (const validate of this.validators) errors.push(...validate(served, obj, undefined));
     if (errors.length > 0) throw invalid(served, String(inMeta["name"] ?? ""), errors);
+    // Holds resourceVersion's place in ObjectMeta's order; the write fills it in (create) without normalizing again.
+    (obj.metadata as MutableMeta).resourceVersion = "";
     return normalize(obj);
   }
 
@@ -914,10 +918,20 @@ function parsedPrev(change: Change): JsonObject {
 function present(served: ServedResource, data: string): string {
   if (served.conversion) return serialize(served.conversion.fromStorage(JSON.parse(data) as JsonObject));
   const apiVersion = groupVersion(served);
-  const head = `{"apiVersion":${JSON.stringify(apiVersion)},`;
-  if (data.startsWith(head)) return data;
+  if (data.startsWith(presentedHead(apiVersion))) return data;
   const obj = JSON.parse(data) as JsonObject;
   return serialize({ ...obj, apiVersion });
+}
+
+/** `{"apiVersion":"<v>",` per apiVersion, built once: every read and write response checks it. */
+const presentedHeads = new Map<string, string>();
+function presentedHead(apiVersion: string): string {
+  let head = presentedHeads.get(apiVersion);
+  if (head === undefined) {
+    head = `{"apiVersion":${JSON.stringify(apiVersion)},`;
+    presentedHeads.set(apiVersion, head);
+  }
+  return head;
 }
 
 const META_ORDER = [
@@ -963,6 +977,14 @@ function rfc3339(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
+/** The current second as RFC 3339, formatted once per second (every create stamps creationTimestamp). */
+let clockSecond = -1;
+let clockText = "";
 function nowRfc3339(): string {
-  return rfc3339(new Date());
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== clockSecond) {
+    clockSecond = second;
+    clockText = rfc3339(new Date(second * 1000));
+  }
+  return clockText;
 }
