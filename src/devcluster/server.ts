@@ -26,6 +26,7 @@ import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers }
 import { installRbac } from "./auth/rbac.ts";
 import { controllersPlugin } from "./controllers/index.ts";
 import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
+import { namespaceDefaultsPlugin } from "./controllers/namespace-defaults.ts";
 import { FAULTS_PATH, faultsEndpoint } from "./faults/admin-endpoint.ts";
 import { FaultInjector } from "./faults/fault-injector.ts";
 import { InProcessApi } from "./in-process-api.ts";
@@ -34,7 +35,7 @@ import { defaultPatchTypes, type PatchTypes } from "./patch/patchers.ts";
 import { builtinResources } from "./registry/builtins.ts";
 import { ResourceRegistry } from "./registry/registry.ts";
 import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/authentication.ts";
-import { composePipeline, HttpRequestContext, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
+import { composePipeline, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
 import { parseRequestInfo } from "./request/request-info.ts";
 import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
 import { customObjectStatusValidator } from "./rest/custom-status-strategy.ts";
@@ -102,6 +103,13 @@ export interface ApiServerOptions {
    * evaluation with real 403s, and access reviews. Off by default: every valid token is then admin.
    */
   rbac?: boolean;
+  /**
+   * Every namespace's `default` ServiceAccount and `kube-root-ca.crt` ConfigMap (the CA in `ca.crt`),
+   * kept by the serviceaccounts controller and root CA publisher of a real cluster
+   * (controllers/namespace-defaults.ts). Off by default until the tests that count the objects of a
+   * namespace expect them (docs/devcluster.md).
+   */
+  namespaceDefaults?: boolean;
 }
 
 /** A running API server. */
@@ -206,7 +214,30 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     } catch {
       url = new URL("https://localhost/");
     }
-    void pipeline(new HttpRequestContext(req, res, url, EMPTY_INFO, abort.signal));
+    // The abort signal is made on first use: only watches need it, and an AbortController per request
+    // is measurable on the create/get hot path.
+    let requestAbort: AbortController | undefined;
+    const ctx: RequestContext = {
+      req,
+      res,
+      url,
+      info: EMPTY_INFO,
+      get signal(): AbortSignal {
+        if (!requestAbort) {
+          const controller = new AbortController();
+          requestAbort = controller;
+          if (abort.signal.aborted) controller.abort();
+          const onStop = () => controller.abort();
+          abort.signal.addEventListener("abort", onStop, { once: true });
+          res.once("close", () => {
+            abort.signal.removeEventListener("abort", onStop);
+            controller.abort();
+          });
+        }
+        return requestAbort.signal;
+      },
+    };
+    void pipeline(ctx);
   });
   // Keep-alive clients (benchmarks, informers) reuse connections; Node's default 5 s is too short for them.
   server.keepAliveTimeout = 65_000;
@@ -259,6 +290,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   };
   const plugins = [
     ...(options.builtinPlugins === false ? [] : BUILTIN_PLUGINS),
+    ...(options.builtinPlugins !== false && options.namespaceDefaults ? [namespaceDefaultsPlugin(certs.caPem)] : []),
     ...(kubeletOptions ? [kubeletPlugin] : []),
     ...(options.plugins ?? []),
   ];
