@@ -108,7 +108,10 @@ export function isStale(obj: ExchangeRateObject, refreshMs: number, now = Date.n
 export function exchangeRateOperator(overrides: Partial<ExchangeRateSettings> = {}): Operator {
   const settings = checkSettings({ ...DEFAULT_SETTINGS, ...overrides });
   const refreshMs = toMilliseconds(settings.refreshInterval);
-  const op = operator({ name: OPERATOR_NAME, permissions: [needs.own(ConfigMap)] });
+  // Handlers write the ConfigMap through `api`, which registration cannot see: declare it, so
+  // `capstan generate rbac` grants it. Server-side apply is a patch, and one that creates the
+  // object also needs create; nothing reads ConfigMaps, so no get/list/watch.
+  const op = operator({ name: OPERATOR_NAME, permissions: [needs.custom(ConfigMap, ["create", "patch"])] });
 
   // A field handler runs on create (the field appears) and on every change of the field: the
   // seed's on.create and its currency update in one handler.

@@ -1,0 +1,150 @@
+/**
+ * The exchange-rates operator under RBAC: run as a ServiceAccount bound only to the rules
+ * `capstan generate rbac` derives for it, it publishes rates; without one of those rules it cannot,
+ * and its log (and, where it can still post them, its Warning Events) says why with the API
+ * server's 403 message.
+ */
+import { fileURLToPath } from "node:url";
+import { ConfigMap, Event } from "capstan/core";
+import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
+import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
+import { parseAllDocuments, stringify } from "yaml";
+import { ExchangeRate, exchangeRateOperator, OPERATOR_NAME } from "./operator.ts";
+import { type RatesServer, SAMPLE_RATES, startRatesServer } from "./rates-server.ts";
+
+const NS = "exchangerate-system";
+const SA = OPERATOR_NAME; // the generated ServiceAccount is named after the operator
+const USER = `system:serviceaccount:${NS}:${SA}`;
+const OPERATOR = fileURLToPath(new URL("operator.ts", import.meta.url));
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+type Manifest = { kind: string; rules?: Rule[] } & Record<string, unknown>;
+
+let cluster: TestCluster;
+let rates: RatesServer;
+let manifests: Manifest[];
+let running: RunningOperator | undefined;
+beforeAll(async () => {
+  rates = await startRatesServer();
+  cluster = await startTestCluster({ rbac: true });
+  const generated = await cluster.capstan(["generate", "rbac", OPERATOR, "--namespace", NS]);
+  expect(generated.code, generated.stderr).toBe(0);
+  manifests = parseAllDocuments(generated.stdout).map((d) => d.toJS() as Manifest);
+}, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+});
+afterAll(async () => {
+  await cluster?.stop();
+  await rates?.stop();
+});
+
+async function applyRbac(docs: Manifest[]): Promise<void> {
+  const stdin = docs.map((d) => `---\n${stringify(d)}`).join("");
+  const r = await cluster.kubectl(["apply", "-f", "-"], { stdin });
+  expect(r.code, r.stderr).toBe(0);
+}
+
+/** The generated manifests with `resource` taken out of every ClusterRole rule (a rule left empty goes). */
+function without(resource: string): Manifest[] {
+  return manifests.map((m) =>
+    m.kind === "ClusterRole"
+      ? {
+          ...m,
+          rules: m.rules
+            ?.map((r) => ({ ...r, resources: r.resources.filter((x) => x !== resource) }))
+            .filter((r) => r.resources.length > 0),
+        }
+      : m,
+  );
+}
+
+const operatorAs = async () => {
+  const sa = await cluster.serviceAccount(`${NS}/${SA}`);
+  expect(sa.username).toBe(USER);
+  return { client: sa.client, op: exchangeRateOperator({ ratesUrl: rates.url, retryBackoff: "100ms" }) };
+};
+
+async function waitForLog(r: RunningOperator, text: string) {
+  return vi.waitFor(
+    () => {
+      const record = r.logs.find((l) => JSON.stringify(l).includes(text));
+      if (record === undefined) throw new Error(`no log record containing ${text} yet`);
+      return record;
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+}
+
+it("grants exactly what the operator does: CRD registration, ExchangeRates and their status, ConfigMap writes, Events", () => {
+  const rules = manifests.find((m) => m.kind === "ClusterRole")?.rules ?? [];
+  const verbsOf = (group: string, resource: string) =>
+    rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs);
+  expect(verbsOf("", "configmaps")).toEqual(["create", "patch"]);
+  expect(verbsOf("operators.brennerm.github.io", "exchangerates")).toEqual(["get", "list", "watch", "update", "patch"]);
+  expect(verbsOf("operators.brennerm.github.io", "exchangerates/status")).toEqual(["get", "update", "patch"]);
+  expect(verbsOf("apiextensions.k8s.io", "customresourcedefinitions")).toEqual(["get", "create", "update", "patch"]);
+  expect(verbsOf("", "events")).toEqual(["create", "patch"]);
+});
+
+it("publishes rates as a ServiceAccount bound to the generated rules only", async () => {
+  await applyRbac(manifests);
+  const { client, op } = await operatorAs();
+  running = await cluster.run(op, { client });
+  await cluster.client
+    .resource(ExchangeRate)
+    .create(ExchangeRate.make({ metadata: { name: "usd", namespace: "default" }, spec: { currency: "USD" } }));
+  const cm = await cluster.waitFor(ConfigMap, "default/usd", (c) => c.data?.rate !== undefined, { timeout: "10s" });
+  expect(cm.data?.rate).toBe(String(SAMPLE_RATES.USD));
+  await cluster.waitFor(ExchangeRate, "default/usd", (o) => o.status?.rate === SAMPLE_RATES.USD);
+  // Its Events are posted as the ServiceAccount too.
+  await vi.waitFor(
+    async () => {
+      const events = await cluster.client.resource(Event, "default").list();
+      expect(events.items.some((e) => e.involvedObject?.name === "usd" && e.reason === "RatePublished")).toBe(true);
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+  expect(running.logs.filter((r) => JSON.stringify(r).includes("forbidden"))).toEqual([]);
+});
+
+it("without the generated rule on configmaps, publishes nothing and logs the 403 naming the ServiceAccount", async () => {
+  await applyRbac(without("configmaps"));
+  const { client, op } = await operatorAs();
+  running = await cluster.run(op, { client });
+  await cluster.client
+    .resource(ExchangeRate)
+    .create(ExchangeRate.make({ metadata: { name: "cad", namespace: "default" }, spec: { currency: "CAD" } }));
+
+  const forbidden = `configmaps \\"cad\\" is forbidden: User \\"${USER}\\" cannot patch resource \\"configmaps\\" in API group \\"\\" in the namespace \\"default\\"`;
+  await waitForLog(running, forbidden);
+  // The Warning Event carries the same message (events are still allowed).
+  await vi.waitFor(
+    async () => {
+      const events = await cluster.client.resource(Event, "default").list();
+      const warning = events.items.find((e) => e.involvedObject?.name === "cad" && e.reason === "HandlerRetrying");
+      expect(warning?.message).toContain(JSON.parse(`"${forbidden}"`));
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+  const cms = await cluster.client.resource(ConfigMap, "default").list();
+  expect(cms.items.some((c) => c.metadata?.name === "cad")).toBe(false);
+  const cad = await cluster.client.resource(ExchangeRate, "default").get("cad");
+  expect(cad.status?.rate).toBeUndefined();
+});
+
+it("without the generated rule on customresourcedefinitions, fails at start-up with the 403", async () => {
+  await applyRbac(without("customresourcedefinitions"));
+  const { client, op } = await operatorAs();
+  // The CRD is served already (registered by the earlier runs), so `run` resolves; the operator's
+  // own registration fails, and it stops with that error.
+  running = await cluster.run(op, { client });
+  await expect(running.done).rejects.toThrow(
+    `customresourcedefinitions.apiextensions.k8s.io "exchangerates.operators.brennerm.github.io" is forbidden: User "${USER}" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope`,
+  );
+});
