@@ -35,7 +35,7 @@ import { defaultPatchTypes, type PatchTypes } from "./patch/patchers.ts";
 import { builtinResources } from "./registry/builtins.ts";
 import { ResourceRegistry } from "./registry/registry.ts";
 import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/authentication.ts";
-import { composePipeline, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
+import { composePipeline, HttpRequestContext, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
 import { parseRequestInfo } from "./request/request-info.ts";
 import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
 import { customObjectStatusValidator } from "./rest/custom-status-strategy.ts";
@@ -214,30 +214,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     } catch {
       url = new URL("https://localhost/");
     }
-    // The abort signal is made on first use: only watches need it, and an AbortController per request
-    // is measurable on the create/get hot path.
-    let requestAbort: AbortController | undefined;
-    const ctx: RequestContext = {
-      req,
-      res,
-      url,
-      info: EMPTY_INFO,
-      get signal(): AbortSignal {
-        if (!requestAbort) {
-          const controller = new AbortController();
-          requestAbort = controller;
-          if (abort.signal.aborted) controller.abort();
-          const onStop = () => controller.abort();
-          abort.signal.addEventListener("abort", onStop, { once: true });
-          res.once("close", () => {
-            abort.signal.removeEventListener("abort", onStop);
-            controller.abort();
-          });
-        }
-        return requestAbort.signal;
-      },
-    };
-    void pipeline(ctx);
+    void pipeline(new HttpRequestContext(req, res, url, EMPTY_INFO, abort.signal));
   });
   // Keep-alive clients (benchmarks, informers) reuse connections; Node's default 5 s is too short for them.
   server.keepAliveTimeout = 65_000;
