@@ -12,7 +12,7 @@
  * restart loop that floods the terminal).
  */
 import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startApiServer } from "../devcluster/index.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "./log-output.ts";
@@ -61,10 +61,12 @@ export async function run(args: string[]): Promise<number> {
   print(`    export KUBECONFIG=${kubeconfigPath}`);
   if (flags.files.length === 0) print("  No operator given: serving the API server only. Ctrl-C stops it.");
 
+  const labels = outputLabels(flags.files);
   const operators = flags.files.map(
-    (file) =>
+    (file, i) =>
       new OperatorProcess({
         file,
+        label: labels[i],
         kubeconfigPath,
         runArgs: ["--log-level", flags.logLevel, "--log-format", flags.logFormat],
         print,
@@ -95,6 +97,19 @@ export async function run(args: string[]): Promise<number> {
   await server.stop();
   print("capstan dev: stopped");
   return 0;
+}
+
+/**
+ * How each operator's output lines are labelled: the file's name, or its folder and name when
+ * several operators share a file name (`guitar/operator.ts`, `exchangerate/operator.ts`).
+ */
+export function outputLabels(files: readonly string[]): string[] {
+  const names = files.map((f) => basename(f));
+  return files.map((file, i) =>
+    names.filter((n) => n === names[i]).length > 1
+      ? `${basename(dirname(resolve(file)))}/${names[i]}`
+      : (names[i] as string),
+  );
 }
 
 function parse(args: string[]): DevFlags | "help" {

@@ -33,6 +33,8 @@ export type OperatorProcessState = "idle" | "running" | "stopping" | "crashed" |
 export interface OperatorProcessOptions {
   /** The operator module, as given on the command line. */
   file: string;
+  /** What its output lines are prefixed with, in brackets (default: the file's name). */
+  label?: string;
   kubeconfigPath: string;
   /** Extra `capstan run` flags (log level and format). */
   runArgs: readonly string[];
@@ -50,7 +52,7 @@ export class OperatorProcess {
   private readonly prefix: string;
 
   constructor(private readonly options: OperatorProcessOptions) {
-    this.prefix = `[${basename(options.file)}]`;
+    this.prefix = `[${options.label ?? basename(options.file)}]`;
   }
 
   /** The operator module, as given on the command line. */

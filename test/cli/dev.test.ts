@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { outputLabels } from "../../src/cli/dev.ts";
 import { loadClientConfig } from "../../src/client/config.ts";
 import { KubeClient } from "../../src/client/resource-client.ts";
 import { ConfigMap } from "../../src/resources/builtins.ts";
@@ -33,6 +34,16 @@ function alive(pid: number): boolean {
     return false;
   }
 }
+
+describe("capstan dev's output labels", () => {
+  it("labels an operator by its file name, or by folder and file name when names repeat", () => {
+    expect(outputLabels(["a/operator.ts", "b/operator.ts", "c/main.ts"])).toEqual([
+      "a/operator.ts",
+      "b/operator.ts",
+      "main.ts",
+    ]);
+  });
+});
 
 describe("capstan dev", () => {
   let dir: string;
