@@ -11,6 +11,7 @@ import {
   ImmortalContainer,
   immortalContainerOperator,
   NAME_LABEL,
+  podState,
   START_ANNOTATION,
   settingsFromEnv,
 } from "./operator.ts";
@@ -229,5 +230,68 @@ describe("settingsFromEnv", () => {
     expect(() => settingsFromEnv({ IMMORTAL_RECHECK_INTERVAL: "soon" })).toThrow(
       /^IMMORTAL_RECHECK_INTERVAL: invalid duration "soon"/,
     );
+  });
+});
+
+describe("podState", () => {
+  const ic = ImmortalContainer.make({
+    metadata: { name: "web", namespace: NS, uid: "ic-uid" },
+    spec: { image: "nginx" },
+  });
+  const ours = (extra: { deletionTimestamp?: string; status?: object; image?: string }) =>
+    Pod.make({
+      metadata: {
+        name: "web-immortalpod",
+        uid: "pod-uid",
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ImmortalContainer", name: "web", uid: "ic-uid", controller: true },
+        ],
+        ...(extra.deletionTimestamp ? { deletionTimestamp: extra.deletionTimestamp } : {}),
+      },
+      spec: { containers: [{ name: CONTAINER_NAME, image: extra.image ?? "nginx" }] },
+      ...(extra.status ? { status: extra.status } : {}),
+    });
+
+  it("treats an evicted pod (Failed, no container exit time) as ended long ago, to be replaced at once", () => {
+    const state = podState(ic, ours({ status: { phase: "Failed", reason: "Evicted" } }));
+    expect(state).toMatchObject({ state: "ended", finishedAt: undefined, exit: "pod Failed (Evicted)" });
+  });
+
+  it("waits for a terminating pod even when its container has exited or its image is outdated", () => {
+    const exited = {
+      phase: "Failed",
+      containerStatuses: [{ name: CONTAINER_NAME, state: { terminated: { exitCode: 137 } } }],
+    };
+    const state = podState(ic, ours({ deletionTimestamp: "2026-01-01T00:00:00Z", status: exited, image: "old" }));
+    expect(state.state).toBe("terminating");
+  });
+
+  it("reads the exit time and code of the terminated container", () => {
+    const finishedAt = "2026-01-01T00:00:05Z";
+    const status = {
+      phase: "Running",
+      containerStatuses: [
+        { name: CONTAINER_NAME, state: { terminated: { exitCode: 3, reason: "Error", finishedAt } } },
+      ],
+    };
+    expect(podState(ic, ours({ status }))).toMatchObject({
+      state: "ended",
+      finishedAt: Date.parse(finishedAt),
+      exit: `container ${CONTAINER_NAME} exited with code 3 (Error)`,
+    });
+  });
+
+  it("tells a pod controlled by another object, or by a former ImmortalContainer of the same name, from its own", () => {
+    const former = ours({});
+    const refs = former.metadata?.ownerReferences ?? [];
+    const replaced = {
+      ...former,
+      metadata: { ...former.metadata, ownerReferences: refs.map((r) => ({ ...r, uid: "old" })) },
+    };
+    expect(podState(ic, replaced).state).toBe("foreign");
+    expect(podState(ic, { ...former, metadata: { ...former.metadata, ownerReferences: [] } }).state).toBe("foreign");
+    expect(podState(ic, ours({ status: { phase: "Pending" } })).state).toBe("alive");
+    expect(podState(ic, ours({ image: "nginx:1.27" })).state).toBe("outdated");
+    expect(podState(ic, undefined).state).toBe("absent");
   });
 });
