@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { startTestCluster, type TestCluster } from "capstan/testing";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
 import { exchangeRateOperator } from "./operator.ts";
 import { type RatesServer, SAMPLE_RATES, startRatesServer } from "./rates-server.ts";
 
@@ -95,12 +96,34 @@ it("shows the Warning Events of a failing rates server with kubectl, and the rat
   expect(await kubectl("get", "configmap", "gbp", "-o", "jsonpath={.data.rate}")).toBe(String(SAMPLE_RATES.GBP));
 });
 
-it("ships crd.yaml as `capstan generate crds` prints it, and it applies cleanly", async () => {
-  const generated = await cluster.capstan(["generate", "crds", file("operator.ts")]);
+it("ships crd.yaml as `capstan generate` prints it, and the generated CRD, RBAC and Deployment apply cleanly", async () => {
+  const generated = await cluster.capstan([
+    "generate",
+    "all",
+    file("operator.ts"),
+    "--image",
+    "registry.example.com/exchangerates:1.0",
+    "--namespace",
+    "exchangerate-system",
+  ]);
   expect(generated.code, generated.stderr).toBe(0);
-  const shipped = await readFile(file("crd.yaml"), "utf8");
-  expect(shipped.replace(/^#.*\n/gm, "")).toBe(generated.stdout);
-  expect(await kubectl("apply", "-f", file("crd.yaml"))).toContain(
-    "customresourcedefinition.apiextensions.k8s.io/exchangerates.operators.brennerm.github.io",
+  const docs = parseAllDocuments(generated.stdout).map((d) => d.toJS() as { kind: string });
+  expect(docs.map((d) => d.kind)).toEqual([
+    "CustomResourceDefinition",
+    "Namespace",
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Deployment",
+  ]);
+  const shipped = parse(await readFile(file("crd.yaml"), "utf8"));
+  expect(shipped).toEqual(docs[0]);
+
+  const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: generated.stdout });
+  expect(applied.code, applied.stderr).toBe(0);
+  expect(applied.stdout).toContain("deployment.apps/exchangerates created");
+  expect(applied.stdout).toContain("clusterrole.rbac.authorization.k8s.io/exchangerates created");
+  expect(await kubectl("apply", "-f", file("crd.yaml"))).toMatch(
+    /customresourcedefinition.apiextensions.k8s.io\/exchangerates.operators.brennerm.github.io (unchanged|configured)/,
   );
 }, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
