@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { startTestCluster, type TestCluster } from "capstan/testing";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import op, { BAD_COMMENT, GOOD_COMMENT, UNKNOWN_COMMENT } from "./operator.ts";
 
 const manifest = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -79,14 +79,20 @@ it("reviews again after kubectl patch sets review back to false", async () => {
   await waitReviewed("guitar/x003");
   expect(await kubectl("get", "guitar", "x003", "-o", "jsonpath={.spec.comment}")).toBe(GOOD_COMMENT);
 
-  const events = await kubectl(
-    "get",
-    "events",
-    "-o",
-    'jsonpath={range .items[?(@.reason=="Reviewed")]}{.involvedObject.name}: {.message}{"\\n"}{end}',
+  // Events are written in the background, beside the review: wait until both are listed.
+  await vi.waitFor(
+    async () => {
+      const events = await kubectl(
+        "get",
+        "events",
+        "-o",
+        'jsonpath={range .items[?(@.reason=="Reviewed")]}{.involvedObject.name}: {.message}{"\\n"}{end}',
+      );
+      expect(events).toContain(`x003: yamaha: ${BAD_COMMENT}`);
+      expect(events).toContain(`x003: martin: ${GOOD_COMMENT}`);
+    },
+    { timeout: 5_000, interval: 100 },
   );
-  expect(events).toContain(`x003: yamaha: ${BAD_COMMENT}`);
-  expect(events).toContain(`x003: martin: ${GOOD_COMMENT}`);
 });
 
 it("deletes the guitars with kubectl delete -f", async () => {

@@ -50,6 +50,32 @@ function without(resource: string): Manifest[] {
   );
 }
 
+/** The generated manifests with `verb` taken out of the ClusterRole's rule for `resource`. */
+function withoutVerb(resource: string, verb: string): Manifest[] {
+  return manifests.map((m) =>
+    m.kind === "ClusterRole"
+      ? {
+          ...m,
+          rules: m.rules?.map((r) =>
+            r.resources.includes(resource) ? { ...r, verbs: r.verbs.filter((v) => v !== verb) } : r,
+          ),
+        }
+      : m,
+  );
+}
+
+/** Waits until the operator logged an error whose message is `message`; returns that record. */
+function loggedError(logs: RunningOperator["logs"], message: string) {
+  return vi.waitFor(
+    () => {
+      const record = logs.find((r) => (r.err as { message?: string } | undefined)?.message === message);
+      if (record === undefined) throw new Error(`not logged yet: ${message}`);
+      return record;
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+}
+
 const guitarRule = () =>
   manifests.find((m) => m.kind === "ClusterRole")?.rules?.find((r) => r.resources.includes("guitars"));
 
@@ -85,18 +111,28 @@ it("without the generated rule on guitars, reviews nothing and logs the 403 nami
     .create(Guitar.make({ metadata: { name: "lespaul", namespace: "rock" }, spec: { brand: "gibson" } }));
 
   const expected = `guitars.kool.karmalabs.local is forbidden: User "system:serviceaccount:${NS}:${SA}" cannot list resource "guitars" in API group "kool.karmalabs.local" at the cluster scope`;
-  const logs = running.logs;
-  const forbidden = await vi.waitFor(
-    () => {
-      const record = logs.find((r) => (r.err as { message?: string } | undefined)?.message === expected);
-      if (record === undefined) throw new Error("no 403 logged yet");
-      return record;
-    },
-    { timeout: 10_000, interval: 50 },
-  );
+  const forbidden = await loggedError(running.logs, expected);
   expect(forbidden.level).toBeGreaterThanOrEqual(40); // warn: the informer keeps retrying
   expect(forbidden.err).toMatchObject({ code: 403, reason: "Forbidden" });
   const lespaul = await cluster.client.resource(Guitar, "rock").get("lespaul");
   expect(lespaul.spec.review).toBe(false);
   expect(lespaul.spec.comment).toBeUndefined();
+});
+
+it("without patch on guitars, cannot write the review and logs the 403 for it", async () => {
+  await applyRbac(withoutVerb("guitars", "patch"));
+  const sa = await cluster.serviceAccount(`${NS}/${SA}`);
+  running = await cluster.run(guitarOperator(), { client: sa.client });
+  await cluster.client
+    .resource(Guitar, "jazz")
+    .create(Guitar.make({ metadata: { name: "x003", namespace: "jazz" }, spec: { brand: "yamaha" } }));
+
+  const forbidden = await loggedError(
+    running.logs,
+    `guitars.kool.karmalabs.local "x003" is forbidden: User "system:serviceaccount:${NS}:${SA}" cannot patch resource "guitars" in API group "kool.karmalabs.local" in the namespace "jazz"`,
+  );
+  expect(forbidden.err).toMatchObject({ code: 403, reason: "Forbidden" });
+  const x003 = await cluster.client.resource(Guitar, "jazz").get("x003");
+  expect(x003.spec.review).toBe(false);
+  expect(x003.metadata?.generation).toBe(1);
 });
