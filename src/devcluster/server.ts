@@ -40,6 +40,7 @@ import { parseRequestInfo } from "./request/request-info.ts";
 import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
 import { customObjectStatusValidator } from "./rest/custom-status-strategy.ts";
 import { ObjectStore } from "./rest/object-store.ts";
+import { podServiceAccountMutator } from "./rest/service-account-admission.ts";
 import { openDataDir } from "./storage/data-dir.ts";
 import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
 import type { Storage } from "./storage/storage.ts";
@@ -168,7 +169,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const registry = new ResourceRegistry();
   for (const served of builtinResources()) registry.add(served);
   const store = new ObjectStore(storage);
-  store.mutators.push(customObjectMutator);
+  store.mutators.push(customObjectMutator, podServiceAccountMutator);
   store.validators.push(customObjectValidator());
   store.statusValidators.push(customObjectStatusValidator());
   const patchTypes = defaultPatchTypes();
