@@ -168,4 +168,39 @@ describe("useless machine", () => {
     for (const name of replaced) await cluster.waitForDeletion(Switch, `${ns}/${name}`);
     expect(await switchesOf(ns, "doomed")).toHaveLength(0);
   });
+
+  it("moves a relabelled Switch to the machine its label names: released by the old one, adopted by the new", async () => {
+    const ns = await namespace("relabel");
+    const machines = cluster.client.resource(Machine, ns);
+    const a = await machines.create(Machine.make({ metadata: { name: "a", namespace: ns }, spec: { switches: 2 } }));
+    const b = await machines.create(Machine.make({ metadata: { name: "b", namespace: ns }, spec: { switches: 1 } }));
+    await cluster.waitFor(Machine, `${ns}/a`, (m) => m.status?.positions === "dd");
+    await cluster.waitFor(Machine, `${ns}/b`, (m) => m.status?.positions === "d");
+    const moved = (await switchesOf(ns, "a"))[0]?.metadata.name as string;
+
+    await cluster.client
+      .resource(Switch, ns)
+      .patch(moved, { metadata: { labels: { [MACHINE_LABEL]: "b" } } }, { type: "merge" });
+
+    // Each machine ends with its count of Switches, each labelled for it and controlled by it only:
+    // a released the moved one and made a replacement; b adopted it and removed its extra one.
+    const controllers = async (machine: string) =>
+      (await switchesOf(ns, machine)).map((s) =>
+        (s.metadata.ownerReferences ?? []).map((r) => `${r.name}:${r.uid}:${r.controller}`).join(","),
+      );
+    await expect
+      .poll(async () => ({ a: await controllers("a"), b: await controllers("b") }), { timeout: 10_000 })
+      .toEqual({
+        a: [`a:${a.metadata.uid}:true`, `a:${a.metadata.uid}:true`],
+        b: [`b:${b.metadata.uid}:true`],
+      });
+    expect((await switchesOf(ns, "a")).map((s) => s.metadata.name)).not.toContain(moved);
+
+    // The Switch b kept survives a's deletion.
+    const [kept] = await switchesOf(ns, "b");
+    await machines.delete("a");
+    await cluster.waitFor(Machine, `${ns}/b`, (m) => m.status?.positions === "d");
+    await expect.poll(async () => (await switchesOf(ns, "a")).length).toBe(0);
+    expect((await switchesOf(ns, "b")).map((s) => s.metadata.uid)).toEqual([kept?.metadata.uid]);
+  });
 });

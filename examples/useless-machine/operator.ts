@@ -5,8 +5,9 @@
  * A Machine has its own switch (`spec.switchPosition`, the seed's first version) and
  * `spec.switches` Switch objects (the seed's second version): created with `generateName:
  * switch-`, labelled `machine=<name>`, owned by the Machine (so they are garbage-collected with
- * it), deleted newest first when the machine is scaled down. `status.positions` shows the first
- * letter of each Switch's position (`kubectl get machines`: SWITCHES, POSITIONS).
+ * it), deleted last-created first when the machine is scaled down. A Switch relabelled to another
+ * machine is released by the old one and adopted by the new one. `status.positions` shows the
+ * first letter of each Switch's position (`kubectl get machines`: SWITCHES, POSITIONS).
  *
  * It is a level-triggered reconciler, as the seed ends up being: it never sleeps. When it first
  * sees a switch of a machine up it writes `status.seenAt` and asks to be called again after the
@@ -22,6 +23,7 @@
  * a short delay). Importing this module only defines the operator.
  */
 import {
+  CONTROLLER_OWNER_INDEX,
   type Duration,
   isDeleted,
   isNotFound,
@@ -39,6 +41,7 @@ export { MACHINE_LABEL, Machine, Switch } from "./resources.ts";
 
 type MachineObject = ObjectOf<typeof Machine>;
 type SwitchObject = ObjectOf<typeof Switch>;
+type OwnerReference = NonNullable<SwitchObject["metadata"]["ownerReferences"]>[number];
 
 /** The seed's five seconds ("we want to wait a few seconds before flipping the switch"). */
 export const DEFAULT_FLIP_DELAY: Duration = "5s";
@@ -160,8 +163,7 @@ async function reconcileMachine(
 async function scaleSwitches(machine: MachineObject, ctx: ReconcileContext<MachineObject>): Promise<SwitchObject[]> {
   const { namespace, name } = ctx.key;
   const api = ctx.client.resource(Switch, namespace);
-  const listed = await api.list({ labelSelector: `${MACHINE_LABEL}=${name}`, signal: ctx.signal });
-  const switches = listed.items.filter((s) => s.metadata.deletionTimestamp === undefined).sort(oldestFirst);
+  const switches = (await claimSwitches(machine, ctx)).sort(oldestFirst);
   const wanted = machine.spec.switches ?? 0;
   while (switches.length < wanted) {
     const created = await api.create(
@@ -187,6 +189,53 @@ async function scaleSwitches(machine: MachineObject, ctx: ReconcileContext<Machi
     }
   }
   return switches;
+}
+
+/**
+ * The Switches this machine controls, claimed as the ReplicaSet controller claims its pods (the
+ * seed's "changing a switch label" corner case): a Switch labelled `machine=<name>` with no
+ * controller is adopted; one labelled for this machine but controlled by another machine is left to
+ * that one (which releases it); one this machine controls whose label names another machine, or
+ * none, is released (its owner reference removed), so it no longer goes with this machine. Each
+ * write carries the Switch's resourceVersion: if the Switch changed meanwhile, the server answers
+ * 409 Conflict and the reconcile is retried from fresh state.
+ */
+async function claimSwitches(machine: MachineObject, ctx: ReconcileContext<MachineObject>): Promise<SwitchObject[]> {
+  const { namespace, name } = ctx.key;
+  const uid = machine.metadata.uid as string;
+  const api = ctx.client.resource(Switch, namespace);
+  const setOwners = (sw: SwitchObject, ownerReferences: OwnerReference[]) =>
+    api.patch(
+      sw.metadata.name as string,
+      { metadata: { ownerReferences, resourceVersion: sw.metadata.resourceVersion } },
+      { type: "merge", signal: ctx.signal },
+    );
+
+  const mine: SwitchObject[] = [];
+  const listed = await api.list({ labelSelector: `${MACHINE_LABEL}=${name}`, signal: ctx.signal });
+  for (const sw of listed.items) {
+    if (sw.metadata.deletionTimestamp !== undefined) continue;
+    const controller = sw.metadata.ownerReferences?.find((r) => r.controller === true);
+    if (controller?.uid === uid) {
+      mine.push(sw);
+    } else if (controller === undefined) {
+      mine.push(await setOwners(sw, ctx.adopt(sw).metadata.ownerReferences ?? []));
+      ctx.event("Normal", "SwitchAdopted", `adopted switch ${sw.metadata.name}`);
+    }
+  }
+  for (const sw of ctx.cache(Switch).byIndex(CONTROLLER_OWNER_INDEX, uid)) {
+    if (sw.metadata.namespace !== namespace || sw.metadata.labels?.[MACHINE_LABEL] === name) continue;
+    try {
+      await setOwners(
+        sw,
+        (sw.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid),
+      );
+      ctx.event("Normal", "SwitchReleased", `released switch ${sw.metadata.name}, now labelled for another machine`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return mine;
 }
 
 /** Creation order: creationTimestamp has one-second resolution, so the name breaks ties. */
