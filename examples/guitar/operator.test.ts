@@ -14,6 +14,7 @@ import op, {
   GOOD_COMMENT,
   Guitar,
   type GuitarObject,
+  guitarOperator,
   rulesFromEnv,
   UNKNOWN_COMMENT,
 } from "./operator.ts";
@@ -134,6 +135,19 @@ describe("the guitar reviewer", () => {
   it("keeps running: nothing it did made the operator fail", async () => {
     expect(op.state).toBe("leading");
     expect(running.logs.filter((r) => Number(r.level) >= 50)).toEqual([]);
+  });
+
+  it("after a restart, reviews the guitars created while it was down and leaves reviewed ones alone", async () => {
+    const reviewedBefore = await guitars("rock").get("stratocaster");
+    await running.stop();
+    await createGuitar("jazz", "while-down", { brand: "ibanez", review: false });
+
+    running = await cluster.run(guitarOperator());
+    const g = await cluster.waitFor(Guitar, "jazz/while-down", reviewed);
+    expect(g.spec.comment).toBe(GOOD_COMMENT);
+    await caughtUp("rock");
+    const reviewedAfter = await guitars("rock").get("stratocaster");
+    expect(reviewedAfter.metadata?.resourceVersion).toBe(reviewedBefore.metadata?.resourceVersion);
   });
 });
 
