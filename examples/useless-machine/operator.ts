@@ -35,6 +35,7 @@ import {
   type ReconcileResult,
   toMilliseconds,
 } from "capstan";
+import { flipState, timeOf } from "./flip-state.ts";
 import { MACHINE_LABEL, Machine, Switch } from "./resources.ts";
 
 export { MACHINE_LABEL, Machine, Switch } from "./resources.ts";
@@ -100,21 +101,21 @@ async function reconcileMachine(
   const ownUp = machine.spec.switchPosition !== undefined && machine.spec.switchPosition !== "down";
   const up = switches.filter((s) => s.spec.position !== "down");
   const now = Date.now();
+  const state = flipState(ownUp || up.length > 0, status, now, delayMs);
 
-  if (!ownUp && up.length === 0) {
-    if (status.seenAt !== undefined) changes.seenAt = null; // the next switch up waits the full delay
-    if (Object.keys(changes).length > 0) await ctx.patchStatus(changes);
-    return undefined;
-  }
-  if (status.seenAt === undefined) {
-    changes.seenAt = new Date(now).toISOString();
-    await ctx.patchStatus(changes);
-    return { requeueAfter: delayMs };
-  }
-  const due = Math.max(timeOf(status.seenAt), timeOf(status.lastFlipAt)) + delayMs;
-  if (now < due) {
-    if (Object.keys(changes).length > 0) await ctx.patchStatus(changes);
-    return { requeueAfter: due - now };
+  switch (state.phase) {
+    case "allDown":
+      if (status.seenAt !== undefined) changes.seenAt = null;
+      if (Object.keys(changes).length > 0) await ctx.patchStatus(changes);
+      return undefined;
+    case "firstSeen":
+      await ctx.patchStatus({ ...changes, seenAt: new Date(now).toISOString() });
+      return { requeueAfter: delayMs };
+    case "waiting":
+      if (Object.keys(changes).length > 0) await ctx.patchStatus(changes);
+      return { requeueAfter: state.dueInMs };
+    case "due":
+      break;
   }
 
   // Claim the flip first: a status write carrying the resourceVersion we decided on. If the cached
@@ -243,10 +244,4 @@ function oldestFirst(a: SwitchObject, b: SwitchObject): number {
   const byTime = timeOf(a.metadata.creationTimestamp) - timeOf(b.metadata.creationTimestamp);
   if (byTime !== 0) return byTime;
   return (a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1;
-}
-
-/** Milliseconds of an RFC 3339 timestamp; 0 for none (or one that does not parse). */
-function timeOf(timestamp: string | undefined): number {
-  const ms = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
-  return Number.isNaN(ms) ? 0 : ms;
 }
