@@ -5,7 +5,7 @@
  * server's 403 message.
  */
 import { fileURLToPath } from "node:url";
-import { ConfigMap, Event } from "capstan/core";
+import { ConfigMap, CustomResourceDefinition, Event } from "capstan/core";
 import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
@@ -138,13 +138,13 @@ it("without the generated rule on configmaps, publishes nothing and logs the 403
   expect(cad.status?.rate).toBeUndefined();
 });
 
-it("without the generated rule on customresourcedefinitions, fails at start-up with the 403", async () => {
+it("without the generated rule on customresourcedefinitions, fails to start with the 403", async () => {
   await applyRbac(without("customresourcedefinitions"));
+  // A cluster that has never seen the operator: the CRD is not there until the operator registers it.
+  await cluster.client.resource(CustomResourceDefinition).delete(ExchangeRate.crdName);
+  await cluster.waitForDeletion(CustomResourceDefinition, ExchangeRate.crdName, { timeout: "10s" });
   const { client, op } = await operatorAs();
-  // The CRD is served already (registered by the earlier runs), so `run` resolves; the operator's
-  // own registration fails, and it stops with that error.
-  running = await cluster.run(op, { client });
-  await expect(running.done).rejects.toThrow(
-    `customresourcedefinitions.apiextensions.k8s.io "exchangerates.operators.brennerm.github.io" is forbidden: User "${USER}" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope`,
+  await expect(cluster.run(op, { client })).rejects.toThrow(
+    `customresourcedefinitions.apiextensions.k8s.io "${ExchangeRate.crdName}" is forbidden: User "${USER}" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope`,
   );
 });
