@@ -78,7 +78,7 @@ export class ApplyConflictError extends ApplyError {
       reason: "Conflict",
       details: {
         causes: this.conflicts.map((c) => ({
-          type: "FieldManagerConflict",
+          reason: "FieldManagerConflict",
           message: `conflict with ${printManager(c.manager)}`,
           field: pathToString(c.path),
         })),

@@ -10,13 +10,10 @@
  * patchers.ts can also register the two objects directly. This module imports neither patchers.ts nor
  * server.ts (it declares their shapes structurally), so either can import it without a cycle.
  *
- * Caveats (request path, outside this module):
- * - PATCH of a missing object answers 404 before a patcher runs, so an apply cannot create its object
- *   yet (kube-apiserver creates it).
- * - The patcher does not learn whether it runs for the main resource or `/status`, so apply through
- *   `/status` is tracked as a main-resource manager.
- * - Other writes (create, update, json/merge/strategic patch) do not call `trackUpdate`, so their
- *   managers are not recorded; objects they create get `before-first-apply` on their first apply.
+ * The request path tells a patcher which subresource it serves (`context.subresource`): apply through
+ * `/status` records its manager with `subresource: status` and leaves `spec` alone (a reset field
+ * there); apply through `/scale` works on the autoscaling/v1 Scale (scale-fields.ts maps its managers
+ * onto the parent). Apply of a missing main object creates it ({@link applyCreate}).
  */
 import { parse as parseYaml } from "yaml";
 import { ApiError, badRequest, failure } from "../api/status.ts";

@@ -1,10 +1,19 @@
 /**
  * The built-in kinds the devcluster serves, each with its per-kind behaviour (scope, generation,
- * subresources, short names, field selectors, defaulting), as kube-apiserver's registries define them
- * in pkg/registry/<group>/<kind>/strategy.go.
+ * subresources, short names, field selectors, create-time preparation), as kube-apiserver's registries
+ * define them in pkg/registry/<group>/<kind>/strategy.go. The scheme's defaults, applied on every
+ * write, are in scheme-defaults.ts.
  */
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
 import { immortalNamespaceRefusal } from "./immortal-namespaces.ts";
+import {
+  defaultDeployment,
+  defaultNamespace,
+  defaultPod,
+  defaultReplicaSet,
+  defaultSecret,
+  defaultService,
+} from "./scheme-defaults.ts";
 import { ALL_VERBS, bucketOf, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
 
 type Spec = Partial<ServedResource> & Pick<ServedResource, "group" | "version" | "kind" | "plural" | "namespaced">;
@@ -48,42 +57,14 @@ function record(obj: JsonObject, key: string): Record<string, unknown> {
   return fresh;
 }
 
-/** Pod defaults the real server fills (pkg/apis/core/v1/defaults.go) that clients and kubectl rely on. */
-function defaultPod(pod: JsonObject): void {
-  defaultPodSpec(pod);
+/** What creating a pod adds beyond the scheme's defaults: PrepareForCreate's status, the Priority admission plugin's fields. */
+function preparePod(pod: JsonObject): void {
   const spec = record(pod, "spec");
-  // Pod-level defaults (SetDefaults_Pod and the Priority admission plugin), not applied to templates.
-  spec["enableServiceLinks"] ??= true;
   spec["preemptionPolicy"] ??= "PreemptLowerPriority";
   spec["priority"] ??= 0;
   const status = record(pod, "status");
   status["phase"] ??= "Pending";
   status["qosClass"] ??= "BestEffort";
-}
-
-/** SetDefaults_PodSpec and SetDefaults_Container: what pods and pod templates both get. */
-function defaultPodSpec(pod: JsonObject): void {
-  const spec = record(pod, "spec");
-  spec["restartPolicy"] ??= "Always";
-  spec["terminationGracePeriodSeconds"] ??= 30;
-  spec["dnsPolicy"] ??= "ClusterFirst";
-  spec["schedulerName"] ??= "default-scheduler";
-  spec["securityContext"] ??= {};
-  if (Array.isArray(spec["containers"])) {
-    for (const c of spec["containers"] as Record<string, unknown>[]) {
-      if (c === null || typeof c !== "object") continue;
-      c["terminationMessagePath"] ??= "/dev/termination-log";
-      c["terminationMessagePolicy"] ??= "File";
-      c["resources"] ??= {};
-      if (Array.isArray(c["ports"])) {
-        for (const port of c["ports"] as Record<string, unknown>[]) {
-          if (port !== null && typeof port === "object") port["protocol"] ??= "TCP";
-        }
-      }
-      const image = typeof c["image"] === "string" ? c["image"] : "";
-      c["imagePullPolicy"] ??= image.endsWith(":latest") || !/:[^/]+$/.test(image) ? "Always" : "IfNotPresent";
-    }
-  }
 }
 
 /** Pods: graceful deletion only for pods bound to a node that have not finished (pod strategy CheckGracefulDelete). */
@@ -97,15 +78,11 @@ function podGracePeriod(pod: JsonObject, requested: number | undefined): number 
   return typeof fromSpec === "number" ? fromSpec : 30;
 }
 
-function defaultNamespace(ns: JsonObject): void {
+/** The namespace strategy's PrepareForCreate: the `kubernetes` finalizer and the Active phase. */
+function prepareNamespace(ns: JsonObject): void {
   const spec = record(ns, "spec");
   spec["finalizers"] ??= ["kubernetes"];
-  const status = record(ns, "status");
-  status["phase"] = "Active";
-  const meta = record(ns, "metadata");
-  const labels = record(meta, "labels");
-  // NamespaceDefaultLabelName: kube-apiserver labels every namespace with its own name.
-  if (typeof meta["name"] === "string") labels["kubernetes.io/metadata.name"] = meta["name"];
+  record(ns, "status")["phase"] = "Active";
 }
 
 /**
@@ -120,56 +97,18 @@ function clusterIpAllocator(): () => string {
   };
 }
 
-function defaultService(svc: JsonObject, allocate: () => string): void {
+/** The service REST create's allocation: cluster IP(s) and IP families, and the empty load-balancer status. */
+function prepareService(svc: JsonObject, allocate: () => string): void {
   const spec = record(svc, "spec");
-  spec["type"] ??= "ClusterIP";
   if (spec["type"] !== "ExternalName" && (spec["clusterIP"] === undefined || spec["clusterIP"] === "")) {
     spec["clusterIP"] = allocate();
   }
   if (typeof spec["clusterIP"] === "string" && spec["clusterIP"] !== "None" && spec["clusterIPs"] === undefined) {
     spec["clusterIPs"] = [spec["clusterIP"]];
   }
-  spec["sessionAffinity"] ??= "None";
-  spec["internalTrafficPolicy"] ??= "Cluster";
   spec["ipFamilyPolicy"] ??= "SingleStack";
   spec["ipFamilies"] ??= ["IPv4"];
-  if (Array.isArray(spec["ports"])) {
-    for (const p of spec["ports"] as Record<string, unknown>[]) {
-      if (p === null || typeof p !== "object") continue;
-      p["protocol"] ??= "TCP";
-      p["targetPort"] ??= p["port"];
-    }
-  }
   record(svc, "status")["loadBalancer"] ??= {};
-}
-
-function defaultDeployment(deploy: JsonObject): void {
-  const spec = record(deploy, "spec");
-  spec["replicas"] ??= 1;
-  spec["revisionHistoryLimit"] ??= 10;
-  spec["progressDeadlineSeconds"] ??= 600;
-  const strategy = record(spec, "strategy");
-  strategy["type"] ??= "RollingUpdate";
-  if (strategy["type"] === "RollingUpdate") {
-    const rolling = record(strategy, "rollingUpdate");
-    rolling["maxUnavailable"] ??= "25%";
-    rolling["maxSurge"] ??= "25%";
-  }
-  const template = record(spec, "template");
-  if (template["spec"] && typeof template["spec"] === "object") defaultPodTemplate(template);
-}
-
-function defaultReplicaSet(rs: JsonObject): void {
-  const spec = record(rs, "spec");
-  spec["replicas"] ??= 1;
-  const template = record(spec, "template");
-  if (template["spec"] && typeof template["spec"] === "object") defaultPodTemplate(template);
-}
-
-function defaultPodTemplate(template: Record<string, unknown>): void {
-  const pod = { spec: template["spec"] } as JsonObject;
-  defaultPodSpec(pod);
-  template["spec"] = pod["spec"];
 }
 
 const EVENT_FIELDS = fields(
@@ -211,7 +150,8 @@ export function builtinResources(): ServedResource[] {
       refuseDelete: immortalNamespaceRefusal,
       subresources: { status: true },
       fieldSelectors: fields("status.phase"),
-      defaultOnCreate: defaultNamespace,
+      defaults: defaultNamespace,
+      defaultOnCreate: prepareNamespace,
       returnDeletedObject: true,
       deletion: {
         // spec.finalizers holds a namespace until the namespace controller has emptied it and calls /finalize.
@@ -243,7 +183,8 @@ export function builtinResources(): ServedResource[] {
         "status.podIP",
         "status.nominatedNodeName",
       ),
-      defaultOnCreate: defaultPod,
+      defaults: defaultPod,
+      defaultOnCreate: preparePod,
       returnDeletedObject: true,
       gracePeriod: podGracePeriod,
     }),
@@ -266,9 +207,7 @@ export function builtinResources(): ServedResource[] {
       plural: "secrets",
       namespaced: true,
       fieldSelectors: fields("type"),
-      defaultOnCreate: (s) => {
-        s["type"] ??= "Opaque";
-      },
+      defaults: defaultSecret,
     }),
     served({
       group: "",
@@ -280,7 +219,8 @@ export function builtinResources(): ServedResource[] {
       categories: ["all"],
       subresources: { status: true },
       fieldSelectors: fields("spec.clusterIP", "spec.type"),
-      defaultOnCreate: (svc) => defaultService(svc, allocateClusterIp),
+      defaults: defaultService,
+      defaultOnCreate: (svc) => prepareService(svc, allocateClusterIp),
       returnDeletedObject: true,
     }),
     served({
@@ -320,7 +260,7 @@ export function builtinResources(): ServedResource[] {
         scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" },
       },
       generation: "spec-and-annotations",
-      defaultOnCreate: defaultDeployment,
+      defaults: defaultDeployment,
     }),
     served({
       group: "apps",
@@ -335,7 +275,7 @@ export function builtinResources(): ServedResource[] {
         scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" },
       },
       generation: "spec",
-      defaultOnCreate: defaultReplicaSet,
+      defaults: defaultReplicaSet,
     }),
     served({ group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true }),
     served({ group: "rbac.authorization.k8s.io", version: "v1", kind: "Role", plural: "roles", namespaced: true }),

@@ -67,7 +67,15 @@ export interface ServedResource {
   generation: GenerationPolicy;
   /** Extra field-selector keys (e.g. pods `spec.nodeName`). `metadata.name`/`metadata.namespace` always work. */
   fieldSelectors?: Record<string, FieldGetter>;
-  /** Defaulting applied to a new object before it is stored (pod phase, namespace finalizers...). */
+  /**
+   * The scheme's defaults (SetDefaults_*, scheme-defaults.ts), applied on every write: create, update,
+   * every patch type and apply, as kube-apiserver applies them whenever it decodes an object.
+   */
+  defaults?: (obj: JsonObject) => void;
+  /**
+   * What only a create adds, after the defaults (the strategy's PrepareForCreate, admission,
+   * allocation): pod phase, namespace finalizers, service cluster IPs...
+   */
   defaultOnCreate?: (obj: JsonObject) => void;
   /** Delete answers with the deleted object instead of a Success Status (pods, serviceaccounts...). */
   returnDeletedObject?: boolean;

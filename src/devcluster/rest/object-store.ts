@@ -531,6 +531,7 @@ export class ObjectStore {
     source.metadata = inMeta;
     if (served.subresources.status && !served.keepStatusOnCreate) delete source["status"];
     const obj: JsonObject = { ...source, apiVersion: groupVersion(served), kind: served.kind };
+    served.defaults?.(obj);
     served.defaultOnCreate?.(obj);
     this.mutate(served, obj, options);
     trackCreate(served, obj, options.fieldManager);
@@ -662,6 +663,7 @@ export class ObjectStore {
       if (old["status"] === undefined) delete next["status"];
       else next["status"] = old["status"];
     }
+    served.defaults?.(next);
     this.mutate(served, next, options);
     const errors = validateObjectMetaUpdateCommon(meta, oldMeta, served.namespaced);
     for (const validate of this.validators) errors.push(...validate(served, next, old));

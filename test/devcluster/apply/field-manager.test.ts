@@ -170,7 +170,7 @@ describe("server-side apply: conflicts", () => {
       status: "Failure",
       message: 'Apply failed with 1 conflict: conflict with "alice": .data.a',
       reason: "Conflict",
-      details: { causes: [{ type: "FieldManagerConflict", message: 'conflict with "alice"', field: ".data.a" }] },
+      details: { causes: [{ reason: "FieldManagerConflict", message: 'conflict with "alice"', field: ".data.a" }] },
       code: 409,
     });
   });

@@ -116,6 +116,41 @@ describe("kubectl against the patch engines", () => {
     expect(d.spec.template.spec.containers.map((c: { name: string }) => c.name).sort()).toEqual(["app", "extra"]);
   });
 
+  it("kubectl set image keeps the containers' defaults and stores no strategic-merge directive", async () => {
+    expect((await kubectl(["create", "deployment", "img", "--image=nginx:1.25"])).code).toBe(0);
+    const set = await kubectl(["set", "image", "deployment/img", "nginx=nginx:1.26"]);
+    expect(set.stderr).toBe("");
+    const raw = await kubectl(["get", "deployment", "img", "-o", "json", "--show-managed-fields"]);
+    expect(raw.stdout).not.toContain("$setElementOrder");
+    const d = JSON.parse(raw.stdout);
+    expect(d.spec.template.spec.containers).toEqual([
+      {
+        name: "nginx",
+        image: "nginx:1.26",
+        imagePullPolicy: "IfNotPresent",
+        resources: {},
+        terminationMessagePath: "/dev/termination-log",
+        terminationMessagePolicy: "File",
+      },
+    ]);
+    const managers = d.metadata.managedFields.map((e: { manager: string; subresource?: string }) =>
+      [e.manager, e.subresource ?? ""].join("/"),
+    );
+    expect(managers).toEqual(expect.arrayContaining(["kubectl-create/", "kubectl-set/"]));
+    // kubectl scale sends no fieldManager: the manager is its User-Agent's program, through /scale.
+    expect((await kubectl(["scale", "deployment/img", "--replicas=3"])).code).toBe(0);
+    const scaled = await getJson("deployment", "img");
+    expect(scaled.spec.replicas).toBe(3);
+    expect(scaled.metadata.managedFields).toContainEqual({
+      manager: "kubectl",
+      operation: "Update",
+      apiVersion: "apps/v1",
+      fieldsType: "FieldsV1",
+      fieldsV1: { "f:spec": { "f:replicas": {} } },
+      subresource: "scale",
+    });
+  });
+
   it("apply --server-side conflicts with another manager's field and --force-conflicts takes it", async () => {
     expect((await kubectl(["create", "configmap", "settings", "--from-literal=a=1"])).code).toBe(0);
     const cm = (a: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: "${a}"\n`;
