@@ -595,7 +595,7 @@ function toPartial(obj: KubeObject): PartialObjectMetadata {
 }
 
 async function* partialEvents<T extends KubeObject>(
-  events: AsyncGenerator<WatchEvent<T>>,
+  events: AsyncIterable<WatchEvent<T>>,
 ): AsyncGenerator<WatchEvent<T>> {
   for await (const e of events) {
     if (e.type !== "BOOKMARK") e.object = toPartial(e.object) as unknown as T;

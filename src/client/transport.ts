@@ -10,6 +10,7 @@
  * than the number of watches would starve ordinary requests.
  */
 import type { IncomingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
 import { Pool } from "undici";
 import type { ClientConfig } from "./config.ts";
 import type { HeaderRecord } from "./credentials.ts";
@@ -39,7 +40,8 @@ export interface TransportResponse {
 export interface StreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
-  body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown; text(): Promise<string> };
+  /** A Node.js Readable (undici's response body), which the watch decoder reads through its events. */
+  body: Readable & { text(): Promise<string> };
 }
 
 /** Transport options. */

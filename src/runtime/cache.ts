@@ -54,12 +54,17 @@ export function splitObjectKey(key: string): { namespace: string; name: string }
   return slash < 0 ? { namespace: "", name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
+/** What an index function returns for "not indexed": one shared array, not one per object. */
+const noValues: readonly string[] = Object.freeze([]);
 const byNamespace: IndexFunc = (obj) => [obj.metadata?.namespace ?? ""];
 const byControllerOwner: IndexFunc = (obj) => {
   const owner = obj.metadata?.ownerReferences?.find((ref) => ref.controller === true);
-  return owner === undefined ? [] : [owner.uid];
+  return owner === undefined ? noValues : [owner.uid];
 };
-const byAnyOwner: IndexFunc = (obj) => (obj.metadata?.ownerReferences ?? []).map((ref) => ref.uid);
+const byAnyOwner: IndexFunc = (obj) => {
+  const refs = obj.metadata?.ownerReferences;
+  return refs === undefined || refs.length === 0 ? noValues : refs.map((ref) => ref.uid);
+};
 
 /** The read side of a store: what controllers and handlers are given. */
 export interface CacheReader<T extends KubeObject = KubeObject> {
@@ -88,9 +93,8 @@ export interface StoreOptions<T extends KubeObject> {
 /** An indexed object store; see the module documentation for its contract. */
 export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> {
   private readonly items = new Map<string, T>();
-  private readonly indexers = new Map<string, IndexFunc<T>>();
-  /** index name -> index value -> keys */
-  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  /** The indexes, each with its function and its entries (index value -> keys). */
+  private readonly indexes: { name: string; fn: IndexFunc<T>; entries: Map<string, IndexEntry> }[] = [];
   private readonly strip: boolean;
   private readonly freeze: boolean;
 
@@ -109,11 +113,12 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
 
   /** Adds an index; existing objects are indexed at once. Names must be unique. */
   addIndexer(name: string, fn: IndexFunc<T>): void {
-    if (this.indexers.has(name)) throw new Error(`index "${name}" already exists`);
-    this.indexers.set(name, fn);
-    const index = new Map<string, Set<string>>();
-    this.indices.set(name, index);
-    for (const [key, obj] of this.items) this.indexOne(index, fn, key, obj);
+    if (this.indexes.some((i) => i.name === name)) throw new Error(`index "${name}" already exists`);
+    const entries = new Map<string, IndexEntry>();
+    this.indexes.push({ name, fn, entries });
+    for (const [key, obj] of this.items) {
+      for (const value of fn(obj)) addToIndex(entries, value, key);
+    }
   }
 
   get(key: string): T | undefined {
@@ -129,10 +134,9 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   }
 
   byIndex(indexName: string, value: string): T[] {
-    const index = this.indices.get(indexName);
-    if (index === undefined) throw new Error(`no index named "${indexName}"`);
-    const keys = index.get(value);
+    const keys = this.index(indexName).get(value);
     if (keys === undefined) return [];
+    if (typeof keys === "string") return [this.items.get(keys) as T];
     const out: T[] = [];
     for (const key of keys) out.push(this.items.get(key) as T);
     return out;
@@ -140,9 +144,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
 
   /** The values under which index `indexName` holds at least one object. */
   indexValues(indexName: string): string[] {
-    const index = this.indices.get(indexName);
-    if (index === undefined) throw new Error(`no index named "${indexName}"`);
-    return [...index.keys()];
+    return [...this.index(indexName).keys()];
   }
 
   /**
@@ -153,9 +155,19 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     const key = objectKey(obj);
     const stored = this.prepare(obj);
     const previous = this.items.get(key);
-    if (previous !== undefined) this.unindex(key, previous);
     this.items.set(key, stored);
-    for (const [name, fn] of this.indexers) this.indexOne(this.indices.get(name)!, fn, key, stored);
+    for (const { fn, entries } of this.indexes) {
+      const values = fn(stored);
+      if (previous === undefined) {
+        for (const value of values) addToIndex(entries, value, key);
+        continue;
+      }
+      const before = fn(previous);
+      // The common update (same namespace, same owners) leaves every index as it is.
+      if (sameValues(before, values)) continue;
+      for (const value of before) removeFromIndex(entries, value, key);
+      for (const value of values) addToIndex(entries, value, key);
+    }
     return { stored, previous };
   }
 
@@ -196,28 +208,47 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     return out;
   }
 
-  private indexOne(index: Map<string, Set<string>>, fn: IndexFunc<T>, key: string, obj: T): void {
-    for (const value of fn(obj)) {
-      let keys = index.get(value);
-      if (keys === undefined) {
-        keys = new Set();
-        index.set(value, keys);
-      }
-      keys.add(key);
-    }
+  private index(indexName: string): Map<string, IndexEntry> {
+    for (const index of this.indexes) if (index.name === indexName) return index.entries;
+    throw new Error(`no index named "${indexName}"`);
   }
 
   private unindex(key: string, obj: T): void {
-    for (const [name, fn] of this.indexers) {
-      const index = this.indices.get(name)!;
-      for (const value of fn(obj)) {
-        const keys = index.get(value);
-        if (keys === undefined) continue;
-        keys.delete(key);
-        if (keys.size === 0) index.delete(value);
-      }
+    for (const { fn, entries } of this.indexes) {
+      for (const value of fn(obj)) removeFromIndex(entries, value, key);
     }
   }
+}
+
+/**
+ * The keys under one index value: the key itself while there is one (most values of the owner
+ * indexes name exactly one object, and a Set per object would cost ~100 bytes and an allocation),
+ * a Set from the second key on.
+ */
+type IndexEntry = string | Set<string>;
+
+function addToIndex(entries: Map<string, IndexEntry>, value: string, key: string): void {
+  const keys = entries.get(value);
+  if (keys === undefined) entries.set(value, key);
+  else if (typeof keys !== "string") keys.add(key);
+  else if (keys !== key) entries.set(value, new Set([keys, key]));
+}
+
+function removeFromIndex(entries: Map<string, IndexEntry>, value: string, key: string): void {
+  const keys = entries.get(value);
+  if (keys === undefined) return;
+  if (typeof keys === "string") {
+    if (keys === key) entries.delete(value);
+    return;
+  }
+  keys.delete(key);
+  if (keys.size === 0) entries.delete(value);
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function deepFreeze(value: object): void {

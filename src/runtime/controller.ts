@@ -29,7 +29,7 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import pino, { type Logger } from "pino";
-import type { KubeClient } from "../client/resource-client.ts";
+import type { KubeClient, ResourceClient } from "../client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { apiVersionOf } from "../client/types.ts";
 import { type CacheReader, objectKey, splitObjectKey } from "./cache.ts";
@@ -152,6 +152,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly recorder: EventRecorder;
   private readonly observer: ControllerObserver | undefined;
   private readonly caches = new Map<string, CacheReader<KubeObject>>();
+  /** Resource clients by kind (object identity) and namespace (`""` for none); see `resourceClient`. */
+  private readonly clients = new WeakMap<ResourceKind, Map<string, ResourceClient<KubeObject>>>();
   private readonly removers: (() => void)[] = [];
   private readonly running = new Set<Promise<void>>();
   private readonly intake = new AbortController();
@@ -347,6 +349,35 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
+  /**
+   * The resource client for `kind` in `namespace`, built once and reused: a reconcile's writes
+   * should cost the API call, not a client object and its URL prefix each time.
+   */
+  private resourceClient<K extends KubeObject>(
+    kind: ResourceKind<K>,
+    namespace: string | undefined,
+  ): ResourceClient<K> {
+    const client = this.options.client;
+    if (client === undefined) throw new Error(`controller ${this.name} has no client`);
+    let byNamespace = this.clients.get(kind);
+    if (byNamespace === undefined) {
+      byNamespace = new Map();
+      this.clients.set(kind, byNamespace);
+    }
+    const ns = namespace ?? "";
+    let resource = byNamespace.get(ns);
+    if (resource === undefined) {
+      resource = client.resource(kind as ResourceKind<KubeObject>, namespace);
+      byNamespace.set(ns, resource);
+    }
+    return resource as unknown as ResourceClient<K>;
+  }
+
+  /**
+   * One reconcile's context. Members are object-literal methods closing over `controller`, not
+   * arrow-function properties: they work destructured all the same, and a context is built per
+   * reconcile, so it should cost one object and no per-member function naming or bookkeeping.
+   */
   private context(ref: ObjectRef, obj: T | undefined): ReconcileContext<T> {
     const controller = this;
     let logger: Logger | undefined;
@@ -367,36 +398,46 @@ export class Controller<T extends KubeObject = KubeObject> {
         if (controller.options.client === undefined) throw new Error(`controller ${controller.name} has no client`);
         return controller.options.client;
       },
-      cache: <K extends KubeObject>(kind: ResourceKind<K>): CacheReader<K> => {
-        const reader = this.caches.get(kindId(kind));
-        if (reader === undefined) {
-          throw new Error(
-            `controller ${this.name} does not watch ${kind.kind}.${kind.group || "core"}; add it with owns() or watches()`,
-          );
-        }
-        return reader as unknown as CacheReader<K>;
+      cache<K extends KubeObject>(kind: ResourceKind<K>): CacheReader<K> {
+        return controller.cacheOf(kind);
       },
-      event: (type, reason, message) => {
-        if (obj !== undefined) this.recorder.event(obj, type, reason, message);
+      event(type, reason, message) {
+        if (obj !== undefined) controller.recorder.event(obj, type, reason, message);
       },
       recorder: this.recorder,
-      adopt: <C extends KubeObject>(child: C): C => adopt(this.kind, obj, child, this.name),
-      apply: <K extends KubeObject>(kind: ResourceKind<K>, desired: K): Promise<K> => {
-        const client = controller.options.client;
-        if (client === undefined) return Promise.reject(new Error(`controller ${this.name} has no client`));
-        const namespace = kind.namespaced ? (desired.metadata?.namespace ?? (ref.namespace || undefined)) : undefined;
-        return client
-          .resource(kind, namespace)
-          .apply(desired, { fieldManager: this.name, force: true, signal: this.reconcileAbort.signal });
+      adopt<C extends KubeObject>(child: C): C {
+        return adopt(controller.kind, obj, child, controller.name);
       },
-      patchStatus: (status) => {
-        const client = controller.options.client;
-        if (client === undefined) return Promise.reject(new Error(`controller ${this.name} has no client`));
-        return client
-          .resource(this.kind, ref.namespace || undefined)
-          .patchStatus(ref.name, { status }, { signal: this.reconcileAbort.signal });
+      apply<K extends KubeObject>(kind: ResourceKind<K>, desired: K): Promise<K> {
+        try {
+          const namespace = kind.namespaced ? (desired.metadata?.namespace ?? (ref.namespace || undefined)) : undefined;
+          return controller
+            .resourceClient(kind, namespace)
+            .apply(desired, { fieldManager: controller.name, force: true, signal: controller.reconcileAbort.signal });
+        } catch (err) {
+          return Promise.reject(err);
+        }
+      },
+      patchStatus(status) {
+        try {
+          return controller
+            .resourceClient(controller.kind, ref.namespace || undefined)
+            .patchStatus(ref.name, { status }, { signal: controller.reconcileAbort.signal });
+        } catch (err) {
+          return Promise.reject(err);
+        }
       },
     };
+  }
+
+  private cacheOf<K extends KubeObject>(kind: ResourceKind<K>): CacheReader<K> {
+    const reader = this.caches.get(kindId(kind));
+    if (reader === undefined) {
+      throw new Error(
+        `controller ${this.name} does not watch ${kind.kind}.${kind.group || "core"}; add it with owns() or watches()`,
+      );
+    }
+    return reader as unknown as CacheReader<K>;
   }
 }
 

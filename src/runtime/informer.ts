@@ -195,7 +195,13 @@ export class Informer<T extends KubeObject = KubeObject> {
   addEventHandler(handler: InformerEventHandler<T>): () => void {
     this.handlers.add(handler);
     if (this.synced && handler.onAdd !== undefined) {
-      for (const obj of this.storeImpl.list()) this.call(handler, "onAdd", () => handler.onAdd?.(obj));
+      for (const obj of this.storeImpl.list()) {
+        try {
+          handler.onAdd(obj);
+        } catch (err) {
+          this.handlerThrew("onAdd", err);
+        }
+      }
     }
     return () => {
       this.handlers.delete(handler);
@@ -418,23 +424,42 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
+  // The emit methods call each handler in its own try/catch, without a closure per call: they run
+  // for every event of every watched object.
   private emitAdd(obj: T): void {
-    for (const h of this.handlers) if (h.onAdd) this.call(h, "onAdd", () => h.onAdd?.(obj));
+    for (const h of this.handlers) {
+      if (h.onAdd === undefined) continue;
+      try {
+        h.onAdd(obj);
+      } catch (err) {
+        this.handlerThrew("onAdd", err);
+      }
+    }
   }
 
   private emitUpdate(oldObj: T, newObj: T): void {
-    for (const h of this.handlers) if (h.onUpdate) this.call(h, "onUpdate", () => h.onUpdate?.(oldObj, newObj));
+    for (const h of this.handlers) {
+      if (h.onUpdate === undefined) continue;
+      try {
+        h.onUpdate(oldObj, newObj);
+      } catch (err) {
+        this.handlerThrew("onUpdate", err);
+      }
+    }
   }
 
   private emitDelete(obj: T | DeletedFinalStateUnknown<T>): void {
-    for (const h of this.handlers) if (h.onDelete) this.call(h, "onDelete", () => h.onDelete?.(obj));
+    for (const h of this.handlers) {
+      if (h.onDelete === undefined) continue;
+      try {
+        h.onDelete(obj);
+      } catch (err) {
+        this.handlerThrew("onDelete", err);
+      }
+    }
   }
 
-  private call(_handler: InformerEventHandler<T>, what: string, fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      this.logger.error({ informer: this.name, err, handler: what }, "event handler threw");
-    }
+  private handlerThrew(handler: string, err: unknown): void {
+    this.logger.error({ informer: this.name, err, handler }, "event handler threw");
   }
 }

@@ -18,10 +18,18 @@
  *
  * As in controller-runtime, a work queue's `name` and `controller` labels are both the
  * controller's name, and `priority` is `""` (our queue has no priorities).
+ *
+ * Counters and gauges are kept as plain numbers per controller and queue and copied into their
+ * Prometheus series when the registry is read (`collect`): a reconcile bumps half a dozen of them,
+ * and a prom-client labelled update validates and hashes its labels on every call. Scrapes see
+ * exactly the same values. Histograms are observed directly (bound to their labels once).
  */
 import { Counter, exponentialBuckets, Gauge, Histogram, Registry } from "prom-client";
 import type { ResponseObserver } from "../client/resource-client.ts";
 import type { ReconcileOutcome } from "./reconcile.ts";
+
+const reconcileOutcomes: readonly ReconcileOutcome[] = ["success", "error", "requeue", "requeue_after"];
+
 import type { WorkQueueMetrics } from "./workqueue.ts";
 
 /** controller-runtime's reconcile-time buckets: fine below 1 s, where most reconciles land, up to 60 s. */
@@ -44,6 +52,38 @@ export interface ControllerObserver {
 
 type InFlight = () => { unfinishedWorkSeconds: number; longestRunningProcessorSeconds: number };
 
+/** A monotonic count and how much of it the Prometheus counter already holds. */
+interface Count {
+  value: number;
+  reported: number;
+}
+
+const newCount = (): Count => ({ value: 0, reported: 0 });
+
+/** The counts of one controller, read at scrape time. */
+interface ControllerCounts {
+  name: string;
+  results: Record<ReconcileOutcome, Count>;
+  errors: Count;
+  terminal: Count;
+  active: number;
+}
+
+/** The counts of one work queue, read at scrape time. */
+interface QueueCounts {
+  name: string;
+  depth: number;
+  adds: Count;
+  retries: Count;
+}
+
+/** Adds what `count` gained since the last scrape to its counter series. */
+function report(counter: { inc(value: number): void }, count: Count): void {
+  const delta = count.value - count.reported;
+  if (delta > 0) counter.inc(delta);
+  count.reported = count.value;
+}
+
 /** The metrics of one manager (or one test). */
 export class RuntimeMetrics {
   /** The registry to expose; pass your own to add application metrics next to ours. */
@@ -61,27 +101,45 @@ export class RuntimeMetrics {
   private readonly workDuration: Histogram<"name" | "controller">;
   private readonly restRequests: Counter<"code" | "method" | "host">;
   private readonly inFlight = new Map<string, InFlight>();
+  /** Every controller and queue ever observed (a handful per process: one per controller built). */
+  private readonly controllers: ControllerCounts[] = [];
+  private readonly queues: QueueCounts[] = [];
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
     const registers = [registry];
+    const controllers = this.controllers;
+    const queues = this.queues;
     this.reconcileTotal = new Counter({
       name: "controller_runtime_reconcile_total",
       help: "Total number of reconciliations per controller",
       labelNames: ["controller", "result"],
       registers,
+      collect() {
+        for (const c of controllers) {
+          for (const result of reconcileOutcomes) {
+            report(this.labels({ controller: c.name, result }), c.results[result]);
+          }
+        }
+      },
     });
     this.reconcileErrors = new Counter({
       name: "controller_runtime_reconcile_errors_total",
       help: "Total number of reconciliation errors per controller",
       labelNames: ["controller"],
       registers,
+      collect() {
+        for (const c of controllers) report(this.labels({ controller: c.name }), c.errors);
+      },
     });
     this.terminalErrors = new Counter({
       name: "controller_runtime_terminal_reconcile_errors_total",
       help: "Total number of terminal reconciliation errors per controller",
       labelNames: ["controller"],
       registers,
+      collect() {
+        for (const c of controllers) report(this.labels({ controller: c.name }), c.terminal);
+      },
     });
     this.reconcileTime = new Histogram({
       name: "controller_runtime_reconcile_time_seconds",
@@ -101,24 +159,39 @@ export class RuntimeMetrics {
       help: "Number of currently used workers per controller",
       labelNames: ["controller"],
       registers,
+      collect() {
+        // Two controllers of one name (a rebuilt manager on the same metrics) share the series, as before.
+        const byName = new Map<string, number>();
+        for (const c of controllers) byName.set(c.name, (byName.get(c.name) ?? 0) + c.active);
+        for (const [controller, active] of byName) this.set({ controller }, active);
+      },
     });
     this.depth = new Gauge({
       name: "workqueue_depth",
       help: "Current depth of workqueue by workqueue and priority",
       labelNames: ["name", "controller", "priority"],
       registers,
+      collect() {
+        for (const q of queues) this.set({ name: q.name, controller: q.name, priority: "" }, q.depth);
+      },
     });
     this.adds = new Counter({
       name: "workqueue_adds_total",
       help: "Total number of adds handled by workqueue",
       labelNames: ["name", "controller"],
       registers,
+      collect() {
+        for (const q of queues) report(this.labels({ name: q.name, controller: q.name }), q.adds);
+      },
     });
     this.retries = new Counter({
       name: "workqueue_retries_total",
       help: "Total number of retries handled by workqueue",
       labelNames: ["name", "controller"],
       registers,
+      collect() {
+        for (const q of queues) report(this.labels({ name: q.name, controller: q.name }), q.retries);
+      },
     });
     this.queueDuration = new Histogram({
       name: "workqueue_queue_duration_seconds",
@@ -177,27 +250,28 @@ export class RuntimeMetrics {
     this.terminalErrors.inc({ controller: name }, 0);
     this.maxConcurrent.set({ controller: name }, maxConcurrentReconciles);
     this.active.set({ controller: name }, 0);
-    // Label sets are bound once: resolving labels per call would hash them on every reconcile.
-    const byResult = {
-      success: this.reconcileTotal.labels({ controller: name, result: "success" }),
-      error: this.reconcileTotal.labels({ controller: name, result: "error" }),
-      requeue: this.reconcileTotal.labels({ controller: name, result: "requeue" }),
-      requeue_after: this.reconcileTotal.labels({ controller: name, result: "requeue_after" }),
+    const counts: ControllerCounts = {
+      name,
+      results: { success: newCount(), error: newCount(), requeue: newCount(), requeue_after: newCount() },
+      errors: newCount(),
+      terminal: newCount(),
+      active: 0,
     };
+    this.controllers.push(counts);
+    // Bound once: resolving labels per call would validate and hash them on every reconcile.
     const time = this.reconcileTime.labels({ controller: name });
-    const errors = this.reconcileErrors.labels({ controller: name });
-    const terminal = this.terminalErrors.labels({ controller: name });
-    const active = this.active.labels({ controller: name });
     return {
       reconciled: (outcome, seconds) => {
-        byResult[outcome].inc();
+        counts.results[outcome].value++;
         time.observe(seconds);
       },
       failed: (isTerminal) => {
-        errors.inc();
-        if (isTerminal) terminal.inc();
+        counts.errors.value++;
+        if (isTerminal) counts.terminal.value++;
       },
-      activeWorkers: (delta) => active.inc(delta),
+      activeWorkers: (delta) => {
+        counts.active += delta;
+      },
     };
   }
 
@@ -208,17 +282,22 @@ export class RuntimeMetrics {
     this.adds.inc(labels, 0);
     this.retries.inc(labels, 0);
     if (inFlight !== undefined) this.inFlight.set(name, inFlight);
-    const depth = this.depth.labels({ ...labels, priority: "" });
-    const adds = this.adds.labels(labels);
-    const retries = this.retries.labels(labels);
+    const counts: QueueCounts = { name, depth: 0, adds: newCount(), retries: newCount() };
+    this.queues.push(counts);
     const queueDuration = this.queueDuration.labels(labels);
     const workDuration = this.workDuration.labels(labels);
     return {
-      depth: (d) => depth.set(d),
-      added: () => adds.inc(),
+      depth: (d) => {
+        counts.depth = d;
+      },
+      added: () => {
+        counts.adds.value++;
+      },
       queueDuration: (s) => queueDuration.observe(s),
       workDuration: (s) => workDuration.observe(s),
-      retried: () => retries.inc(),
+      retried: () => {
+        counts.retries.value++;
+      },
     };
   }
 

@@ -71,9 +71,29 @@ interface DelayedEntry<K> {
   index: number;
 }
 
-interface Waiter<K> {
-  resolve(key: K | undefined): void;
-  detach(): void;
+/**
+ * A worker waiting in `get()`. It is its own abort listener (`handleEvent`), so waiting costs one
+ * object rather than two closures per `get()`: workers wait once per key when keys come slower
+ * than they are processed.
+ */
+class Waiter<K> {
+  constructor(
+    /** The queue's list of waiting workers, which this one leaves when its signal aborts. */
+    private readonly waiters: Waiter<K>[],
+    readonly resolve: (key: K | undefined) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** The signal aborted: stop waiting. */
+  handleEvent(): void {
+    const i = this.waiters.indexOf(this);
+    if (i >= 0) this.waiters.splice(i, 1);
+    this.resolve(undefined);
+  }
+
+  detach(): void {
+    this.signal?.removeEventListener("abort", this);
+  }
 }
 
 /** A work queue with client-go semantics; see the module documentation for the contract. */
@@ -91,7 +111,8 @@ export class WorkQueue<K = string> {
   private readonly processing = new Map<K, number>();
   /** When each queued key entered the queue, for the queue-duration metric. */
   private readonly queuedAt = new Map<K, number>();
-  private waiters: Waiter<K>[] = [];
+  /** Workers waiting in `get()`, oldest first; mutated in place (each waiter holds it). */
+  private readonly waiters: Waiter<K>[] = [];
   private drainWaiters: (() => void)[] = [];
   private shutting = false;
 
@@ -186,15 +207,8 @@ export class WorkQueue<K = string> {
     if (this.len() > 0) return Promise.resolve(this.take());
     if (this.shutting) return Promise.resolve(undefined);
     return new Promise<K | undefined>((resolve) => {
-      const onAbort = () => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        resolve(undefined);
-      };
-      const waiter: Waiter<K> = {
-        resolve,
-        detach: () => signal?.removeEventListener("abort", onAbort),
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
+      const waiter = new Waiter(this.waiters, resolve, signal);
+      signal?.addEventListener("abort", waiter, { once: true });
       this.waiters.push(waiter);
     });
   }
@@ -225,9 +239,7 @@ export class WorkQueue<K = string> {
     this.timerAt = Number.POSITIVE_INFINITY;
     this.delayed.length = 0;
     this.delayedByKey.clear();
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) {
+    for (const w of this.waiters.splice(0)) {
       w.detach();
       w.resolve(undefined);
     }

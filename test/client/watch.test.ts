@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { PassThrough, Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiError, isForbidden, isGone } from "../../src/client/errors.ts";
@@ -8,19 +9,10 @@ import { decodeWatchStream } from "../../src/client/watch-stream.ts";
 import { type ConfigMap, ConfigMapKind, clientFor } from "./support/client.ts";
 import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
 
-/** A body that yields exactly the given chunks, and remembers whether it was destroyed. */
-function fakeBody(chunks: Buffer[]) {
-  const body = {
-    destroyed: false,
-    async *[Symbol.asyncIterator]() {
-      for (const c of chunks) yield c;
-    },
-    destroy() {
-      body.destroyed = true;
-    },
-    text: async () => "",
-  };
-  return body;
+/** A body (a Readable, like undici's) that emits exactly the given chunks; `destroyed` says whether it was destroyed. */
+function fakeBody(chunks: Buffer[]): Readable {
+  // No autoDestroy: `destroyed` then proves the decoder destroyed the body, not that it ended.
+  return Readable.from(chunks, { objectMode: false, autoDestroy: false });
 }
 
 const line = (type: string, name: string, extra: Record<string, unknown> = {}) =>
@@ -62,6 +54,54 @@ describe("watch stream decoding", () => {
     expect(seen).toEqual(["ADDED"]);
     expect(caught).toBeInstanceOf(ApiError);
     expect(isGone(caught)).toBe(true);
+    expect(body.destroyed).toBe(true);
+  });
+  it("pauses the body while the consumer is far behind, and resumes it once the consumer caught up", async () => {
+    const body = new PassThrough();
+    const events = decodeWatchStream(body);
+    // Written before anything is consumed: far more than the decoder keeps decoded ahead.
+    for (let i = 0; i < 1500; i++) body.write(line("ADDED", `cm-${i}`));
+    await delay(10);
+    expect(body.isPaused()).toBe(true);
+    let seen = 0;
+    for (;;) {
+      const r = await events.next();
+      if (r.done) break;
+      seen++;
+      if (seen === 1500) {
+        await delay(10);
+        expect(body.isPaused()).toBe(false);
+        body.end();
+      }
+    }
+    expect(seen).toBe(1500);
+  });
+
+  it("ends quietly when the connection drops mid-stream, after the events that arrived", async () => {
+    const body = new PassThrough();
+    const seen: string[] = [];
+    const done = (async () => {
+      for await (const e of decodeWatchStream(body)) seen.push(e.object.metadata?.name ?? "");
+    })();
+    body.write(line("ADDED", "a"));
+    await delay(5);
+    body.destroy(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }));
+    await expect(done).resolves.toBeUndefined();
+    expect(seen).toEqual(["a"]);
+  });
+
+  it("fails with other errors of the body, and stops and destroys the body when the consumer breaks", async () => {
+    const failing = new PassThrough();
+    const failed = (async () => {
+      for await (const _ of decodeWatchStream(failing)) {
+        // consume
+      }
+    })();
+    failing.destroy(new Error("certificate has expired"));
+    await expect(failed).rejects.toThrow("certificate has expired");
+
+    const body = fakeBody([Buffer.from(line("ADDED", "a") + line("ADDED", "b"))]);
+    for await (const _ of decodeWatchStream(body)) break;
     expect(body.destroyed).toBe(true);
   });
 });

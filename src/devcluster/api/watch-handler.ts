@@ -12,6 +12,9 @@
  * - Events reach the client in resourceVersion order; a bookmark's resourceVersion is never ahead of an
  *   event not yet written to this client.
  * - Every timer and subscription is released when the response closes, whatever closed it.
+ * - An event is written by the end of the event-loop turn that produced it: the events of one turn go
+ *   out together as one chunk (see `write`), lines that are queued when the watch closes are written
+ *   before the response ends.
  */
 import type { ServerResponse } from "node:http";
 import type { Status } from "kubernetes-types/meta/v1.d.ts";
@@ -47,6 +50,28 @@ export function defaultWatchTimeoutMs(): number {
  * cacher terminates watchers whose buffers fill. 16 MiB is thousands of ordinary objects behind.
  */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Why 64 Ki characters: a batch of one event-loop turn is flushed early once it is this big, so a burst
+ * of thousands of events is written in pieces of a few dozen objects (each a handful of TLS records)
+ * rather than joined into one huge string, and the buffer limit above is checked as it goes.
+ */
+const MAX_BATCH_CHARS = 64 * 1024;
+
+/**
+ * The last event line built. A change fans out to every watcher of the resource in turn, each with the
+ * same stored string (or the same PartialObjectMetadata string): they share one line, so it is built
+ * and flattened once per event rather than once per watcher. Tables differ per watcher (headers) and
+ * are not shared.
+ */
+let lastLine: { type: string; object: string; line: string } | undefined;
+
+function eventLine(type: string, object: string): string {
+  if (lastLine !== undefined && lastLine.object === object && lastLine.type === type) return lastLine.line;
+  const line = `{"type":"${type}","object":${object}}\n`;
+  lastLine = { type, object, line };
+  return line;
+}
 
 interface WatchDeps {
   store: ObjectStore;
@@ -103,19 +128,49 @@ export function serveWatch(
     let closed = false;
     let stopWatch: () => void = () => {};
     const timers: NodeJS.Timeout[] = [];
+    // Lines written in this event-loop turn, sent together when it ends (see `write`).
+    let batch: string[] = [];
+    let flushing: NodeJS.Immediate | undefined;
+    let batchChars = 0;
+    const flush = () => {
+      if (batch.length === 0 || res.writableEnded || res.destroyed) return;
+      const text = batch.length === 1 ? (batch[0] as string) : batch.join("");
+      batch = [];
+      batchChars = 0;
+      res.write(text);
+    };
     const close = () => {
       if (closed) return;
       closed = true;
       stopWatch();
       for (const t of timers) clearTimeout(t);
+      if (flushing !== undefined) clearImmediate(flushing);
+      flush();
       deps.openWatches.delete(res);
       if (!res.writableEnded) res.end();
       resolve();
     };
+    /**
+     * Queues a line for the end of this event-loop turn: every event committed while the loop serves
+     * one batch of ready sockets (often several writes from concurrent requests) goes out as one
+     * chunk, one TLS record and one syscall instead of one each, and the client decodes one chunk.
+     * Order is kept (one queue per watcher), and nothing waits longer than the current turn.
+     */
     const write = (line: string) => {
       if (closed) return;
-      res.write(line);
-      if (res.writableLength > MAX_BUFFERED_BYTES) close();
+      batch.push(line);
+      batchChars += line.length;
+      if (batchChars >= MAX_BATCH_CHARS) {
+        // A burst (the initial ADDED events of a big collection) goes out in pieces as it is produced.
+        flush();
+        if (res.writableLength > MAX_BUFFERED_BYTES) close();
+        return;
+      }
+      flushing ??= setImmediate(() => {
+        flushing = undefined;
+        flush();
+        if (res.writableLength > MAX_BUFFERED_BYTES) close();
+      });
     };
     res.on("close", close);
     ctx.signal.addEventListener("abort", close, { once: true });
@@ -132,7 +187,10 @@ export function serveWatch(
       namespace,
       query,
       {
-        event: (type, object) => write(`{"type":"${type}","object":${encode(object)}}\n`),
+        event: (type, object) =>
+          write(
+            shape.as === "Table" ? `{"type":"${type}","object":${encode(object)}}\n` : eventLine(type, encode(object)),
+          ),
         error: (status: Status) => {
           write(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
           close();
