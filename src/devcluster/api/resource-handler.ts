@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { managerOrUserAgent } from "../apply/field-manager.ts";
-import { applyCreate } from "../apply/patch-types.ts";
+import { applyCreate, checkWriteFieldManager } from "../apply/patch-types.ts";
 import { parentAfterScale, scaleForWrite, trackScaleUpdate } from "../apply/scale-fields.ts";
 import type { PatchTypes } from "../patch/patchers.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
@@ -120,6 +120,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     }
     case "create": {
       if (subresource !== "" || info.name !== "") throw methodNotSupported(gr(served), "create");
+      checkWriteFieldManager(query, "CreateOptions");
       const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
       checkKind(served, obj);
       const data = await store.create(served, namespace, obj, writeOptions);
@@ -127,6 +128,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "update": {
+      checkWriteFieldManager(query, "UpdateOptions");
       const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
       if (target === "scale") {
         const data = await store.guaranteedUpdate(

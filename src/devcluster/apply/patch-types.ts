@@ -125,6 +125,13 @@ function patchOptionsErrors(query: URLSearchParams, isApply: boolean): FieldErro
   const manager = query.get("fieldManager") ?? "";
   if (isApply && manager === "") errors.push(required("fieldManager", "is required for apply patch"));
   if (!isApply && query.has("force")) errors.push(forbidden("force", "may not be specified for non-apply patch"));
+  errors.push(...fieldManagerErrors(manager));
+  return errors;
+}
+
+/** ValidateFieldManager: at most 128 bytes, printable characters only. */
+function fieldManagerErrors(manager: string): FieldError[] {
+  const errors: FieldError[] = [];
   if (Buffer.byteLength(manager) > FIELD_MANAGER_MAX_LENGTH_BYTES) {
     errors.push(tooLong("fieldManager", FIELD_MANAGER_MAX_LENGTH_BYTES));
   }
@@ -136,6 +143,17 @@ function patchOptionsErrors(query: URLSearchParams, isApply: boolean): FieldErro
     position += Buffer.byteLength(ch);
   }
   return errors;
+}
+
+/**
+ * ValidateCreateOptions / ValidateUpdateOptions' fieldManager check: a create or update naming an
+ * invalid manager is refused with 422 (`CreateOptions.meta.k8s.io "" is invalid: fieldManager: ...`).
+ */
+export function checkWriteFieldManager(query: URLSearchParams, options: "CreateOptions" | "UpdateOptions"): void {
+  const manager = query.get("fieldManager");
+  if (manager === null || manager === "") return;
+  const errors = fieldManagerErrors(manager);
+  if (errors.length > 0) throw new ApiError(invalidStatus("meta.k8s.io", options, "", errors));
 }
 
 function checkPatchOptions(query: URLSearchParams, isApply: boolean): void {

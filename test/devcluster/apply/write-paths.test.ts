@@ -99,6 +99,22 @@ describe("managedFields of non-apply writes", () => {
     ]);
   });
 
+  it("refuses an invalid fieldManager on create and update with the options' 422", async () => {
+    const long = await t.request("POST", `${CMS}?fieldManager=${"m".repeat(129)}`, {
+      body: { metadata: { name: "long" } },
+    });
+    expect([long.status, long.body.message]).toEqual([
+      422,
+      'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes',
+    ]);
+    const created = await t.request("POST", CMS, { body: { metadata: { name: "bell" } } });
+    const bell = await t.request("PUT", `${CMS}/bell?fieldManager=a%07b`, { body: created.body });
+    expect([bell.status, bell.body.message]).toEqual([
+      422,
+      'UpdateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\ab": invalid character U+0007 (at position 1)',
+    ]);
+  });
+
   it("does not change managedFields (nor the object) on a write that changes nothing", async () => {
     const created = await t.request("POST", `${CMS}?fieldManager=m`, {
       body: { metadata: { name: "noop" }, data: { a: "1" } },
