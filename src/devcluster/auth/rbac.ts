@@ -22,7 +22,7 @@ import { createHmac } from "node:crypto";
 import type { InProcessApi } from "../in-process-api.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import type { TokenAuthenticator } from "../request/authentication.ts";
-import type { Stage } from "../request/pipeline.ts";
+import type { RequestContext, Stage } from "../request/pipeline.ts";
 import { isReviewRequest, reviewResources, serveReview } from "./access-reviews.ts";
 import { type AuthUser, attributesOf, forbiddenError } from "./attributes.ts";
 import { ensureBootstrapPolicy } from "./bootstrap-policy.ts";
@@ -65,7 +65,7 @@ export async function installRbac(deps: RbacDeps): Promise<Rbac> {
     deps.stages.length - 1,
     0,
     impersonationStage(authorizer),
-    authorizationStage(authorizer),
+    authorizationStage(authorizer, deps.api),
     authApisStage(deps, tokens, authorizer),
   );
   return { authorizer, tokens };
@@ -80,16 +80,38 @@ function signingKeyFrom(adminToken: string): Buffer {
   return createHmac("sha256", adminToken).update("capstan serviceaccount token signing key").digest();
 }
 
-/** Answers 403 unless the authorizer allows the request. */
-export function authorizationStage(authorizer: RbacAuthorizer): Stage {
+/**
+ * Answers 403 unless the authorizer allows the request. A server-side apply that would create its
+ * object also needs `create` on it, as kube-apiserver's patch handler checks (patch.go's
+ * `createAuthorizerAttributes`): an operator granted only `patch` cannot create by applying.
+ */
+export function authorizationStage(authorizer: RbacAuthorizer, api?: InProcessApi): Stage {
   return async (ctx, next) => {
     const attributes = attributesOf((ctx.user ?? { username: "", groups: [] }) as AuthUser, ctx.info);
     const decision = authorizer.authorize(attributes);
     if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
+    if (api !== undefined && isApplyCreating(ctx, api)) {
+      // Denied as any request is (update.go's withAuthorization: ForbiddenStatusError).
+      const create = { ...attributes, verb: "create" };
+      const decision = authorizer.authorize(create);
+      if (!decision.allowed) throw forbiddenError(create, decision.reason);
+    }
     // RBAC writes carry their user down to the escalation check in the object store.
     if (isRbacWrite(ctx.info)) return requestUser.run(attributes.user, next);
     return next();
   };
+}
+
+/** A server-side apply (not a dry run's concern: it is authorized alike) to an object that does not exist. */
+function isApplyCreating(ctx: RequestContext, api: InProcessApi): boolean {
+  const { info } = ctx;
+  if (info.verb !== "patch" || info.subresource !== "") return false;
+  const type = ctx.req.headers["content-type"]?.split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/apply-patch+yaml") return false;
+  const ref = { group: info.apiGroup, version: info.apiVersion, plural: info.resource };
+  // Not served: the handler answers 404, as the real server does after authorizing the patch.
+  if (api.registry.get(ref.group, ref.version, ref.plural) === undefined) return false;
+  return api.tryGet(ref, info.namespace, info.name) === undefined;
 }
 
 function authApisStage(deps: RbacDeps, tokens: ServiceAccountTokens, authorizer: RbacAuthorizer): Stage {

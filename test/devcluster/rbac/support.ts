@@ -73,7 +73,7 @@ export async function startRbacCluster(): Promise<RbacCluster> {
     const token = options.token === undefined ? server.token : options.token;
     const headers: Record<string, string | string[]> = { ...options.headers };
     if (token !== null) headers["authorization"] = `Bearer ${token}`;
-    if (options.body !== undefined) headers["content-type"] = "application/json";
+    if (options.body !== undefined) headers["content-type"] ??= "application/json";
     const res = await request(`${server.url}${path}`, {
       method: method as "GET",
       dispatcher: agent,
