@@ -4,12 +4,17 @@
  */
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { evaluateCelRules } from "../validation/cel/evaluate.ts";
-import type { FieldError } from "../validation/field-errors.ts";
+import { validateScaleSpec, validateScaleStatus } from "../validation/custom-resource.ts";
+import { validateEmbeddedResources } from "../validation/embedded-meta.ts";
+import { type FieldError, invalid } from "../validation/field-errors.ts";
+import { validateListSetsAndMaps } from "../validation/list-types.ts";
 import { applyDefaults } from "../validation/schema-default.ts";
 import { pruneUnknownFields } from "../validation/schema-prune.ts";
 import type { JSONSchemaProps } from "../validation/schema-types.ts";
 import {
+  BLOCKING_ERROR_TYPES,
   hasValidationRules,
+  RULES_SKIPPED_MESSAGE,
   type ValidationRulesEvaluator,
   validateCustomObject,
 } from "../validation/schema-validate.ts";
@@ -28,15 +33,28 @@ export const customObjectMutator: ObjectMutator = (served: ServedResource, obj: 
 };
 
 /**
- * Schema validation of custom objects, then their x-kubernetes-validations rules (CEL, by default
- * validation/cel/). Rules are wired only for schemas that have some: the real server has no CEL
+ * The custom resource strategy's validation (registry/customresource/strategy.go Validate and
+ * ValidateUpdate), in its order: the schema (ratcheted on update), the scale subresource's replicas
+ * paths, embedded resources, list-type uniqueness (on update only when the stored object had no such
+ * error), then the x-kubernetes-validations rules (CEL, by default validation/cel/) unless a blocking
+ * error came first. Rules are wired only for schemas that have some: the real server has no CEL
  * validator otherwise, so no "some validation rules were not checked" message either.
  */
 export function customObjectValidator(rules: ValidationRulesEvaluator = evaluateCelRules): ObjectValidator {
   return (served: ServedResource, obj: JsonObject, old: JsonObject | undefined): FieldError[] => {
     const schema = schemaOf(served);
     if (!schema) return [];
-    return validateCustomObject(schema, obj, { oldObj: old, rules: hasRules(schema) ? rules : undefined });
+    const scale = served.subresources.scale;
+    const errs = validateCustomObject(schema, obj, { oldObj: old });
+    errs.push(...validateScaleSpec(obj, scale), ...validateScaleStatus(obj, scale));
+    errs.push(...validateEmbeddedResources(schema, obj));
+    if (old === undefined || validateListSetsAndMaps(schema, old).length === 0) {
+      errs.push(...validateListSetsAndMaps(schema, obj));
+    }
+    if (!hasRules(schema)) return errs;
+    if (errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type))) errs.push(invalid("<nil>", null, RULES_SKIPPED_MESSAGE));
+    else errs.push(...rules(schema, obj, old));
+    return errs;
   };
 }
 
