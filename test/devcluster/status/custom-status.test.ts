@@ -240,6 +240,28 @@ describe("/status writes of custom resources are validated against the CRD schem
     expect(res.body.status).toEqual({ replicas: 1, ready: 0, phase: "Pending" });
   });
 
+  it("ignores status sent to the main resource by JSON patch and by server-side apply", async () => {
+    await create("main-other");
+    await t.request("PATCH", `${POOLS}/main-other/status`, { body: { status: { replicas: 1 } }, contentType: MERGE });
+    const jsonPatch = await t.request("PATCH", `${POOLS}/main-other`, {
+      body: [{ op: "replace", path: "/status/replicas", value: 7 }],
+      contentType: JSON_PATCH,
+    });
+    expect(jsonPatch.status, jsonPatch.text).toBe(200);
+    expect(jsonPatch.body.status.replicas).toBe(1);
+    const applied = await t.request("PATCH", `${POOLS}/main-other?fieldManager=test`, {
+      body: {
+        apiVersion: "st.example.com/v1",
+        kind: "Pool",
+        metadata: { name: "main-other" },
+        status: { replicas: 9 },
+      },
+      contentType: APPLY,
+    });
+    expect(applied.status, applied.text).toBe(200);
+    expect(applied.body.status.replicas).toBe(1);
+  });
+
   it("runs the status CEL rules on /status writes", async () => {
     await create("cel");
     const res = await t.request("PATCH", `${POOLS}/cel/status`, {
