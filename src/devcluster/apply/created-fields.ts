@@ -14,7 +14,7 @@
  * Assumptions: the reset fields are whole top-level fields (`status` on a main resource, `spec` on
  * `/status`); callers with other reset fields take the general route.
  */
-import { childType, type TypeNode } from "../patch/patch-meta.ts";
+import { DEDUCED, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
 import type { FieldsV1 } from "./field-set.ts";
 import {
   compareGoStrings,
@@ -23,7 +23,7 @@ import {
   type PathElement,
   serializePathElement,
 } from "./path-element.ts";
-import { isEmptyContainer, itemElement, shapeOf } from "./typed.ts";
+import { itemElement, shapeOf } from "./typed.ts";
 
 type JsonMap = { [key: string]: Json };
 
@@ -46,38 +46,54 @@ function isMap(v: Json | undefined): v is JsonMap {
   return v !== null && v !== undefined && typeof v === "object" && !Array.isArray(v);
 }
 
-/** The entry of one child: `{}` for a leaf, `{".": {}, ...children}` for a container member. */
-function entryOf(value: Json, type: TypeNode): FieldsV1 {
-  const children = addedChildren(value, type);
-  if (children === undefined) return {};
-  return { ".": {}, ...children };
+/** Keys in Go's string order; the default sort agrees with it unless a key holds surrogates. */
+function sortedKeys(obj: JsonMap): string[] {
+  const keys = Object.keys(obj);
+  if (keys.length < 2) return keys;
+  for (const k of keys) if (SURROGATE.test(k)) return keys.sort(compareGoStrings);
+  return keys.sort();
+}
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** The type of map entry `k` (patch-meta.ts childType, without its result object: this is the hot path). */
+function entryType(type: TypeNode, k: string): TypeNode {
+  if (type.kind === "map") return type.fields?.[k] ?? type.elementType ?? LOOSE;
+  return type.kind === "deduced" && type.looseStruct ? LOOSE : DEDUCED;
 }
 
-/** The children a newly added value contributes, or undefined when the value is a leaf. */
-function addedChildren(value: Json, type: TypeNode): FieldsV1 | undefined {
+/**
+ * The entry of a newly added value: `{}` for a leaf (scalar, atomic, empty container), else
+ * `{".": {}, ...children}` (structured-merge-diff's Compare adds the container and its children).
+ */
+function entryOf(value: Json, type: TypeNode): FieldsV1 {
+  if (value === null || typeof value !== "object") return {};
+  if (Array.isArray(value)) return listEntry(value, type);
+  if (type.kind === "scalar" || (type.kind === "map" && type.atomic) || type.kind === "list") return {};
+  const keys = sortedKeys(value);
+  if (keys.length === 0) return {};
+  const out: FieldsV1 = { ".": {} };
+  for (const k of keys) out[`f:${k}`] = entryOf(value[k]!, entryType(type, k));
+  return out;
+}
+
+function listEntry(value: Json[], type: TypeNode): FieldsV1 {
   const shape = shapeOf(type, value);
-  if (shape.kind === "leaf" || shape.atomic || isEmptyContainer(value)) return undefined;
-  if (shape.kind === "list") {
-    if (!Array.isArray(value)) return undefined;
-    const byKey = new Map<string, { pe: PathElement; item: Json; count: number }>();
-    for (const item of value) {
-      const r = itemElement(shape, item);
-      if (!("pe" in r)) continue;
-      const k = serializePathElement(r.pe);
-      const seen = byKey.get(k);
-      if (seen) seen.count++;
-      else byKey.set(k, { pe: r.pe, item, count: 1 });
-    }
-    const items = [...byKey.entries()].sort((a, b) => comparePathElements(a[1].pe, b[1].pe));
-    const out: FieldsV1 = {};
-    // Duplicated items are owned as a whole, never descended into.
-    for (const [k, { item, count }] of items) out[k] = count > 1 ? {} : entryOf(item, shape.elementType);
-    return out;
+  if (shape.kind !== "list" || shape.atomic || value.length === 0) return {};
+  const byKey = new Map<string, { pe: PathElement; item: Json; count: number }>();
+  for (const item of value) {
+    const r = itemElement(shape, item);
+    if (!("pe" in r)) continue;
+    const k = serializePathElement(r.pe);
+    const seen = byKey.get(k);
+    if (seen) seen.count++;
+    else byKey.set(k, { pe: r.pe, item, count: 1 });
   }
-  if (!isMap(value)) return undefined;
-  const out: FieldsV1 = {};
-  for (const k of Object.keys(value).sort(compareGoStrings))
-    out[`f:${k}`] = entryOf(value[k]!, childType(type, k).type);
+  // Items without a path element are skipped; a list left with none is owned as a leaf.
+  if (byKey.size === 0) return {};
+  const items = [...byKey.entries()].sort((a, b) => comparePathElements(a[1].pe, b[1].pe));
+  const out: FieldsV1 = { ".": {} };
+  // Duplicated items are owned as a whole, never descended into.
+  for (const [k, { item, count }] of items) out[k] = count > 1 ? {} : entryOf(item, shape.elementType);
   return out;
 }
 
@@ -87,22 +103,28 @@ function addedChildren(value: Json, type: TypeNode): FieldsV1 | undefined {
  */
 export function createdFieldsV1(obj: JsonMap, type: TypeNode, resetFields: readonly string[]): FieldsV1 | undefined {
   const out: FieldsV1 = {};
-  for (const k of Object.keys(obj).sort(compareGoStrings)) {
+  let any = false;
+  for (const k of sortedKeys(obj)) {
     if (STRIPPED_TOP.has(k) || resetFields.includes(k)) continue;
     const value = obj[k]!;
-    const { type: childTypeNode } = childType(type, k);
-    if (k === "metadata" && isMap(value)) {
+    const childTypeNode = entryType(type, k);
+    if (k === "metadata") {
+      if (!isMap(value)) continue;
       const meta: FieldsV1 = {};
-      const metaType = childTypeNode;
-      for (const mk of Object.keys(value).sort(compareGoStrings)) {
+      let anyMeta = false;
+      for (const mk of sortedKeys(value)) {
         if (STRIPPED_META.has(mk)) continue;
-        meta[`f:${mk}`] = entryOf(value[mk]!, childType(metaType, mk).type);
+        meta[`f:${mk}`] = entryOf(value[mk]!, entryType(childTypeNode, mk));
+        anyMeta = true;
       }
-      if (Object.keys(meta).length > 0) out["f:metadata"] = meta;
+      if (anyMeta) {
+        out["f:metadata"] = meta;
+        any = true;
+      }
       continue;
     }
-    if (k === "metadata") continue;
     out[`f:${k}`] = entryOf(value, childTypeNode);
+    any = true;
   }
-  return Object.keys(out).length > 0 ? out : undefined;
+  return any ? out : undefined;
 }

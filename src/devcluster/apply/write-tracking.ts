@@ -128,6 +128,18 @@ export function trackCreate(served: ServedResource, obj: JsonObject, writer: Wri
   else meta["managedFields"] = entries;
 }
 
+/** The managedFields time of now, formatted once per second (every create stamps one). */
+let clockSecond = -1;
+let clockText = "";
+function currentSecond(): string {
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== clockSecond) {
+    clockSecond = second;
+    clockText = formatManagedTime(new Date(second * 1000));
+  }
+  return clockText;
+}
+
 function createdEntry(
   manager: string,
   apiVersion: string,
@@ -138,7 +150,7 @@ function createdEntry(
     manager,
     operation: "Update",
     apiVersion,
-    time: formatManagedTime(new Date()),
+    time: currentSecond(),
     fieldsType: "FieldsV1",
     fieldsV1,
   };

@@ -149,6 +149,11 @@ const samples: [string, ServedResource, JsonObject][] = [
     },
   ],
   [
+    "a Deployment whose containers all lack their key",
+    deployments,
+    { metadata: META, spec: { template: { spec: { containers: [{ image: "a" }], volumes: [] } } } },
+  ],
+  [
     "a custom resource with list-map, set, atomic and preserved fields",
     widgets,
     {
