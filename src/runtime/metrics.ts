@@ -22,10 +22,12 @@
  * Counters and gauges are kept as plain numbers per controller and queue and copied into their
  * Prometheus series when the registry is read (`collect`): a reconcile bumps half a dozen of them,
  * and a prom-client labelled update validates and hashes its labels on every call. Scrapes see
- * exactly the same values. Histograms are observed directly (bound to their labels once).
+ * exactly the same values. Histograms are {@link FastHistogram}s bound to their labels once: same
+ * output as prom-client's, a fraction of the cost per observation.
  */
-import { Counter, exponentialBuckets, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, exponentialBuckets, Gauge, Registry } from "prom-client";
 import type { ResponseObserver } from "../client/resource-client.ts";
+import { FastHistogram } from "./histogram.ts";
 import type { ReconcileOutcome } from "./reconcile.ts";
 
 const reconcileOutcomes: readonly ReconcileOutcome[] = ["success", "error", "requeue", "requeue_after"];
@@ -91,14 +93,14 @@ export class RuntimeMetrics {
   private readonly reconcileTotal: Counter<"controller" | "result">;
   private readonly reconcileErrors: Counter<"controller">;
   private readonly terminalErrors: Counter<"controller">;
-  private readonly reconcileTime: Histogram<"controller">;
+  private readonly reconcileTime: FastHistogram;
   private readonly maxConcurrent: Gauge<"controller">;
   private readonly active: Gauge<"controller">;
   private readonly depth: Gauge<"name" | "controller" | "priority">;
   private readonly adds: Counter<"name" | "controller">;
   private readonly retries: Counter<"name" | "controller">;
-  private readonly queueDuration: Histogram<"name" | "controller">;
-  private readonly workDuration: Histogram<"name" | "controller">;
+  private readonly queueDuration: FastHistogram;
+  private readonly workDuration: FastHistogram;
   private readonly restRequests: Counter<"code" | "method" | "host">;
   private readonly inFlight = new Map<string, InFlight>();
   /** Every controller and queue ever observed (a handful per process: one per controller built). */
@@ -141,7 +143,7 @@ export class RuntimeMetrics {
         for (const c of controllers) report(this.labels({ controller: c.name }), c.terminal);
       },
     });
-    this.reconcileTime = new Histogram({
+    this.reconcileTime = new FastHistogram({
       name: "controller_runtime_reconcile_time_seconds",
       help: "Length of time per reconciliation per controller",
       labelNames: ["controller"],
@@ -193,14 +195,14 @@ export class RuntimeMetrics {
         for (const q of queues) report(this.labels({ name: q.name, controller: q.name }), q.retries);
       },
     });
-    this.queueDuration = new Histogram({
+    this.queueDuration = new FastHistogram({
       name: "workqueue_queue_duration_seconds",
       help: "How long in seconds an item stays in workqueue before being requested",
       labelNames: ["name", "controller"],
       buckets: WORKQUEUE_BUCKETS,
       registers,
     });
-    this.workDuration = new Histogram({
+    this.workDuration = new FastHistogram({
       name: "workqueue_work_duration_seconds",
       help: "How long in seconds processing an item from workqueue takes.",
       labelNames: ["name", "controller"],
