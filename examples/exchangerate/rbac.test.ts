@@ -86,9 +86,16 @@ it("grants exactly what the operator does: CRD registration, ExchangeRates and t
   const verbsOf = (group: string, resource: string) =>
     rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs);
   expect(verbsOf("", "configmaps")).toEqual(["create", "patch"]);
-  expect(verbsOf("operators.brennerm.github.io", "exchangerates")).toEqual(["get", "list", "watch", "update", "patch"]);
-  expect(verbsOf("operators.brennerm.github.io", "exchangerates/status")).toEqual(["get", "update", "patch"]);
-  expect(verbsOf("apiextensions.k8s.io", "customresourcedefinitions")).toEqual(["get", "create", "update", "patch"]);
+  expect(verbsOf("operators.brennerm.github.io", "exchangerates")).toEqual(["list", "watch", "patch"]);
+  expect(verbsOf("operators.brennerm.github.io", "exchangerates/status")).toEqual(["patch"]);
+  // create for the first start; get and update only on its own CRD (a rule with resourceNames).
+  expect(verbsOf("apiextensions.k8s.io", "customresourcedefinitions")).toEqual(["create", "get", "update"]);
+  expect(rules.find((r) => r.verbs.includes("update") && r.resources.includes("customresourcedefinitions"))).toEqual({
+    apiGroups: ["apiextensions.k8s.io"],
+    resources: ["customresourcedefinitions"],
+    verbs: ["get", "update"],
+    resourceNames: [ExchangeRate.crdName],
+  });
   expect(verbsOf("", "events")).toEqual(["create", "patch"]);
 });
 

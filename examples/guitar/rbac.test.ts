@@ -83,7 +83,7 @@ it("reviews guitars in several namespaces as a ServiceAccount bound to the gener
   expect(guitarRule()).toEqual({
     apiGroups: ["kool.karmalabs.local"],
     resources: ["guitars"],
-    verbs: ["get", "list", "watch", "update", "patch"],
+    verbs: ["list", "watch", "patch"],
   });
   await applyRbac(manifests);
   const sa = await cluster.serviceAccount(`${NS}/${SA}`);

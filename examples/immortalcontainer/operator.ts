@@ -51,6 +51,7 @@ import {
   isDeleted,
   isInvalid,
   isNotFound,
+  needs,
   type ObjectOf,
   type Operator,
   operator,
@@ -162,7 +163,13 @@ export function podState(ic: ImmortalContainerObject, pod: PodObject | undefined
 export function immortalContainerOperator(settings: ImmortalContainerSettings = settingsFromEnv()): Operator {
   const restartDelayMs = toMilliseconds(settings.restartDelay);
   const recheckMs = toMilliseconds(settings.recheckInterval);
-  const op = operator({ name: "immortalcontainers" });
+  // The reconciler reads, creates, relabels and deletes pods, and reads its ImmortalContainer
+  // fresh, through ctx.client: registration cannot see those requests, so they are declared for
+  // `capstan generate rbac` (`owns` derives only the watch and what ctx.apply would send).
+  const op = operator({
+    name: "immortalcontainers",
+    permissions: [needs.custom(Pod, ["get", "create", "patch", "delete"]), needs.custom(ImmortalContainer, ["get"])],
+  });
   op.controller(ImmortalContainer)
     // Only the operator's own pods are cached; each maps to its controller owner's key.
     .owns(Pod, { labelSelector: NAME_LABEL })

@@ -80,10 +80,11 @@ describe("ImmortalContainer operator under RBAC", () => {
     );
     expect(rules).toEqual(
       expect.arrayContaining([
-        "/pods: get,list,watch,create,update,patch,delete",
+        "/pods: get,list,watch,create,patch,delete",
         "immortalcontainer.flugel.it/immortalcontainers: get,list,watch",
-        "immortalcontainer.flugel.it/immortalcontainers/status: get,update,patch",
-        "apiextensions.k8s.io/customresourcedefinitions: get,create,update,patch",
+        "immortalcontainer.flugel.it/immortalcontainers/status: patch",
+        "apiextensions.k8s.io/customresourcedefinitions: create",
+        "apiextensions.k8s.io/customresourcedefinitions: get,update",
       ]),
     );
     expect(manifests.map((m) => m.kind)).toEqual(

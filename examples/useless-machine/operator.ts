@@ -62,11 +62,15 @@ export interface UselessMachineOptions {
 /** The useless machine operator; see the module documentation. */
 export function uselessMachineOperator(options: UselessMachineOptions = {}): Operator {
   const delayMs = toMilliseconds(options.flipDelay ?? DEFAULT_FLIP_DELAY);
-  // The reconciler flips the machine's own switch by patching its spec: registration cannot see
-  // that write, so it is declared for `capstan generate rbac`.
-  const op = operator({ name: "useless-machine", permissions: [needs.update(Machine)] });
+  // The reconciler flips the machine's own switch by patching its spec, and lists, creates,
+  // patches (flips, adoption, release) and deletes Switches through ctx.client: registration cannot
+  // see those requests, so they are declared for `capstan generate rbac`.
+  const op = operator({
+    name: "useless-machine",
+    permissions: [needs.patch(Machine), needs.custom(Switch, ["list", "create", "patch", "delete"])],
+  });
   op.controller(Machine)
-    // Switches are owned (garbage-collected with their machine, write access derived) ...
+    // Switches are owned (garbage-collected with their machine; watched, write access declared above) ...
     .owns(Switch)
     // ... and mapped by label, as the seed does, so a Switch relabelled to another machine
     // wakes both machines (an update enqueues what the old and the new object map to).

@@ -113,19 +113,33 @@ export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "nam
  */
 export const DEFAULT_WORKERS = 4;
 
-/** What an operator watches, owns and writes: input for RBAC derivation and CRD registration. */
+/**
+ * What an operator watches, owns and writes: input for RBAC derivation and CRD registration. Each
+ * list names the kinds one piece of Capstan sends requests for; {@link Operator.permissions} maps
+ * each to the verbs of those requests.
+ */
 export interface OperatorRequirements {
-  /** Kinds with informers (handled kinds and every kind a controller watches). */
+  /** Kinds with informers (handled kinds and every kind a controller reconciles, owns or watches): list, watch. */
   readonly watches: readonly ResourceKind[];
-  /** Child kinds controllers own (`owns`), created and updated by the operator. */
+  /** Child kinds controllers own (`owns`), written with `ctx.apply` (server-side apply): create, patch. */
   readonly owns: readonly ResourceKind[];
-  /** Kinds whose objects the operator patches (finalizers, progress annotations, handler patches). */
+  /**
+   * Kinds whose objects the handler engine writes (kinds with change handlers or timers: the
+   * finalizer, progress annotations, `ctx.patch` metadata and spec). It only merge-patches: patch.
+   */
   readonly updates: readonly ResourceKind[];
-  /** Kinds whose status subresource the operator writes (handler results, `ctx.patch.status`). */
+  /**
+   * Kinds with a status subresource that the operator patches (handler results and
+   * `ctx.patch.status` of change handlers and timers, `ctx.patchStatus` of controllers): patch on `/status`.
+   */
   readonly statusWrites: readonly ResourceKind[];
-  /** Kinds that need the finalizers subresource for `blockOwnerDeletion` owner references (adopt). */
+  /**
+   * Kinds whose contexts offer `adopt` (change handlers, timers, daemons, controllers), whose
+   * `blockOwnerDeletion` owner references need update on `<plural>/finalizers` where
+   * OwnerReferencesPermissionEnforcement runs.
+   */
   readonly ownerReferencesTo: readonly ResourceKind[];
-  /** The operator posts Events. */
+  /** The operator posts core/v1 Events (handler failures, `ctx.event`): create, patch. */
   readonly events: true;
   /** CRDs registered at start-up. */
   readonly crds: readonly CustomResource[];
@@ -377,12 +391,17 @@ export class Operator {
     const owns = new KindSet();
     const updates = new KindSet();
     const statusWrites = new KindSet();
+    const ownerReferencesTo = new KindSet();
     for (const e of this.kinds.values()) {
       watches.add(e.kind);
-      if (e.change.length > 0 || e.timers.length > 0) {
+      // Change handlers always write their progress; timers write their ctx.patch and results.
+      const writes = e.change.length > 0 || e.timers.length > 0;
+      if (writes) {
         updates.add(e.kind);
         if (hasStatusSubresource(e.kind)) statusWrites.add(e.kind);
       }
+      // Raw event handlers get no adopt; every other handler context has it.
+      if (writes || e.daemons.length > 0) ownerReferencesTo.add(e.kind);
     }
     for (const c of this.controllers) {
       const k = c.kinds();
@@ -391,12 +410,10 @@ export class Operator {
         owns.add(o);
         watches.add(o);
       }
-      // Controllers patch their object's status (ctx.patchStatus) and adopt children.
-      statusWrites.add(c.kind as ResourceKind);
+      // ctx.patchStatus patches the reconciled object's status; ctx.adopt points children at it.
+      if (hasStatusSubresource(c.kind as ResourceKind)) statusWrites.add(c.kind as ResourceKind);
+      ownerReferencesTo.add(c.kind as ResourceKind);
     }
-    const ownerReferencesTo = new KindSet();
-    for (const k of [...this.kinds.values()].map((e) => e.kind)) ownerReferencesTo.add(k);
-    for (const c of this.controllers) ownerReferencesTo.add(c.kind as ResourceKind);
     const crds = new Map<string, CustomResource>();
     for (const k of [...watches.values(), ...owns.values()]) if (isCustomResource(k)) crds.set(k.crdName, k);
     return {
@@ -410,19 +427,26 @@ export class Operator {
     };
   }
 
-  /** The permission needs of {@link requirements}, for `deriveRules` / `rbacManifests`. */
+  /**
+   * The permission needs of {@link requirements}, for `deriveRules` / `rbacManifests`: exactly the
+   * verbs of the requests Capstan sends for this operator (informers list and watch; the handler
+   * engine patches the object and its status; `ctx.apply` applies, which may create; the event
+   * recorder creates and patches core/v1 Events; CRD registration gets, creates and updates its own
+   * CRDs; leader election gets, creates and updates its Lease), plus what was declared with
+   * `operator({ permissions })` for the requests handlers send themselves through `api` / `ctx.client`.
+   */
   permissions(options: { leaderElection?: boolean; registerCrds?: boolean } = {}): PermissionNeed[] {
     const r = this.requirements();
     const out: PermissionNeed[] = [];
     for (const k of r.watches) out.push(...needs.watch(k));
-    for (const k of r.owns) out.push(...needs.own(k));
-    for (const k of r.updates) out.push(...needs.update(k));
+    for (const k of r.owns) out.push(...needs.apply(k));
+    for (const k of r.updates) out.push(...needs.patch(k));
     for (const k of r.statusWrites) out.push(...needs.writeStatus(k));
     for (const k of r.ownerReferencesTo) out.push(...needs.ownerReferencesTo(k));
     out.push(...needs.events());
     out.push(...this.declaredPermissions);
     if (options.leaderElection) out.push(...needs.leaderElection());
-    if ((options.registerCrds ?? true) && r.crds.length > 0) out.push(...needs.crdRegistration());
+    if (options.registerCrds ?? true) out.push(...needs.crdRegistration(r.crds.map((k) => k.crdName)));
     return out;
   }
 

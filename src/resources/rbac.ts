@@ -12,7 +12,8 @@
  * - Rules are merged and deduplicated: one rule per (API group, verb set, resourceNames), resources
  *   sorted, verbs in a fixed order (get, list, watch, create, update, patch, delete, ...), rules
  *   sorted by group then resources, so the output is stable and diffs stay small.
- * - `*` absorbs every other verb of the same resource.
+ * - `*` absorbs every other verb of the same resource, and a grant restricted to resourceNames
+ *   loses the verbs an unrestricted grant of the same resource has already (and goes if none is left).
  *
  * Caveats: a Role cannot grant cluster-scoped resources (CRDs, namespaces, nodes); with
  * `scope: "Namespace"`, `rbacManifests` puts those in a separate ClusterRole.
@@ -70,30 +71,59 @@ const READ: readonly Verb[] = ["get", "list", "watch"];
 const WRITE: readonly Verb[] = ["create", "update", "patch", "delete"];
 
 const CORE_EVENTS: KindRef = { group: "", plural: "events", namespaced: true };
-const EVENTS_V1: KindRef = { group: "events.k8s.io", plural: "events", namespaced: true };
 const LEASES: KindRef = { group: "coordination.k8s.io", plural: "leases", namespaced: true };
 const CRDS: KindRef = { group: "apiextensions.k8s.io", plural: "customresourcedefinitions", namespaced: false };
 
-/** Constructors for the needs an operator has. Each returns a list; spread them into one. */
+/**
+ * Constructors for the needs an operator has. Each returns a list; spread them into one.
+ *
+ * Each grants the verbs of the requests one piece of Capstan sends, no more: `watch` is what an
+ * informer sends, `patch` what the handler engine sends, `apply` what `ctx.apply` sends, and so on
+ * (`Operator.permissions()` composes them). What your own code sends through `api` / `ctx.client`
+ * is yours to declare with the same constructors, `read`, `own` or `custom`.
+ */
 export const needs = {
-  /** Watched kinds (informers): get, list, watch. */
+  /** Watched kinds (informers: an initial list, then a watch): list, watch. */
   watch(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: ["list", "watch"] }];
+  },
+  /** Reading objects yourself (`api.resource(kind).get(name)`, lists, watches): get, list, watch. */
+  read(kind: KindRef): PermissionNeed[] {
     return [{ kind, verbs: READ }];
   },
-  /** Owned kinds (children the operator creates and manages): read plus create, update, patch, delete. */
+  /**
+   * Children your code manages through `api` / `ctx.client` (read, create, update, patch,
+   * delete): get, list, watch, create, update, patch, delete. Not what `controller().owns(kind)`
+   * derives: that is {@link needs.watch} plus {@link needs.apply}, what `ctx.apply` sends.
+   */
   own(kind: KindRef): PermissionNeed[] {
     return [{ kind, verbs: [...READ, ...WRITE] }];
   },
   /**
-   * Writes to the objects themselves: update, patch. What finalizers, handler-state annotations
-   * and spec changes (the guitar operator's review) need on a watched kind.
+   * Server-side apply (`ctx.apply`, `api.resource(kind).apply(...)`): patch, and create, which the
+   * API server also checks when the apply creates the object.
    */
-  update(kind: KindRef): PermissionNeed[] {
-    return [{ kind, verbs: ["update", "patch"] }];
+  apply(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: ["create", "patch"] }];
   },
-  /** Writes to the status subresource: get, update, patch on `<plural>/status`. */
+  /**
+   * Patches of the objects themselves (merge, JSON, strategic): patch. What the handler engine
+   * sends on a handled kind (finalizer, progress annotations, `ctx.patch` metadata and spec).
+   */
+  patch(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: ["patch"] }];
+  },
+  /** Replacing the objects themselves (`api.resource(kind).update(obj)`, a PUT): update. */
+  update(kind: KindRef): PermissionNeed[] {
+    return [{ kind, verbs: ["update"] }];
+  },
+  /**
+   * Patches of the status subresource (`ctx.patchStatus`, handler results, `ctx.patch.status`):
+   * patch on `<plural>/status`. A PUT of the status (`updateStatus`) needs
+   * `needs.custom(kind, ["update"], { subresources: ["status"] })`.
+   */
   writeStatus(kind: KindRef): PermissionNeed[] {
-    return [{ kind, verbs: ["get", "update", "patch"], subresources: ["status"] }];
+    return [{ kind, verbs: ["patch"], subresources: ["status"] }];
   },
   /**
    * Setting `blockOwnerDeletion` owner references to objects of `kind` (what `adopt` does): clusters
@@ -102,20 +132,30 @@ export const needs = {
   ownerReferencesTo(kind: KindRef): PermissionNeed[] {
     return [{ kind, verbs: ["update"], subresources: ["finalizers"] }];
   },
-  /** Posting Events, through core/v1 or events.k8s.io/v1: create and patch (patch for aggregated repeats). */
+  /**
+   * Posting core/v1 Events (the event recorder): create, and patch for a repeat, which bumps the
+   * count of the Event already posted.
+   */
   events(): PermissionNeed[] {
-    return [
-      { kind: CORE_EVENTS, verbs: ["create", "patch"] },
-      { kind: EVENTS_V1, verbs: ["create", "patch"] },
-    ];
+    return [{ kind: CORE_EVENTS, verbs: ["create", "patch"] }];
   },
   /** Leader election with a coordination.k8s.io Lease: get, create, update. */
   leaderElection(): PermissionNeed[] {
     return [{ kind: LEASES, verbs: ["get", "create", "update"] }];
   },
-  /** Registering the operator's CRDs at start-up: get, create, update, patch on customresourcedefinitions. */
-  crdRegistration(): PermissionNeed[] {
-    return [{ kind: CRDS, verbs: ["get", "create", "update", "patch"] }];
+  /**
+   * Registering CRDs at start-up (`ensureCrds`: read, create, or a dry-run update then an update):
+   * get, create, update on customresourcedefinitions. Given the CRD names, get and update are
+   * restricted to them (create cannot be: a create names no object when it is authorized), so the
+   * operator cannot rewrite other CRDs of the cluster.
+   */
+  crdRegistration(names?: readonly string[]): PermissionNeed[] {
+    if (names === undefined) return [{ kind: CRDS, verbs: ["get", "create", "update"] }];
+    if (names.length === 0) return [];
+    return [
+      { kind: CRDS, verbs: ["create"] },
+      { kind: CRDS, verbs: ["get", "update"], resourceNames: names },
+    ];
   },
   /** Anything else, spelled out. */
   custom(
@@ -185,7 +225,14 @@ export function deriveRules(all: readonly PermissionNeed[]): PolicyRule[] {
   // (group, verbs, names) -> resources
   const rules = new Map<string, { group: string; verbs: Verb[]; names: string[]; resources: string[] }>();
   for (const grant of grants.values()) {
-    const verbs = grant.verbs.has("*") ? (["*"] as Verb[]) : VERBS.filter((v) => grant.verbs.has(v));
+    const open = grant.names.length === 0 ? undefined : grants.get(JSON.stringify([grant.group, grant.resource, []]));
+    const covered = (v: Verb) => open !== undefined && (open.verbs.has(v) || open.verbs.has("*"));
+    const verbs = grant.verbs.has("*")
+      ? covered("*")
+        ? []
+        : (["*"] as Verb[])
+      : VERBS.filter((v) => grant.verbs.has(v) && !covered(v));
+    if (verbs.length === 0) continue;
     const key = JSON.stringify([grant.group, verbs, grant.names]);
     const rule = rules.get(key) ?? { group: grant.group, verbs, names: grant.names, resources: [] };
     rule.resources.push(grant.resource);

@@ -54,14 +54,17 @@ describe("capstan generate", () => {
     const out = docs(generate("rbac", op, fixture, defaults, repo));
     expect(out.map((d) => d.kind)).toEqual(["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]);
     const role = out[1] as unknown as ClusterRole;
-    expect(rulesFor(role, "", "configmaps")).toEqual(["get", "list", "watch", "create", "update", "patch", "delete"]);
-    expect(rulesFor(role, "widgets.capstan.test", "widgets")).toEqual(["get", "list", "watch"]);
-    expect(rulesFor(role, "widgets.capstan.test", "widgets/status")).toEqual(["get", "update", "patch"]);
-    expect(rulesFor(role, "apiextensions.k8s.io", "customresourcedefinitions")).toEqual([
-      "get",
-      "create",
-      "update",
-      "patch",
+    // Declared get/create/update (the reconciler's own requests), list/watch of `owns`, create/patch of ctx.apply.
+    expect(rulesFor(role, "", "configmaps")).toEqual(["get", "list", "watch", "create", "update", "patch"]);
+    expect(rulesFor(role, "widgets.capstan.test", "widgets")).toEqual(["list", "watch"]);
+    expect(rulesFor(role, "widgets.capstan.test", "widgets/status")).toEqual(["patch"]);
+    expect(
+      role.rules
+        ?.filter((r) => r.resources?.includes("customresourcedefinitions"))
+        .map((r) => ({ verbs: r.verbs, resourceNames: r.resourceNames })),
+    ).toEqual([
+      { verbs: ["create"], resourceNames: undefined },
+      { verbs: ["get", "update"], resourceNames: ["widgets.widgets.capstan.test"] },
     ]);
     expect(rulesFor(role, "", "events")).toEqual(["create", "patch"]);
     expect(rulesFor(role, "coordination.k8s.io", "leases")).toEqual([]);
@@ -101,7 +104,10 @@ describe("capstan generate", () => {
     expect(rulesFor(role, "", "configmaps")).toContain("create");
     expect(rulesFor(role, "apiextensions.k8s.io", "customresourcedefinitions")).toEqual([]);
     const clusterRole = out[6] as unknown as ClusterRole;
-    expect(clusterRole.rules?.map((r) => r.resources?.join())).toEqual(["customresourcedefinitions"]);
+    expect(clusterRole.rules?.map((r) => r.resources?.join())).toEqual([
+      "customresourcedefinitions",
+      "customresourcedefinitions",
+    ]);
     const [, deployment] = docs(generate("deploy", op, fixture, options, repo));
     expect((deployment as unknown as Deployment).spec?.template.spec?.containers[0]?.args).toEqual(
       expect.arrayContaining(["--namespace=shop", "--namespace=billing"]),

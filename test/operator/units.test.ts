@@ -239,7 +239,7 @@ describe("registration", () => {
     expect(() => op.on.create(Machine, "nope" as never)).toThrow(/must be a function/);
   });
 
-  it("lists what it watches, owns and writes, and derives valid RBAC rules from it", () => {
+  it("lists what it watches, owns and writes, and derives the verbs of the requests it sends", () => {
     const op = operator({ name: "reqs" });
     op.on.create(Machine, async () => {});
     op.controller(Pod)
@@ -249,18 +249,51 @@ describe("registration", () => {
     expect(r.watches.map((k) => k.kind).sort()).toEqual(["ConfigMap", "Machine", "Pod"]);
     expect(r.owns.map((k) => k.kind)).toEqual(["ConfigMap"]);
     expect(r.updates.map((k) => k.kind)).toEqual(["Machine"]);
+    expect(r.statusWrites.map((k) => k.kind).sort()).toEqual(["Machine", "Pod"]);
     expect(r.crds.map((c) => c.crdName)).toEqual(["machines.useless.capstan.test"]);
     const rules = deriveRules(op.permissions({ leaderElection: true }));
     const find = (group: string, resource: string) =>
       rules
         .filter((rule) => rule.apiGroups?.includes(group) && rule.resources?.includes(resource))
-        .flatMap((rule) => rule.verbs);
-    expect(find("useless.capstan.test", "machines")).toEqual(expect.arrayContaining(["get", "list", "watch", "patch"]));
-    expect(find("useless.capstan.test", "machines/status")).toEqual(expect.arrayContaining(["patch"]));
-    expect(find("", "configmaps")).toEqual(expect.arrayContaining(["create", "delete"]));
-    expect(find("", "events")).toEqual(expect.arrayContaining(["create", "patch"]));
-    expect(find("coordination.k8s.io", "leases")).toEqual(expect.arrayContaining(["update"]));
-    expect(find("apiextensions.k8s.io", "customresourcedefinitions")).toEqual(expect.arrayContaining(["create"]));
+        .map((rule) =>
+          rule.resourceNames ? `${rule.verbs.join(",")} on ${rule.resourceNames.join(",")}` : rule.verbs.join(","),
+        );
+    expect(find("useless.capstan.test", "machines")).toEqual(["list,watch,patch"]);
+    expect(find("useless.capstan.test", "machines/status")).toEqual(["patch"]);
+    expect(find("useless.capstan.test", "machines/finalizers")).toEqual(["update"]);
+    expect(find("", "pods")).toEqual(["list,watch"]);
+    expect(find("", "pods/status")).toEqual(["patch"]);
+    expect(find("", "configmaps")).toEqual(["list,watch,create,patch"]);
+    expect(find("", "events")).toEqual(["create,patch"]);
+    expect(find("events.k8s.io", "events")).toEqual([]);
+    expect(find("coordination.k8s.io", "leases")).toEqual(["get,create,update"]);
+    expect(find("apiextensions.k8s.io", "customresourcedefinitions")).toEqual([
+      "create",
+      "get,update on machines.useless.capstan.test",
+    ]);
+  });
+
+  it("gives raw event handlers and daemons no writes, and controllers of status-less kinds no status", () => {
+    const op = operator({ name: "quiet" });
+    op.on.event(Machine, async () => {});
+    op.controller(ConfigMap).reconcile(async () => undefined);
+    const rules = deriveRules(op.permissions({ registerCrds: false }));
+    const verbsOf = (resource: string) =>
+      rules.filter((rule) => rule.resources?.includes(resource)).flatMap((rule) => rule.verbs);
+    expect(verbsOf("machines")).toEqual(["list", "watch"]);
+    expect(verbsOf("machines/status")).toEqual([]);
+    expect(verbsOf("machines/finalizers")).toEqual([]);
+    expect(verbsOf("configmaps")).toEqual(["list", "watch"]);
+    expect(verbsOf("configmaps/status")).toEqual([]);
+    expect(verbsOf("configmaps/finalizers")).toEqual(["update"]);
+    expect(verbsOf("customresourcedefinitions")).toEqual([]);
+    const daemonOnly = operator({ name: "daemon" });
+    daemonOnly.daemon(Machine, async () => {});
+    const daemonRules = deriveRules(daemonOnly.permissions({ registerCrds: false }));
+    expect(daemonRules.filter((rule) => rule.resources?.includes("machines")).flatMap((rule) => rule.verbs)).toEqual([
+      "list",
+      "watch",
+    ]);
   });
 
   it("grants what handlers declare they do through api, which registration cannot see", () => {
@@ -272,7 +305,7 @@ describe("registration", () => {
       deriveRules(o.permissions())
         .filter((rule) => rule.apiGroups?.includes("") && rule.resources?.includes("configmaps"))
         .flatMap((rule) => rule.verbs);
-    expect(configMapVerbs(op)).toEqual(expect.arrayContaining(["create", "delete", "get", "list", "watch"]));
+    expect(configMapVerbs(op)).toEqual(["get", "list", "watch", "create", "update", "patch", "delete"]);
     expect(configMapVerbs(undeclared)).toEqual([]);
   });
 

@@ -35,13 +35,59 @@ describe("deriveRules", () => {
       {
         apiGroups: ["apiextensions.k8s.io"],
         resources: ["customresourcedefinitions"],
-        verbs: ["get", "create", "update", "patch"],
+        verbs: ["get", "create", "update"],
       },
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
-      { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
-      { apiGroups: ["operators.example.com"], resources: ["exchangerates"], verbs: ["get", "list", "watch"] },
-      { apiGroups: ["operators.example.com"], resources: ["exchangerates/status"], verbs: ["get", "update", "patch"] },
+      { apiGroups: ["operators.example.com"], resources: ["exchangerates"], verbs: ["list", "watch"] },
+      { apiGroups: ["operators.example.com"], resources: ["exchangerates/status"], verbs: ["patch"] },
     ]);
+  });
+
+  it("grants each helper the verbs of the requests its piece of Capstan sends", () => {
+    const verbs = (list: ReturnType<typeof needs.watch>) => deriveRules(list).map((r) => [r.resources, r.verbs]);
+    expect(verbs(needs.watch(Pod))).toEqual([[["pods"], ["list", "watch"]]]);
+    expect(verbs(needs.read(Pod))).toEqual([[["pods"], ["get", "list", "watch"]]]);
+    expect(verbs(needs.apply(ConfigMap))).toEqual([[["configmaps"], ["create", "patch"]]]);
+    expect(verbs(needs.patch(ConfigMap))).toEqual([[["configmaps"], ["patch"]]]);
+    expect(verbs(needs.update(ConfigMap))).toEqual([[["configmaps"], ["update"]]]);
+    expect(verbs(needs.writeStatus(ExchangeRate))).toEqual([[["exchangerates/status"], ["patch"]]]);
+    // Only core/v1 Events: the recorder never posts events.k8s.io/v1 ones.
+    expect(deriveRules(needs.events())).toEqual([
+      { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+    ]);
+  });
+
+  it("restricts CRD registration's get and update to the named CRDs, leaving create unrestricted", () => {
+    expect(deriveRules(needs.crdRegistration(["b.example.com", "a.example.com"]))).toEqual([
+      { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["create"] },
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions"],
+        verbs: ["get", "update"],
+        resourceNames: ["a.example.com", "b.example.com"],
+      },
+    ]);
+    expect(needs.crdRegistration([])).toEqual([]);
+  });
+
+  it("drops the verbs of a name-restricted grant that an unrestricted grant of the resource has", () => {
+    const crd = { group: "apiextensions.k8s.io", plural: "customresourcedefinitions", namespaced: false };
+    expect(deriveRules([...needs.crdRegistration(["a.example.com"]), ...needs.read(crd)])).toEqual([
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions"],
+        verbs: ["get", "list", "watch", "create"],
+      },
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions"],
+        verbs: ["update"],
+        resourceNames: ["a.example.com"],
+      },
+    ]);
+    expect(deriveRules([...needs.custom(Pod, ["get"], { resourceNames: ["p"] }), ...needs.custom(Pod, ["*"])])).toEqual(
+      [{ apiGroups: [""], resources: ["pods"], verbs: ["*"] }],
+    );
   });
 
   it("deduplicates repeated needs and unions the verbs of one resource", () => {
@@ -52,7 +98,7 @@ describe("deriveRules", () => {
   it("merges resources of one group that need the same verbs into one rule", () => {
     const rules = deriveRules([...needs.watch(Pod), ...needs.watch(ConfigMap), ...needs.watch(Namespace)]);
     expect(rules).toEqual([
-      { apiGroups: [""], resources: ["configmaps", "namespaces", "pods"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["configmaps", "namespaces", "pods"], verbs: ["list", "watch"] },
     ]);
   });
 
@@ -68,18 +114,14 @@ describe("deriveRules", () => {
       ...needs.watch(ConfigMap),
     ]);
     expect(rules).toEqual([
-      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] },
       { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "update"], resourceNames: ["a", "b"] },
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch"] },
     ]);
   });
 
-  it("grants update and patch on the objects for finalizers and handler state, merged with watch", () => {
-    expect(deriveRules([...needs.watch(ExchangeRate), ...needs.update(ExchangeRate)])).toEqual([
-      {
-        apiGroups: ["operators.example.com"],
-        resources: ["exchangerates"],
-        verbs: ["get", "list", "watch", "update", "patch"],
-      },
+  it("grants patch on the objects for the handler engine's writes, merged with watch", () => {
+    expect(deriveRules([...needs.watch(ExchangeRate), ...needs.patch(ExchangeRate)])).toEqual([
+      { apiGroups: ["operators.example.com"], resources: ["exchangerates"], verbs: ["list", "watch", "patch"] },
     ]);
   });
 
@@ -152,7 +194,7 @@ describe("rbacManifests", () => {
       {
         apiGroups: ["apiextensions.k8s.io"],
         resources: ["customresourcedefinitions"],
-        verbs: ["get", "create", "update", "patch"],
+        verbs: ["get", "create", "update"],
       },
     ]);
     expect(manifests.every((m) => m.metadata?.labels?.app === "er")).toBe(true);

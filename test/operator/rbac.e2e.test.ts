@@ -1,0 +1,134 @@
+/**
+ * The derived RBAC rules are exactly enough: an operator using every feature that sends requests
+ * (handlers with a finalizer, field handlers, status results, a timer, a daemon, Events and their
+ * repeats, a child applied with `adopt`, a controller that owns children, CRD registration, leader
+ * election) runs as a ServiceAccount bound only to what `capstan generate rbac --leader-elect`
+ * prints, on a cluster that enforces RBAC, and nothing it does is refused.
+ */
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { ConfigMap, Event, Lease, Namespace } from "../../src/resources/builtins.ts";
+import { type RunningOperator, startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { everyFeatureOperator, Gear, Gizmo, OPERATOR_NAME, type Seen } from "./support/every-feature-operator.ts";
+
+const FIXTURE = fileURLToPath(new URL("./support/every-feature-operator.ts", import.meta.url));
+const SYSTEM_NS = "gizmo-system";
+const NS = "work";
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+let cluster: TestCluster;
+let generated: string;
+let running: RunningOperator | undefined;
+
+beforeAll(async () => {
+  cluster = await startTestCluster({ rbac: true });
+  const result = await cluster.capstan(["generate", "rbac", FIXTURE, "--namespace", SYSTEM_NS, "--leader-elect"]);
+  expect(result.code, result.stderr).toBe(0);
+  generated = result.stdout;
+}, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
+afterAll(async () => {
+  await running?.stop();
+  await cluster?.stop();
+});
+
+function clusterRoleRules(): string[] {
+  const role = parseAllDocuments(generated)
+    .map((d) => d.toJS() as { kind: string; rules?: Rule[] })
+    .find((m) => m.kind === "ClusterRole");
+  return (role?.rules ?? []).map(
+    (r) =>
+      `${r.apiGroups.join(",")}/${r.resources.join(",")}: ${r.verbs.join(",")}` +
+      (r.resourceNames ? ` (${r.resourceNames.join(",")})` : ""),
+  );
+}
+
+describe("an operator using every feature, under the rules derived for it", () => {
+  it("is granted exactly the verbs of the requests Capstan sends for it", () => {
+    expect(clusterRoleRules()).toEqual([
+      // Events: posted (create) and their repeats counted (patch). ConfigMaps: watched for the
+      // controller (list, watch), applied by ctx.apply and by the handler through api (create, patch).
+      "/configmaps: list,watch,create,patch",
+      "/events: create,patch",
+      "apiextensions.k8s.io/customresourcedefinitions: create",
+      "apiextensions.k8s.io/customresourcedefinitions: get,update (gears.rbac.capstan.test,gizmos.rbac.capstan.test)",
+      "coordination.k8s.io/leases: get,create,update",
+      // Gears: informer only, their status patched, adopt's owner references.
+      "rbac.capstan.test/gears: list,watch",
+      "rbac.capstan.test/gears/finalizers,gizmos/finalizers: update",
+      "rbac.capstan.test/gears/status,gizmos/status: patch",
+      // Gizmos: informer, and the handler engine's merge patches (finalizer, progress, ctx.patch).
+      "rbac.capstan.test/gizmos: list,watch,patch",
+    ]);
+  });
+
+  it("runs every handler feature, the controller, CRD registration and leader election with no 403", async () => {
+    const apply = await cluster.kubectl(["apply", "-f", "-"], { stdin: generated });
+    expect(apply.code, apply.stderr).toBe(0);
+    const sa = await cluster.serviceAccount(`${SYSTEM_NS}/${OPERATOR_NAME}`);
+    await cluster.client.resource(Namespace).create(Namespace.make({ metadata: { name: NS } }));
+    const seen: Seen = { events: [], deleted: [], daemons: [] };
+    // The CRDs are not there yet: the ServiceAccount registers them.
+    running = await cluster.run(everyFeatureOperator(seen), {
+      client: sa.client,
+      leaderElection: { namespace: SYSTEM_NS, leaseDuration: "2s", renewDeadline: "1s", retryPeriod: 100 },
+    });
+    const gizmos = cluster.client.resource(Gizmo, NS);
+
+    // Create: handler result in status, label patch, a child applied with adopt through api.
+    await gizmos.create(Gizmo.make({ metadata: { name: "g", namespace: NS }, spec: { size: 1 } }));
+    const created = await cluster.waitFor(
+      Gizmo,
+      `${NS}/g`,
+      (g) => g.status?.create === "done" && g.metadata.labels?.created === "yes",
+    );
+    expect(created.metadata.finalizers?.some((f) => f.startsWith(OPERATOR_NAME))).toBe(true);
+    const child = await cluster.waitFor(ConfigMap, `${NS}/g-from-handler`, () => true);
+    expect(child.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Gizmo", name: "g", blockOwnerDeletion: true });
+
+    // Update: the update handler's ctx.patch.status and the field handler's result.
+    await gizmos.patch("g", { spec: { size: 2 } }, { type: "merge" });
+    await cluster.waitFor(Gizmo, `${NS}/g`, (g) => g.status?.size === 2 && g.status?.updatedTo === 2);
+
+    // Timer: status patches, and a repeated Event counted by patching it.
+    await cluster.waitFor(Gizmo, `${NS}/g`, (g) => (g.status?.ticks ?? 0) >= 3);
+    await vi.waitFor(
+      async () => {
+        const events = await cluster.client.resource(Event, NS).list();
+        const reasons = events.items.map((e) => e.reason);
+        expect(reasons).toEqual(expect.arrayContaining(["Created", "Watching"]));
+        expect(events.items.find((e) => e.reason === "Tick")?.count ?? 0).toBeGreaterThanOrEqual(2);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(seen.daemons).toEqual(["g"]);
+    expect(seen.events).toContain("ADDED g");
+
+    // The controller: ctx.apply of an adopted child, ctx.patchStatus, ctx.event.
+    await cluster.client
+      .resource(Gear, NS)
+      .create(Gear.make({ metadata: { name: "cog", namespace: NS }, spec: { teeth: 12 } }));
+    await cluster.waitFor(Gear, `${NS}/cog`, (g) => g.status?.applied === true);
+    const applied = await cluster.waitFor(ConfigMap, `${NS}/cog-gear`, () => true);
+    expect(applied.data).toEqual({ teeth: "12" });
+    expect(applied.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Gear", name: "cog", controller: true });
+
+    // Leader election: the Lease is held by this operator.
+    const lease = await cluster.client.resource(Lease, SYSTEM_NS).get(`${OPERATOR_NAME}-leader`);
+    expect(lease.spec?.holderIdentity).toBeTruthy();
+
+    // Delete: the delete handler runs, the finalizer is removed, the object goes.
+    await gizmos.delete("g");
+    await cluster.waitForDeletion(Gizmo, `${NS}/g`);
+    expect(seen.deleted).toEqual(["g"]);
+
+    const refused = running.logs.filter((r) => /forbidden|\b403\b/i.test(JSON.stringify(r)));
+    expect(refused).toEqual([]);
+  });
+});
