@@ -25,6 +25,8 @@
  *
  * Operator logs are silent unless `CAPSTAN_TEST_LOG=<level>` is set.
  */
+
+export type { GeneratedManifest, GeneratedRbac, GeneratedRule } from "./generated-rbac.ts";
 export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
 export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";
 export {

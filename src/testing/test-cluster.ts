@@ -39,6 +39,7 @@ import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
 import { type ApiServer, startApiServer } from "../devcluster/index.ts";
 import { CRD_KIND } from "../runtime/crd-registration.ts";
 import type { Duration } from "../runtime/duration.ts";
+import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture } from "./log-capture.ts";
 import { DEFAULT_WAIT_TIMEOUT, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
@@ -172,6 +173,14 @@ export interface TestCluster {
    * output applied with `kubectl`), then `run(op, { client: sa.client })`.
    */
   serviceAccount(key: string): Promise<ServiceAccountIdentity>;
+  /**
+   * The RBAC `capstan generate rbac <operatorFile>` prints, ready to apply (whole, or with rules
+   * edited away) and to run the operator as its ServiceAccount. Needs `{ rbac: true }`.
+   */
+  generatedRbac(
+    operatorFile: string,
+    options?: { namespace?: string; args?: readonly string[] },
+  ): Promise<GeneratedRbac<ServiceAccountIdentity>>;
   /** The simulated kubelet (absent with `{ kubelet: false }`): make a container exit (docs/kubelet.md). */
   readonly kubelet: KubeletHandle | undefined;
   /** {@link waitForDeletion} with this cluster's client. */
@@ -319,6 +328,12 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     kubectl: (args, opts) => kubectl.run(args, opts),
     capstan: (args, opts) => capstan.run(args, opts),
     serviceAccount,
+    generatedRbac: (file, opts = {}) =>
+      generatedRbac(file, opts, {
+        capstan: (args, o) => capstan.run(args, o),
+        kubectl: (args, o) => kubectl.run(args, o),
+        serviceAccount,
+      }),
     kubelet: server.kubelet,
     waitFor: (kind, key, predicate, opts = {}) =>
       withSignals(opts.signal, failure.signal, (signal) => waitFor(client, kind, key, predicate, { ...opts, signal })),

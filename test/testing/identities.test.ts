@@ -75,18 +75,28 @@ describe("startTestCluster({ rbac: true }): operators run as ServiceAccounts", (
   });
 
   it("runs the capstan CLI against the cluster", async () => {
-    const result = await cluster.capstan([
-      "generate",
-      "rbac",
-      "test/cli/fixtures/widget-operator.ts",
-      "--namespace",
-      "ops",
-    ]);
-    expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain("kind: ServiceAccount");
-    const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: result.stdout });
-    expect(applied.code, applied.stderr).toBe(0);
+    const result = await cluster.capstan(["generate", "crds", "test/cli/fixtures/widget-operator.ts"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("kind: CustomResourceDefinition");
+  });
+
+  it("applies the RBAC capstan generate prints, whole or with a permission taken away", async () => {
+    const rbac = await cluster.generatedRbac("test/cli/fixtures/widget-operator.ts", { namespace: "ops" });
+    expect(rbac.serviceAccount).toBe("ops/widgets");
+    expect(rbac.rules.some((r) => r.resources.includes("configmaps") && r.verbs.includes("create"))).toBe(true);
+    const canCreate = async (kubeconfig: string) =>
+      (
+        await cluster.kubectl(["--kubeconfig", kubeconfig, "auth", "can-i", "create", "configmaps", "-n", "default"])
+      ).stdout.trim();
+
+    const sa = await rbac.apply();
+    expect(sa.username).toBe("system:serviceaccount:ops:widgets");
+    expect(await canCreate(sa.kubeconfigPath)).toBe("yes");
+
+    const withoutCreate = await rbac.apply((rule) =>
+      rule.resources.includes("configmaps") ? { ...rule, verbs: rule.verbs.filter((v) => v !== "create") } : rule,
+    );
+    expect(await canCreate(withoutCreate.kubeconfigPath)).toBe("no");
   });
 });
 
