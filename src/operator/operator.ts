@@ -76,9 +76,11 @@ export interface OperatorOptions {
   /** Lower-case DNS label; names the finalizer and annotations (`<name>.capstan.dev/...`). */
   name: string;
   /**
-   * What handlers do through `api` that registration cannot see, e.g. the ConfigMaps an
-   * `on.create` handler creates: `permissions: [needs.own(ConfigMap)]`. Added to
-   * {@link Operator.permissions}, so `capstan generate rbac` grants them.
+   * What handlers and reconcilers send themselves through `api` / `ctx.client`, which
+   * registration cannot see, e.g. the ConfigMaps an `on.create` handler applies:
+   * `permissions: [needs.apply(ConfigMap)]`, or the pods a reconciler reads and deletes:
+   * `needs.custom(Pod, ["get", "delete"])`. Added to {@link Operator.permissions}, so
+   * `capstan generate rbac` grants them.
    */
   permissions?: readonly (PermissionNeed | readonly PermissionNeed[])[];
 }
