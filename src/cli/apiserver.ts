@@ -57,6 +57,8 @@ export async function run(args: string[]): Promise<number> {
     kubelet: !values["no-kubelet"],
     rbac: values.rbac,
     dataDir: values["data-dir"],
+    // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
+    namespaceDefaults: true,
   });
   process.stdout.write(`ready ${server.url} ${values.kubeconfig}\n`);
   await new Promise<void>((resolve) => {

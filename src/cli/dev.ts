@@ -53,7 +53,8 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   const print = (line: string) => process.stdout.write(`${line}\n`);
-  const server = await startApiServer({ port: flags.port, kubeconfigPath: flags.kubeconfig });
+  // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
+  const server = await startApiServer({ port: flags.port, kubeconfigPath: flags.kubeconfig, namespaceDefaults: true });
   const kubeconfigPath = resolve(flags.kubeconfig);
   print(`capstan dev: API server ready at ${server.url}, kubeconfig ${flags.kubeconfig}`);
   print("  Use it with kubectl:");

@@ -72,6 +72,11 @@ export interface TestClusterOptions {
   rbac?: boolean;
   /** Run the simulated kubelet and workload controllers (default true): pods become Running. */
   kubelet?: boolean;
+  /**
+   * Give every namespace its `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, as a real
+   * cluster's controllers do (default false: tests that count a namespace's objects see only theirs).
+   */
+  namespaceDefaults?: boolean;
 }
 
 /**
@@ -204,6 +209,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       kubeconfigPath,
       rbac: options.rbac ?? false,
       kubelet: options.kubelet ?? true,
+      namespaceDefaults: options.namespaceDefaults ?? false,
     });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });

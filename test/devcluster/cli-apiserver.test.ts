@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { parse } from "yaml";
 
 let child: ChildProcess | undefined;
@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 describe("capstan apiserver", () => {
-  it("prints one ready line, serves with the kubeconfig it wrote (mode 0600), and exits 0 on SIGTERM", async () => {
+  it("prints one ready line, serves with the kubeconfig it wrote (mode 0600), namespaces have their default ServiceAccount, and exits 0 on SIGTERM", async () => {
     const kubeconfig = join(mkdtempSync(join(tmpdir(), "capstan-cli-")), "kc");
     child = spawn(process.execPath, ["bin/capstan.js", "apiserver", "--port", "0", "--kubeconfig", kubeconfig], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -39,6 +39,19 @@ describe("capstan apiserver", () => {
     });
     expect(res.statusCode).toBe(200);
     await res.body.text();
+    // As on a real cluster, a namespace has its `default` ServiceAccount (kubectl create token default).
+    // The serviceaccounts controller makes it just after start-up: allow it a moment.
+    await vi.waitFor(
+      async () => {
+        const sa = await request(`${match![1]}/api/v1/namespaces/default/serviceaccounts/default`, {
+          headers: { authorization: `Bearer ${kc.users[0].user.token}` },
+          dispatcher: agent,
+        });
+        await sa.body.text();
+        expect(sa.statusCode).toBe(200);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
     await agent.close();
     const exited = new Promise<number | null>((resolve) => child!.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
