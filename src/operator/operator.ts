@@ -434,10 +434,16 @@ export class Operator {
    * verbs of the requests Capstan sends for this operator (informers list and watch; the handler
    * engine patches the object and its status; `ctx.apply` applies, which may create; the event
    * recorder creates and patches core/v1 Events; CRD registration gets, creates and updates its own
-   * CRDs; leader election gets, creates and updates its Lease), plus what was declared with
+   * CRDs; leader election gets, creates and updates its own Lease), plus what was declared with
    * `operator({ permissions })` for the requests handlers send themselves through `api` / `ctx.client`.
    */
-  permissions(options: { leaderElection?: boolean; registerCrds?: boolean } = {}): PermissionNeed[] {
+  permissions(
+    options: {
+      /** Grant the Lease: `true` for the manager's default `<name>-leader`, or the Lease `name` it is started with. */
+      leaderElection?: boolean | { name?: string };
+      registerCrds?: boolean;
+    } = {},
+  ): PermissionNeed[] {
     const r = this.requirements();
     const out: PermissionNeed[] = [];
     for (const k of r.watches) out.push(...needs.watch(k));
@@ -447,7 +453,11 @@ export class Operator {
     for (const k of r.ownerReferencesTo) out.push(...needs.ownerReferencesTo(k));
     out.push(...needs.events());
     out.push(...this.declaredPermissions);
-    if (options.leaderElection) out.push(...needs.leaderElection());
+    if (options.leaderElection) {
+      // The manager's default Lease name (manager.ts), which `capstan run --leader-elect` uses.
+      const lease = typeof options.leaderElection === "object" ? options.leaderElection.name : undefined;
+      out.push(...needs.leaderElection(lease ?? `${this.name}-leader`));
+    }
     if (options.registerCrds ?? true) out.push(...needs.crdRegistration(r.crds.map((k) => k.crdName)));
     return out;
   }

@@ -139,9 +139,17 @@ export const needs = {
   events(): PermissionNeed[] {
     return [{ kind: CORE_EVENTS, verbs: ["create", "patch"] }];
   },
-  /** Leader election with a coordination.k8s.io Lease: get, create, update. */
-  leaderElection(): PermissionNeed[] {
-    return [{ kind: LEASES, verbs: ["get", "create", "update"] }];
+  /**
+   * Leader election with a coordination.k8s.io Lease (read, create the first time, renew and
+   * release by update): get, create, update. Given the Lease's name, get and update are restricted
+   * to it, so the operator cannot take over other components' Leases.
+   */
+  leaderElection(name?: string): PermissionNeed[] {
+    if (name === undefined) return [{ kind: LEASES, verbs: ["get", "create", "update"] }];
+    return [
+      { kind: LEASES, verbs: ["create"] },
+      { kind: LEASES, verbs: ["get", "update"], resourceNames: [name] },
+    ];
   },
   /**
    * Registering CRDs at start-up (`ensureCrds`: read, create, or a dry-run update then an update):

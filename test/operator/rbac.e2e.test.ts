@@ -58,7 +58,8 @@ describe("an operator using every feature, under the rules derived for it", () =
       "/events: create,patch",
       "apiextensions.k8s.io/customresourcedefinitions: create",
       "apiextensions.k8s.io/customresourcedefinitions: get,update (gears.rbac.capstan.test,gizmos.rbac.capstan.test)",
-      "coordination.k8s.io/leases: get,create,update",
+      "coordination.k8s.io/leases: create",
+      "coordination.k8s.io/leases: get,update (every-feature-leader)",
       // Gears: informer only, their status patched, adopt's owner references.
       "rbac.capstan.test/gears: list,watch",
       "rbac.capstan.test/gears/finalizers,gizmos/finalizers: update",

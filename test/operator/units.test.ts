@@ -266,11 +266,27 @@ describe("registration", () => {
     expect(find("", "configmaps")).toEqual(["list,watch,create,patch"]);
     expect(find("", "events")).toEqual(["create,patch"]);
     expect(find("events.k8s.io", "events")).toEqual([]);
-    expect(find("coordination.k8s.io", "leases")).toEqual(["get,create,update"]);
+    expect(find("coordination.k8s.io", "leases")).toEqual(["create", "get,update on reqs-leader"]);
     expect(find("apiextensions.k8s.io", "customresourcedefinitions")).toEqual([
       "create",
       "get,update on machines.useless.capstan.test",
     ]);
+  });
+
+  it("grants get and update on the Lease it is started with only", () => {
+    const op = operator({ name: "ha" });
+    op.on.create(Machine, async () => {});
+    const leases = (leaderElection: boolean | { name?: string }) =>
+      deriveRules(op.permissions({ leaderElection }))
+        .filter((rule) => rule.resources?.includes("leases"))
+        .map((rule) => ({ verbs: rule.verbs, names: rule.resourceNames }));
+    expect(leases(true)).toEqual([
+      { verbs: ["create"], names: undefined },
+      { verbs: ["get", "update"], names: ["ha-leader"] },
+    ]);
+    expect(leases({ name: "custom" })[1]).toEqual({ verbs: ["get", "update"], names: ["custom"] });
+    expect(leases({})[1]).toEqual({ verbs: ["get", "update"], names: ["ha-leader"] });
+    expect(leases(false)).toEqual([]);
   });
 
   it("gives raw event handlers and daemons no writes, and controllers of status-less kinds no status", () => {

@@ -70,6 +70,18 @@ describe("deriveRules", () => {
     expect(needs.crdRegistration([])).toEqual([]);
   });
 
+  it("restricts leader election's get and update to the named Lease", () => {
+    expect(deriveRules(needs.leaderElection("op-leader"))).toEqual([
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
+      {
+        apiGroups: ["coordination.k8s.io"],
+        resources: ["leases"],
+        verbs: ["get", "update"],
+        resourceNames: ["op-leader"],
+      },
+    ]);
+  });
+
   it("drops the verbs of a name-restricted grant that an unrestricted grant of the resource has", () => {
     const crd = { group: "apiextensions.k8s.io", plural: "customresourcedefinitions", namespaced: false };
     expect(deriveRules([...needs.crdRegistration(["a.example.com"]), ...needs.read(crd)])).toEqual([
