@@ -23,6 +23,7 @@ import { openApiPlugin } from "./api/openapi.ts";
 import { handleResourceRequest, type ResourceHandlerDeps } from "./api/resource-handler.ts";
 import { resourceNotServed } from "./api/status.ts";
 import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./api/watch-handler.ts";
+import { writingAs } from "./apply/write-tracking.ts";
 import { installRbac } from "./auth/rbac.ts";
 import { controllersPlugin } from "./controllers/index.ts";
 import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
@@ -176,7 +177,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const api = new InProcessApi(registry, store, patchTypes);
   const nsRef = { group: "", version: "v1", plural: "namespaces" };
   for (const name of INITIAL_NAMESPACES) {
-    if (!api.tryGet(nsRef, "", name)) await api.create(nsRef, "", { metadata: { name } });
+    // kube-apiserver creates these itself, and managedFields say so.
+    if (!api.tryGet(nsRef, "", name))
+      await writingAs("kube-apiserver", () => api.create(nsRef, "", { metadata: { name } }));
   }
 
   const authenticator = new TokenAuthenticator();

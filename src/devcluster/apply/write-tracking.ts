@@ -21,9 +21,10 @@
  *   from the body's metadata.
  * - Never throws: like UpdateNoErrors, a failure clears managedFields rather than fail the write.
  *
- * Caveats: in-process writes without a writer (the devcluster's own controllers) are recorded under
- * {@link IN_PROCESS_MANAGER}; a real cluster names each controller (`kubelet`, `kube-scheduler`...).
+ * Caveats: in-process writes without a writer (the devcluster's own controllers) are recorded under the
+ * name {@link writingAs} set around them, else {@link IN_PROCESS_MANAGER}.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { builtinPatchMeta, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { createdFieldsV1 } from "./created-fields.ts";
@@ -52,8 +53,20 @@ export const IN_PROCESS_MANAGER = "kube-controller-manager";
 /** buildManagerInfo's name for a request with neither `fieldManager` nor a User-Agent. */
 const UNKNOWN_MANAGER = "unknown";
 
+/** Who in-process writes without a writer are made by, set around a controller's work (writingAs). */
+const inProcessWriter = new AsyncLocalStorage<string>();
+
+/**
+ * Runs `fn` (and everything it awaits) with in-process writes recorded under `manager`: the
+ * devcluster's controllers name themselves as their real counterparts do (`kubelet`,
+ * `kube-scheduler`, `kube-apiserver` for the CRD and bootstrap writes).
+ */
+export function writingAs<T>(manager: string, fn: () => T): T {
+  return inProcessWriter.run(manager, fn);
+}
+
 function managerName(writer: WriteManager | undefined): string {
-  if (!writer) return IN_PROCESS_MANAGER;
+  if (!writer) return inProcessWriter.getStore() ?? IN_PROCESS_MANAGER;
   return writer.manager || UNKNOWN_MANAGER;
 }
 

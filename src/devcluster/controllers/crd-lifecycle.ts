@@ -314,7 +314,8 @@ export class CrdLifecycle extends LoopController implements Controller {
   private readonly cleaning = new Map<string, string>();
 
   constructor(private readonly ctx: ControllerContext) {
-    super("crd-lifecycle");
+    // apiextensions-apiserver's controllers write as the API server itself.
+    super("crd-lifecycle", "kube-apiserver");
   }
 
   start(): this {

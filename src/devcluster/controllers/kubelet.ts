@@ -35,6 +35,7 @@
  * kubelet of Kubernetes >= 1.27 writes before its DELETE is skipped.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { writingAs } from "../apply/write-tracking.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
 import type { Change } from "../storage/storage.ts";
 import {
@@ -323,7 +324,7 @@ export class Kubelet extends LoopController implements Controller, KubeletHandle
     private readonly ctx: ControllerContext,
     options: KubeletOptions = {},
   ) {
-    super("kubelet");
+    super("kubelet", "kubelet");
     this.nodeName = options.nodeName ?? DEFAULT_NODE_NAME;
     this.readyDelayMs = nonNegative(options.readyDelayMs, DEFAULT_READY_DELAY_MS, "readyDelayMs");
     this.restartDelayMs = nonNegative(options.restartDelayMs, DEFAULT_RESTART_DELAY_MS, "restartDelayMs");
@@ -332,7 +333,7 @@ export class Kubelet extends LoopController implements Controller, KubeletHandle
 
   /** Registers the Node (or takes over an existing one of the same name) and picks up bound pods. */
   async start(): Promise<this> {
-    await this.registerNode();
+    await writingAs("kubelet", () => this.registerNode());
     this.unsubscribe = watchAll(this.ctx.store, (change) => this.onChange(change));
     for (const stored of this.ctx.store.storage.list(PODS_BUCKET, "")) {
       if (stored.data.includes(`"nodeName":${JSON.stringify(this.nodeName)}`)) this.loop.add(stored.key);

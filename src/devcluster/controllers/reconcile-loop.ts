@@ -19,6 +19,8 @@
  * controllers do little work per key.
  */
 
+import { IN_PROCESS_MANAGER, writingAs } from "../apply/write-tracking.ts";
+
 /** What a handler may ask for after handling a key. */
 export interface ReconcileResult {
   /** Handle the key again after this many milliseconds. */
@@ -139,8 +141,12 @@ export abstract class LoopController {
   /** Set by the subclass's `start()`; `stop()` calls it before draining the loop. */
   protected unsubscribe: () => void = () => {};
 
-  constructor(readonly name: string) {
-    this.loop = new ReconcileLoop(name, (key) => this.handle(key));
+  /** `fieldManager`: the name this controller's writes carry in managedFields (its real counterpart's). */
+  constructor(
+    readonly name: string,
+    fieldManager: string = IN_PROCESS_MANAGER,
+  ) {
+    this.loop = new ReconcileLoop(name, (key) => writingAs(fieldManager, () => this.handle(key)));
   }
 
   /** Handles one key of the loop (level-triggered: read the current state, act, maybe requeue). */

@@ -29,7 +29,7 @@ export class Scheduler extends LoopController implements Controller {
     private readonly ctx: ControllerContext,
     private readonly nodeName: string,
   ) {
-    super("scheduler");
+    super("scheduler", "kube-scheduler");
   }
 
   start(): this {

@@ -532,9 +532,10 @@ export class ObjectStore {
     if (served.subresources.status && !served.keepStatusOnCreate) delete source["status"];
     const obj: JsonObject = { ...source, apiVersion: groupVersion(served), kind: served.kind };
     served.defaults?.(obj);
-    served.defaultOnCreate?.(obj);
     this.mutate(served, obj, options);
+    // The field manager sees the decoded, defaulted object: what PrepareForCreate adds is nobody's.
     trackCreate(served, obj, options.fieldManager);
+    served.defaultOnCreate?.(obj);
     const errors = validateObjectMeta(obj.metadata as ObjectMeta, {
       namespaced: served.namespaced,
       // RBAC objects only need URL-safe names (ValidateRBACName): `system:discovery` is valid.

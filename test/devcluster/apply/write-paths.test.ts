@@ -128,6 +128,32 @@ describe("managedFields of non-apply writes", () => {
   });
 });
 
+describe("what the creator owns", () => {
+  it("owns the scheme's defaults but not what create-time preparation adds (cluster IP, pod priority)", async () => {
+    const svc = await t.request("POST", "/api/v1/namespaces/default/services?fieldManager=kubectl-create", {
+      body: { metadata: { name: "svc" }, spec: { ports: [{ port: 80 }], selector: { app: "a" } } },
+    });
+    const svcSpec = entry(svc.body, "kubectl-create").fieldsV1["f:spec"];
+    expect(svc.body.spec.clusterIP).toMatch(/^10\.96\./);
+    expect(Object.keys(svcSpec).sort()).toEqual([
+      ".",
+      "f:internalTrafficPolicy",
+      "f:ports",
+      "f:selector",
+      "f:sessionAffinity",
+      "f:type",
+    ]);
+    const pod = await t.request("POST", "/api/v1/namespaces/default/pods?fieldManager=kubectl-run", {
+      body: { metadata: { name: "p" }, spec: { containers: [{ name: "c", image: "nginx" }] } },
+    });
+    expect(pod.body.spec.priority).toBe(0);
+    const podSpec = entry(pod.body, "kubectl-run").fieldsV1["f:spec"];
+    expect(podSpec["f:enableServiceLinks"]).toEqual({});
+    expect(podSpec["f:priority"]).toBeUndefined();
+    expect(entry(pod.body, "kubectl-run").fieldsV1["f:status"]).toBeUndefined();
+  });
+});
+
 describe("subresources", () => {
   it("records /status writes with subresource status and applies through /status without owning spec", async () => {
     await t.request("POST", `${DEPLOYS}?fieldManager=kubectl-create`, { body: deployment("st") });
