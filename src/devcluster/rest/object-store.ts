@@ -574,7 +574,7 @@ export class ObjectStore {
   private checkNamespaceAcceptsCreate(served: ServedResource, namespace: string, name: string): void {
     const ns = this.storage.get("/namespaces", namespace);
     if (!ns) throw notFound({ group: "", resource: "namespaces" }, namespace);
-    if (namespaceTerminating(ns)) {
+    if (namespaceTerminating(this.storage, ns)) {
       const why = `unable to create new content in namespace ${namespace} because it is being terminated`;
       throw forbidden(gr(served), name, why, [
         { reason: "NamespaceTerminating", message: why, field: "metadata.namespace" },
@@ -785,15 +785,24 @@ function invalid(served: ServedResource, name: string, errors: FieldError[]): Ap
   return new ApiError(invalidStatus(served.group, served.kind, name, errors) as unknown as Status);
 }
 
-/** Whether a stored namespace is terminating, cached per stored version (every namespaced create asks). */
-const terminatingCache = new WeakMap<StoredObject, boolean>();
-function namespaceTerminating(ns: StoredObject): boolean {
-  let terminating = terminatingCache.get(ns);
-  if (terminating === undefined) {
-    const parsedNs = JSON.parse(ns.data) as { metadata?: { deletionTimestamp?: string }; status?: { phase?: string } };
-    terminating = Boolean(parsedNs.metadata?.deletionTimestamp) || parsedNs.status?.phase === "Terminating";
-    terminatingCache.set(ns, terminating);
+/**
+ * Whether a stored namespace is terminating, cached per storage, namespace and revision (every
+ * namespaced create asks; storage reads may hand out a new StoredObject each time, so identity cannot be
+ * the key).
+ * One entry per namespace ever seen by that storage.
+ */
+const terminatingCache = new WeakMap<Storage, Map<string, { rev: number; terminating: boolean }>>();
+function namespaceTerminating(storage: Storage, ns: StoredObject): boolean {
+  let byName = terminatingCache.get(storage);
+  if (!byName) {
+    byName = new Map();
+    terminatingCache.set(storage, byName);
   }
+  const cached = byName.get(ns.key);
+  if (cached?.rev === ns.rev) return cached.terminating;
+  const parsedNs = JSON.parse(ns.data) as { metadata?: { deletionTimestamp?: string }; status?: { phase?: string } };
+  const terminating = Boolean(parsedNs.metadata?.deletionTimestamp) || parsedNs.status?.phase === "Terminating";
+  byName.set(ns.key, { rev: ns.rev, terminating });
   return terminating;
 }
 

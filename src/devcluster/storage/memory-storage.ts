@@ -1,7 +1,12 @@
 /**
  * In-memory implementation of {@link Storage}: one Map per bucket, a ring buffer of recent changes,
  * and synchronous fan-out to watchers. See storage.ts for the contract it keeps.
+ *
+ * An object whose managedFields text other objects share is kept in three parts around one shared copy
+ * of it (shared-segments.ts): `get` and `list` then hand out a new {@link StoredObject} per call, so
+ * callers compare `rev`, not identity.
  */
+import { joined, SharedSegments, type SplitObject } from "./shared-segments.ts";
 import {
   type Build,
   type Change,
@@ -22,8 +27,16 @@ import {
  */
 export const DEFAULT_HISTORY_SIZE = 10_000;
 
+/** A stored object kept as head + shared managedFields + tail. */
+interface SplitRecord extends SplitObject {
+  readonly key: string;
+  readonly rev: number;
+}
+
+type Held = StoredObject | SplitRecord;
+
 interface Bucket {
-  readonly items: Map<string, StoredObject>;
+  readonly items: Map<string, Held>;
   /** Keys in sorted order, rebuilt lazily after a create or delete (updates keep the key set). */
   sorted: string[] | null;
 }
@@ -42,6 +55,7 @@ export class MemoryStorage implements Storage {
   /** Revision of the newest change no longer kept (0 while nothing was dropped). */
   private compacted = 0;
   private readonly watchers = new Set<Watcher>();
+  private readonly segments = new SharedSegments();
 
   constructor(private readonly historySize = DEFAULT_HISTORY_SIZE) {
     this.history = new Array(historySize);
@@ -56,7 +70,8 @@ export class MemoryStorage implements Storage {
   }
 
   get(bucket: string, key: string): StoredObject | undefined {
-    return this.buckets.get(bucket)?.items.get(key);
+    const held = this.buckets.get(bucket)?.items.get(key);
+    return held ? view(held) : undefined;
   }
 
   count(bucket: string): number {
@@ -72,7 +87,7 @@ export class MemoryStorage implements Storage {
     for (let i = lowerBound(keys, from); i < keys.length; i++) {
       const key = keys[i]!;
       if (!key.startsWith(prefix)) break;
-      out.push(bucket.items.get(key)!);
+      out.push(view(bucket.items.get(key)!));
     }
     return out;
   }
@@ -103,12 +118,13 @@ export class MemoryStorage implements Storage {
     if (bucket.items.has(givenKey)) throw new StorageError("KeyExists", `key exists: ${givenKey}`);
     const key = flatKey(givenKey);
     const rev = this.revision + 1;
-    const stored: StoredObject = { key, rev, data: build(rev) };
+    const data = build(rev);
     this.revision = rev;
-    bucket.items.set(key, stored);
+    const held = this.hold(key, rev, data);
+    bucket.items.set(key, held);
     bucket.sorted = null;
-    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data: stored.data });
-    return stored;
+    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data: view(held).data });
+    return { key, rev, data };
   }
 
   async update(bucketName: string, key: string, expectedRev: number | undefined, build: Build): Promise<StoredObject> {
@@ -119,20 +135,16 @@ export class MemoryStorage implements Storage {
       throw new StorageError("Conflict", `revision ${expectedRev} is not the current ${current.rev}`, current.rev);
     }
     const rev = this.revision + 1;
-    // The stored key (flat, see flatKey) rather than the caller's copy.
-    const stored: StoredObject = { key: current.key, rev, data: build(rev) };
+    const data = build(rev);
+    const prev = view(current).data;
     this.revision = rev;
-    bucket.items.set(key, stored);
-    this.commit({
-      type: "MODIFIED",
-      bucket: bucketName,
-      key: current.key,
-      rev,
-      data: stored.data,
-      prev: current.data,
-      prevRev: current.rev,
-    });
-    return stored;
+    // The stored key (flat, see flatKey) rather than the caller's copy.
+    const held = this.hold(current.key, rev, data);
+    bucket.items.set(key, held);
+    this.release(current);
+    const change = { type: "MODIFIED", bucket: bucketName, key: current.key, rev, prev, prevRev: current.rev } as const;
+    this.commit({ ...change, data: view(held).data });
+    return { key: current.key, rev, data };
   }
 
   async delete(bucketName: string, key: string, expectedRev: number | undefined, build: Build): Promise<StoredObject> {
@@ -143,20 +155,14 @@ export class MemoryStorage implements Storage {
       throw new StorageError("Conflict", `revision ${expectedRev} is not the current ${current.rev}`, current.rev);
     }
     const rev = this.revision + 1;
-    const deleted: StoredObject = { key, rev, data: build(rev) };
+    const data = build(rev);
+    const prev = view(current).data;
     this.revision = rev;
     bucket.items.delete(key);
     bucket.sorted = null;
-    this.commit({
-      type: "DELETED",
-      bucket: bucketName,
-      key,
-      rev,
-      data: deleted.data,
-      prev: current.data,
-      prevRev: current.rev,
-    });
-    return deleted;
+    this.release(current);
+    this.commit({ type: "DELETED", bucket: bucketName, key, rev, data, prev, prevRev: current.rev });
+    return { key, rev, data };
   }
 
   watch(fromRev: number, listener: ChangeListener, bucket?: string): () => void {
@@ -190,7 +196,10 @@ export class MemoryStorage implements Storage {
   }
 
   dropBucket(bucket: string): void {
+    const dropped = this.buckets.get(bucket);
+    if (!dropped) return;
     this.buckets.delete(bucket);
+    for (const held of dropped.items.values()) this.release(held);
   }
 
   close(): void {
@@ -206,11 +215,28 @@ export class MemoryStorage implements Storage {
     if (this.revision !== 0 || this.historyLength !== 0) throw new Error("restore needs an empty store");
     for (const { bucket, object } of objects) {
       const target = this.bucket(bucket);
-      target.items.set(object.key, object);
+      const replaced = target.items.get(object.key);
+      if (replaced) this.release(replaced);
+      target.items.set(object.key, this.hold(object.key, object.rev, object.data));
       target.sorted = null;
     }
     this.revision = revision;
     this.compacted = revision;
+  }
+
+  /** Distinct shared managedFields texts held (tests and diagnostics). */
+  sharedSegmentCount(): number {
+    return this.segments.size();
+  }
+
+  /** What the store keeps for one object: split around a shared managedFields text when worth it. */
+  private hold(key: string, rev: number, data: string): Held {
+    const split = this.segments.split(data);
+    return split ? { key, rev, head: split.head, segment: split.segment, tail: split.tail } : { key, rev, data };
+  }
+
+  private release(held: Held): void {
+    if (!("data" in held)) this.segments.release(held);
   }
 
   private bucket(name: string): Bucket {
@@ -266,6 +292,15 @@ export class MemoryStorage implements Storage {
 function flatKey(key: string): string {
   const flat = key.trim();
   return flat.length === key.length ? flat : key;
+}
+
+/**
+ * The object as a StoredObject. A split object's string is a concatenation of its parts (V8 joins them
+ * lazily): the history holds that rather than the written string, so a change nobody reads costs no
+ * second copy of the object.
+ */
+function view(held: Held): StoredObject {
+  return "data" in held ? held : { key: held.key, rev: held.rev, data: joined(held) };
 }
 
 function sortedKeys(bucket: Bucket): string[] {
