@@ -308,7 +308,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         // List items come without apiVersion/kind; restore them so consumers can build owner refs.
         if (item.apiVersion === undefined && page.apiVersion !== undefined) item.apiVersion = page.apiVersion;
         if (item.kind === undefined && itemKind !== undefined) item.kind = itemKind;
-        listed.set(objectKey(item), item);
+        listed.set(objectKey(item), this.storeImpl.prepare(item));
       }
       // Every page of one list carries the snapshot's resourceVersion.
       resourceVersion = page.metadata.resourceVersion ?? resourceVersion;

@@ -39,6 +39,34 @@ describe("Store", () => {
     expect(store.byIndex(NAMESPACE_INDEX, "nowhere")).toEqual([]);
   });
 
+  it("keeps index lookups exact as objects join, share, leave and rejoin one index value", () => {
+    const store = new Store<Obj>();
+    const names = (xs: Obj[]) => xs.map((o) => o.metadata?.name).sort();
+    store.upsert(obj("a", "ns", { ownerReferences: [owner("p", true)] }));
+    expect(names(store.byIndex(CONTROLLER_OWNER_INDEX, "p"))).toEqual(["a"]);
+    store.upsert(obj("b", "ns", { ownerReferences: [owner("p", true)] }));
+    store.upsert(obj("c", "ns", { ownerReferences: [owner("p", true)] }));
+    expect(names(store.byIndex(CONTROLLER_OWNER_INDEX, "p"))).toEqual(["a", "b", "c"]);
+    // An update that keeps the owner leaves the entry as it is; one that drops it moves the object out.
+    store.upsert(obj("a", "ns", { ownerReferences: [owner("p", true)], labels: { x: "1" } }));
+    store.upsert(obj("b", "ns"));
+    store.delete("ns/c");
+    expect(names(store.byIndex(CONTROLLER_OWNER_INDEX, "p"))).toEqual(["a"]);
+    store.delete("ns/a");
+    expect(store.byIndex(CONTROLLER_OWNER_INDEX, "p")).toEqual([]);
+    expect(store.indexValues(CONTROLLER_OWNER_INDEX)).toEqual([]);
+    store.upsert(obj("b", "ns", { ownerReferences: [owner("p", true)] }));
+    expect(names(store.byIndex(OWNER_INDEX, "p"))).toEqual(["b"]);
+  });
+
+  it("prepares objects ahead of insertion exactly as upsert would, and stores a prepared object as it is", () => {
+    const store = new Store<Obj>();
+    const prepared = store.prepare(obj("a", "ns", { managedFields: [{ manager: "kubectl", operation: "Apply" }] }));
+    expect(prepared.metadata?.managedFields).toBeUndefined();
+    expect(Object.isFrozen(prepared.metadata)).toBe(true);
+    expect(store.upsert(prepared).stored).toBe(prepared);
+  });
+
   it("moves an object between index values when it changes and drops it on delete", () => {
     const store = new Store<Obj>({ indexers: { byLabel: (o) => [o.metadata?.labels?.app ?? ""] } });
     store.upsert(obj("a", "ns", { labels: { app: "one" } }));
