@@ -30,6 +30,8 @@
  *   history stay in memory until they fall out of it.
  * - A promise returned by a write settles after the change is visible in memory: a persistent
  *   backend settles it after the write is durable, so callers must answer clients only then.
+ * - `get` and `list` may hand out a new StoredObject for the same stored version on every call (the
+ *   in-memory store rebuilds objects it keeps in parts): compare `rev`, never identity.
  */
 
 /** One stored object: its key, the revision of its last write and its serialized form. */
