@@ -3,13 +3,16 @@
  * (handlers with a finalizer, field handlers, status results, a timer, a daemon, Events and their
  * repeats, a child applied with `adopt`, a controller that owns children, CRD registration, leader
  * election) runs as a ServiceAccount bound only to what `capstan generate rbac --leader-elect`
- * prints, on a cluster that enforces RBAC, and nothing it does is refused.
+ * prints, on a cluster that enforces RBAC, and nothing it does is refused; and each verb of those
+ * rules is used: with any one taken away, a request of the same scenario gets a 403.
  */
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { parseAllDocuments } from "yaml";
-import { ConfigMap, Event, Lease, Namespace } from "../../src/resources/builtins.ts";
+import { parseAllDocuments, stringify } from "yaml";
+import { isNotFound } from "../../src/client/errors.ts";
+import { ConfigMap, CustomResourceDefinition, Event, Lease, Namespace } from "../../src/resources/builtins.ts";
 import { type RunningOperator, startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { logCapture } from "../../src/testing/log-capture.ts";
 import { everyFeatureOperator, Gear, Gizmo, OPERATOR_NAME, type Seen } from "./support/every-feature-operator.ts";
 
 const FIXTURE = fileURLToPath(new URL("./support/every-feature-operator.ts", import.meta.url));
@@ -38,10 +41,14 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+type Manifest = { kind: string; rules?: Rule[] } & Record<string, unknown>;
+
+function manifests(): Manifest[] {
+  return parseAllDocuments(generated).map((d) => d.toJS() as Manifest);
+}
+
 function clusterRoleRules(): string[] {
-  const role = parseAllDocuments(generated)
-    .map((d) => d.toJS() as { kind: string; rules?: Rule[] })
-    .find((m) => m.kind === "ClusterRole");
+  const role = manifests().find((m) => m.kind === "ClusterRole");
   return (role?.rules ?? []).map(
     (r) =>
       `${r.apiGroups.join(",")}/${r.resources.join(",")}: ${r.verbs.join(",")}` +
@@ -131,5 +138,148 @@ describe("an operator using every feature, under the rules derived for it", () =
 
     const refused = running.logs.filter((r) => /forbidden|\b403\b/i.test(JSON.stringify(r)));
     expect(refused).toEqual([]);
+    // Stopped here: it would hold the Lease, and the operators of the cases below would stand by.
+    await running.stop();
+    running = undefined;
+  });
+});
+
+/** One verb of one generated rule, and what must be set up for the scenario to send its request. */
+interface VerbCase {
+  group: string;
+  resource: string;
+  verb: string;
+  /** Sent only when the object is missing: the CRDs on a first start, the Lease on a first election. */
+  before?: () => Promise<void>;
+}
+
+const GROUP = "rbac.capstan.test";
+const deleteCrds = async () => {
+  // Gizmos the cases left holding the operator's finalizer would keep their CRD terminating.
+  for (const g of (await cluster.client.resource(Gizmo).list()).items) {
+    await cluster.client
+      .resource(Gizmo, g.metadata.namespace)
+      .patch(g.metadata.name as string, { metadata: { finalizers: null } }, { type: "merge" });
+  }
+  for (const name of [Gizmo.crdName, Gear.crdName]) {
+    await cluster.client.resource(CustomResourceDefinition).delete(name);
+    await cluster.waitForDeletion(CustomResourceDefinition, name, { timeout: "20s" });
+  }
+};
+const deleteLease = async () => {
+  await cluster.client
+    .resource(Lease, SYSTEM_NS)
+    .delete(`${OPERATOR_NAME}-leader`)
+    .catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+};
+
+/**
+ * Every verb of the generated rules but `<plural>/finalizers` update, which only clusters with the
+ * OwnerReferencesPermissionEnforcement admission plugin check (the devcluster does not).
+ */
+const VERB_CASES: VerbCase[] = [
+  ...["list", "watch", "create", "patch"].map((verb) => ({ group: "", resource: "configmaps", verb })),
+  ...["create", "patch"].map((verb) => ({ group: "", resource: "events", verb })),
+  { group: "coordination.k8s.io", resource: "leases", verb: "get" },
+  { group: "coordination.k8s.io", resource: "leases", verb: "update" },
+  { group: "coordination.k8s.io", resource: "leases", verb: "create", before: deleteLease },
+  ...["list", "watch"].map((verb) => ({ group: GROUP, resource: "gears", verb })),
+  { group: GROUP, resource: "gears/status", verb: "patch" },
+  ...["list", "watch", "patch"].map((verb) => ({ group: GROUP, resource: "gizmos", verb })),
+  { group: GROUP, resource: "gizmos/status", verb: "patch" },
+  // Last: the create case deletes the CRDs, which the cases above need.
+  { group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verb: "get" },
+  { group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verb: "update" },
+  { group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verb: "create", before: deleteCrds },
+];
+
+/** The generated manifests with `verb` taken from `resource` only (a rule it shared is split). */
+function withoutVerb({ group, resource, verb }: VerbCase): Manifest[] {
+  return manifests().map((m) => {
+    if (m.kind !== "ClusterRole") return m;
+    const rules = (m.rules ?? []).flatMap((r) => {
+      if (!r.apiGroups.includes(group) || !r.resources.includes(resource)) return [r];
+      const others = r.resources.filter((x) => x !== resource);
+      const verbs = r.verbs.filter((v) => v !== verb);
+      return [
+        ...(others.length > 0 ? [{ ...r, resources: others }] : []),
+        ...(verbs.length > 0 ? [{ ...r, resources: [resource], verbs }] : []),
+      ];
+    });
+    return { ...m, rules };
+  });
+}
+
+describe("each verb of the derived rules is one the operator uses", () => {
+  it("has a case for every generated verb except finalizers", () => {
+    const generatedVerbs = (manifests().find((m) => m.kind === "ClusterRole")?.rules ?? [])
+      .flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${r.apiGroups[0]}/${res}:${v}`)))
+      .filter((v) => !v.includes("/finalizers:"));
+    expect(new Set(generatedVerbs)).toEqual(new Set(VERB_CASES.map((c) => `${c.group}/${c.resource}:${c.verb}`)));
+  });
+
+  VERB_CASES.forEach((c, i) => {
+    it(`without ${c.verb} on ${c.group || "core"} ${c.resource}, a request is refused with a 403`, async () => {
+      await c.before?.();
+      const stdin = withoutVerb(c)
+        .map((m) => `---\n${stringify(m)}`)
+        .join("");
+      const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin });
+      expect(applied.code, applied.stderr).toBe(0);
+      const sa = await cluster.serviceAccount(`${SYSTEM_NS}/${OPERATOR_NAME}`);
+      const refused = `cannot ${c.verb} resource "${c.resource}" in API group "${c.group}"`;
+      // Started directly, not with cluster.run: an operator that fails (CRD registration refused)
+      // must not fail the cluster's waits in the cases after this one.
+      const capture = logCapture("silent");
+      const stop = new AbortController();
+      let failure: unknown;
+      const done = everyFeatureOperator()
+        .start({
+          client: sa.client,
+          signal: stop.signal,
+          logger: capture.logger,
+          gracefulShutdownTimeout: "5s",
+          leaderElection: { namespace: SYSTEM_NS, leaseDuration: "2s", renewDeadline: "1s", retryPeriod: 100 },
+        })
+        .catch((err: unknown) => {
+          failure = err;
+        });
+      try {
+        if (c.resource !== "customresourcedefinitions") {
+          // Registered by this operator when an earlier case (or the filter) left none.
+          for (const name of [Gizmo.crdName, Gear.crdName]) {
+            await cluster.waitFor(CustomResourceDefinition, name, (crd) =>
+              (crd.status?.conditions ?? []).some((x) => x.type === "Established" && x.status === "True"),
+            );
+          }
+          const ns = `verb-${i}`;
+          await cluster.client.resource(Namespace).create(Namespace.make({ metadata: { name: ns } }));
+          await cluster.client
+            .resource(Gizmo, ns)
+            .create(Gizmo.make({ metadata: { name: "g", namespace: ns }, spec: { size: 1 } }));
+          await cluster.client
+            .resource(Gear, ns)
+            .create(Gear.make({ metadata: { name: "cog", namespace: ns }, spec: { teeth: 1 } }));
+        }
+        await vi.waitFor(
+          () => {
+            const messages = [
+              String((failure as Error | undefined)?.message),
+              ...capture.records.map((r) => String((r.err as { message?: string } | undefined)?.message)),
+            ];
+            expect(
+              messages.some((m) => m.includes(refused)),
+              `a 403: ${refused}`,
+            ).toBe(true);
+          },
+          { timeout: 15_000, interval: 100 },
+        );
+      } finally {
+        stop.abort();
+        await done;
+      }
+    }, 60_000);
   });
 });
