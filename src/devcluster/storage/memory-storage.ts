@@ -123,7 +123,7 @@ export class MemoryStorage implements Storage {
     const held = this.hold(key, rev, data);
     bucket.items.set(key, held);
     bucket.sorted = null;
-    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data: view(held).data });
+    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data: dataOf(held) });
     return { key, rev, data };
   }
 
@@ -136,14 +136,21 @@ export class MemoryStorage implements Storage {
     }
     const rev = this.revision + 1;
     const data = build(rev);
-    const prev = view(current).data;
+    const prev = dataOf(current);
     this.revision = rev;
     // The stored key (flat, see flatKey) rather than the caller's copy.
     const held = this.hold(current.key, rev, data);
     bucket.items.set(key, held);
     this.release(current);
-    const change = { type: "MODIFIED", bucket: bucketName, key: current.key, rev, prev, prevRev: current.rev } as const;
-    this.commit({ ...change, data: view(held).data });
+    this.commit({
+      type: "MODIFIED",
+      bucket: bucketName,
+      key: current.key,
+      rev,
+      data: dataOf(held),
+      prev,
+      prevRev: current.rev,
+    });
     return { key: current.key, rev, data };
   }
 
@@ -156,7 +163,7 @@ export class MemoryStorage implements Storage {
     }
     const rev = this.revision + 1;
     const data = build(rev);
-    const prev = view(current).data;
+    const prev = dataOf(current);
     this.revision = rev;
     bucket.items.delete(key);
     bucket.sorted = null;
@@ -301,6 +308,10 @@ function flatKey(key: string): string {
  */
 function view(held: Held): StoredObject {
   return "data" in held ? held : { key: held.key, rev: held.rev, data: joined(held) };
+}
+
+function dataOf(held: Held): string {
+  return "data" in held ? held.data : joined(held);
 }
 
 function sortedKeys(bucket: Bucket): string[] {
