@@ -5,64 +5,46 @@
  */
 import { fileURLToPath } from "node:url";
 import { Namespace } from "capstan/core";
-import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
+import {
+  type GeneratedRbac,
+  type GeneratedRule,
+  type RunningOperator,
+  type ServiceAccountIdentity,
+  startTestCluster,
+  type TestCluster,
+} from "capstan/testing";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
-import { parseAllDocuments, stringify } from "yaml";
 import { GOOD_COMMENT, Guitar, guitarOperator } from "./operator.ts";
 
 const NS = "guitar-system";
 const SA = "guitar-reviewer"; // the operator's name: the generated ServiceAccount's
 const OPERATOR = fileURLToPath(new URL("operator.ts", import.meta.url));
 
-interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-}
-type Manifest = { kind: string; rules?: Rule[] } & Record<string, unknown>;
-
 let cluster: TestCluster;
-let manifests: Manifest[];
+let rbac: GeneratedRbac<ServiceAccountIdentity>;
 let running: RunningOperator | undefined;
 beforeAll(async () => {
   cluster = await startTestCluster({ rbac: true });
-  const generated = await cluster.capstan(["generate", "rbac", OPERATOR, "--namespace", NS]);
-  expect(generated.code, generated.stderr).toBe(0);
-  manifests = parseAllDocuments(generated.stdout).map((d) => d.toJS() as Manifest);
+  rbac = await cluster.generatedRbac(OPERATOR, { namespace: NS });
   for (const ns of ["rock", "jazz"]) await cluster.client.resource(Namespace).create({ metadata: { name: ns } });
-}, 60_000);
+}, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
 afterEach(async () => {
   await running?.stop();
   running = undefined;
 });
 afterAll(() => cluster?.stop());
 
-async function applyRbac(docs: Manifest[]): Promise<void> {
-  const stdin = docs.map((d) => `---\n${stringify(d)}`).join("");
-  const r = await cluster.kubectl(["apply", "-f", "-"], { stdin });
-  expect(r.code, r.stderr).toBe(0);
-}
+/** Drops the rule for `resource`. */
+const without =
+  (resource: string) =>
+  (rule: GeneratedRule): GeneratedRule | undefined =>
+    rule.resources.includes(resource) ? undefined : rule;
 
-/** The generated manifests with the ClusterRole's rule for `resource` removed. */
-function without(resource: string): Manifest[] {
-  return manifests.map((m) =>
-    m.kind === "ClusterRole" ? { ...m, rules: m.rules?.filter((r) => !r.resources.includes(resource)) } : m,
-  );
-}
-
-/** The generated manifests with `verb` taken out of the ClusterRole's rule for `resource`. */
-function withoutVerb(resource: string, verb: string): Manifest[] {
-  return manifests.map((m) =>
-    m.kind === "ClusterRole"
-      ? {
-          ...m,
-          rules: m.rules?.map((r) =>
-            r.resources.includes(resource) ? { ...r, verbs: r.verbs.filter((v) => v !== verb) } : r,
-          ),
-        }
-      : m,
-  );
-}
+/** Takes `verb` out of the rule for `resource`. */
+const withoutVerb =
+  (resource: string, verb: string) =>
+  (rule: GeneratedRule): GeneratedRule =>
+    rule.resources.includes(resource) ? { ...rule, verbs: rule.verbs.filter((v) => v !== verb) } : rule;
 
 /** Waits until the operator logged an error whose message is `message`; returns that record. */
 function loggedError(logs: RunningOperator["logs"], message: string) {
@@ -76,8 +58,7 @@ function loggedError(logs: RunningOperator["logs"], message: string) {
   );
 }
 
-const guitarRule = () =>
-  manifests.find((m) => m.kind === "ClusterRole")?.rules?.find((r) => r.resources.includes("guitars"));
+const guitarRule = () => rbac.rules.find((r) => r.resources.includes("guitars"));
 
 it("reviews guitars in several namespaces as a ServiceAccount bound to the generated rules only", async () => {
   expect(guitarRule()).toEqual({
@@ -85,8 +66,7 @@ it("reviews guitars in several namespaces as a ServiceAccount bound to the gener
     resources: ["guitars"],
     verbs: ["list", "watch", "patch"],
   });
-  await applyRbac(manifests);
-  const sa = await cluster.serviceAccount(`${NS}/${SA}`);
+  const sa = await rbac.apply();
   expect(sa.username).toBe(`system:serviceaccount:${NS}:${SA}`);
   running = await cluster.run(guitarOperator(), { client: sa.client });
 
@@ -103,8 +83,7 @@ it("reviews guitars in several namespaces as a ServiceAccount bound to the gener
 });
 
 it("without the generated rule on guitars, reviews nothing and logs the 403 naming the ServiceAccount", async () => {
-  await applyRbac(without("guitars"));
-  const sa = await cluster.serviceAccount(`${NS}/${SA}`);
+  const sa = await rbac.apply(without("guitars"));
   running = await cluster.run(guitarOperator(), { client: sa.client });
   await cluster.client
     .resource(Guitar, "rock")
@@ -120,8 +99,7 @@ it("without the generated rule on guitars, reviews nothing and logs the 403 nami
 });
 
 it("without patch on guitars, cannot write the review and logs the 403 for it", async () => {
-  await applyRbac(withoutVerb("guitars", "patch"));
-  const sa = await cluster.serviceAccount(`${NS}/${SA}`);
+  const sa = await rbac.apply(withoutVerb("guitars", "patch"));
   running = await cluster.run(guitarOperator(), { client: sa.client });
   await cluster.client
     .resource(Guitar, "jazz")
