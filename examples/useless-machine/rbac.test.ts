@@ -5,9 +5,15 @@
  */
 import { fileURLToPath } from "node:url";
 import { Namespace } from "capstan/core";
-import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
+import {
+  type GeneratedRbac,
+  type GeneratedRule,
+  type RunningOperator,
+  type ServiceAccountIdentity,
+  startTestCluster,
+  type TestCluster,
+} from "capstan/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { parseAllDocuments, stringify } from "yaml";
 import { MACHINE_LABEL, Machine, Switch, uselessMachineOperator } from "./operator.ts";
 
 const OPERATOR = fileURLToPath(new URL("./operator.ts", import.meta.url));
@@ -16,45 +22,26 @@ const SA_NAME = "useless-machine";
 const USER = `system:serviceaccount:${SYSTEM_NS}:${SA_NAME}`;
 const GROUP = "useless.container.training";
 
-interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-}
-type Manifest = { kind: string; rules?: Rule[] } & Record<string, unknown>;
-
 let cluster: TestCluster;
-let manifests: Manifest[];
+let rbac: GeneratedRbac<ServiceAccountIdentity>;
 
 beforeAll(async () => {
   cluster = await startTestCluster({ rbac: true });
-  const generated = await cluster.capstan(["generate", "rbac", OPERATOR, "--namespace", SYSTEM_NS]);
-  expect(generated.stderr).toBe("");
-  expect(generated.code).toBe(0);
-  manifests = parseAllDocuments(generated.stdout)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((m): m is Manifest => m !== null);
-});
+  rbac = await cluster.generatedRbac(OPERATOR, { namespace: SYSTEM_NS });
+}, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
 afterAll(() => cluster?.stop());
 
-/** Applies `docs` with kubectl (as admin): a ClusterRole applied again gets exactly these rules. */
-async function apply(docs: Manifest[]): Promise<void> {
-  const result = await cluster.kubectl(["apply", "-f", "-"], { stdin: docs.map((d) => stringify(d)).join("---\n") });
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-}
+/** Takes `verbs` away from the rule on `resource` of the operator's group. */
+const without =
+  (resource: string, verbs: readonly string[]) =>
+  (rule: GeneratedRule): GeneratedRule =>
+    rule.apiGroups.includes(GROUP) && rule.resources.includes(resource)
+      ? { ...rule, verbs: rule.verbs.filter((v) => !verbs.includes(v)) }
+      : rule;
 
-/** The generated manifests with `verb` taken away from the ClusterRole's rule on `resource`. */
-function without(resource: string, verbs: readonly string[]): Manifest[] {
-  const strip = (r: Rule): Rule =>
-    r.apiGroups.includes(GROUP) && r.resources.includes(resource)
-      ? { ...r, verbs: r.verbs.filter((v) => !verbs.includes(v)) }
-      : r;
-  return manifests.map((m) => (m.kind === "ClusterRole" ? { ...m, rules: (m.rules ?? []).map(strip) } : m));
-}
-
-async function runAsServiceAccount(): Promise<RunningOperator> {
-  const sa = await cluster.serviceAccount(`${SYSTEM_NS}/${SA_NAME}`);
+/** Applies the generated RBAC (edited by `edit`) and runs the operator as its ServiceAccount. */
+async function runAsServiceAccount(edit?: (rule: GeneratedRule) => GeneratedRule): Promise<RunningOperator> {
+  const sa = await rbac.apply(edit);
   expect(sa.username).toBe(USER);
   return cluster.run(uselessMachineOperator({ flipDelay: "200ms" }), { client: sa.client });
 }
@@ -80,10 +67,7 @@ function waitForLog(running: RunningOperator, text: string): Promise<void> {
 
 describe("useless machine under RBAC", () => {
   it("derives rules for machines (spec flips included), their status, owned switches, events and CRDs", () => {
-    const role = manifests.find((m) => m.kind === "ClusterRole");
-    const rules = (role?.rules ?? []).map(
-      (r) => `${r.apiGroups.join(",")}/${r.resources.join(",")}: ${r.verbs.join(",")}`,
-    );
+    const rules = rbac.rules.map((r) => `${r.apiGroups.join(",")}/${r.resources.join(",")}: ${r.verbs.join(",")}`);
     expect(rules).toEqual(
       expect.arrayContaining([
         `${GROUP}/machines: list,watch,patch`,
@@ -97,7 +81,6 @@ describe("useless machine under RBAC", () => {
   });
 
   it("flips the machine's switch and its Switches as a ServiceAccount bound only to the generated rules", async () => {
-    await apply(manifests);
     const running = await runAsServiceAccount();
     try {
       await createMachine("rbac-ok");
@@ -118,8 +101,7 @@ describe("useless machine under RBAC", () => {
   });
 
   it("without patch on machines, keeps the machine's switch up and logs the 403 of its flip", async () => {
-    await apply(without("machines", ["patch"]));
-    const running = await runAsServiceAccount();
+    const running = await runAsServiceAccount(without("machines", ["patch"]));
     try {
       await createMachine("rbac-no-patch");
       // Everything else still works: the Switches are made and the status written.
@@ -136,8 +118,7 @@ describe("useless machine under RBAC", () => {
   });
 
   it("without create on switches, makes no Switch and logs the 403 of creating one", async () => {
-    await apply(without("switches", ["create"]));
-    const running = await runAsServiceAccount();
+    const running = await runAsServiceAccount(without("switches", ["create"]));
     try {
       await createMachine("rbac-no-create");
       await waitForLog(
