@@ -6,9 +6,15 @@
  */
 import { fileURLToPath } from "node:url";
 import { ConfigMap, CustomResourceDefinition, Event } from "capstan/core";
-import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
+import {
+  type GeneratedRbac,
+  type GeneratedRule,
+  type RunningOperator,
+  type ServiceAccountIdentity,
+  startTestCluster,
+  type TestCluster,
+} from "capstan/testing";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
-import { parseAllDocuments, stringify } from "yaml";
 import { ExchangeRate, exchangeRateOperator, OPERATOR_NAME } from "./operator.ts";
 import { type RatesServer, SAMPLE_RATES, startRatesServer } from "./rates-server.ts";
 
@@ -17,23 +23,14 @@ const SA = OPERATOR_NAME; // the generated ServiceAccount is named after the ope
 const USER = `system:serviceaccount:${NS}:${SA}`;
 const OPERATOR = fileURLToPath(new URL("operator.ts", import.meta.url));
 
-interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-}
-type Manifest = { kind: string; rules?: Rule[] } & Record<string, unknown>;
-
 let cluster: TestCluster;
 let rates: RatesServer;
-let manifests: Manifest[];
+let rbac: GeneratedRbac<ServiceAccountIdentity>;
 let running: RunningOperator | undefined;
 beforeAll(async () => {
   rates = await startRatesServer();
   cluster = await startTestCluster({ rbac: true });
-  const generated = await cluster.capstan(["generate", "rbac", OPERATOR, "--namespace", NS]);
-  expect(generated.code, generated.stderr).toBe(0);
-  manifests = parseAllDocuments(generated.stdout).map((d) => d.toJS() as Manifest);
+  rbac = await cluster.generatedRbac(OPERATOR, { namespace: NS });
 }, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
 afterEach(async () => {
   await running?.stop();
@@ -44,28 +41,17 @@ afterAll(async () => {
   await rates?.stop();
 });
 
-async function applyRbac(docs: Manifest[]): Promise<void> {
-  const stdin = docs.map((d) => `---\n${stringify(d)}`).join("");
-  const r = await cluster.kubectl(["apply", "-f", "-"], { stdin });
-  expect(r.code, r.stderr).toBe(0);
-}
+/** Takes `resource` out of every rule (a rule left empty goes). */
+const without =
+  (resource: string) =>
+  (rule: GeneratedRule): GeneratedRule | undefined => {
+    const resources = rule.resources.filter((r) => r !== resource);
+    return resources.length === 0 ? undefined : { ...rule, resources };
+  };
 
-/** The generated manifests with `resource` taken out of every ClusterRole rule (a rule left empty goes). */
-function without(resource: string): Manifest[] {
-  return manifests.map((m) =>
-    m.kind === "ClusterRole"
-      ? {
-          ...m,
-          rules: m.rules
-            ?.map((r) => ({ ...r, resources: r.resources.filter((x) => x !== resource) }))
-            .filter((r) => r.resources.length > 0),
-        }
-      : m,
-  );
-}
-
-const operatorAs = async () => {
-  const sa = await cluster.serviceAccount(`${NS}/${SA}`);
+/** Applies the generated RBAC (edited by `edit`); the operator and the ServiceAccount's client. */
+const operatorAs = async (edit?: (rule: GeneratedRule) => GeneratedRule | undefined) => {
+  const sa = await rbac.apply(edit);
   expect(sa.username).toBe(USER);
   return { client: sa.client, op: exchangeRateOperator({ ratesUrl: rates.url, retryBackoff: "100ms" }) };
 };
@@ -82,7 +68,7 @@ async function waitForLog(r: RunningOperator, text: string) {
 }
 
 it("grants exactly what the operator does: CRD registration, ExchangeRates and their status, ConfigMap writes, Events", () => {
-  const rules = manifests.find((m) => m.kind === "ClusterRole")?.rules ?? [];
+  const rules = rbac.rules;
   const verbsOf = (group: string, resource: string) =>
     rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs);
   expect(verbsOf("", "configmaps")).toEqual(["create", "patch"]);
@@ -100,7 +86,6 @@ it("grants exactly what the operator does: CRD registration, ExchangeRates and t
 });
 
 it("publishes rates as a ServiceAccount bound to the generated rules only", async () => {
-  await applyRbac(manifests);
   const { client, op } = await operatorAs();
   running = await cluster.run(op, { client });
   await cluster.client
@@ -121,8 +106,7 @@ it("publishes rates as a ServiceAccount bound to the generated rules only", asyn
 });
 
 it("without the generated rule on configmaps, publishes nothing and logs the 403 naming the ServiceAccount", async () => {
-  await applyRbac(without("configmaps"));
-  const { client, op } = await operatorAs();
+  const { client, op } = await operatorAs(without("configmaps"));
   running = await cluster.run(op, { client });
   await cluster.client
     .resource(ExchangeRate)
@@ -146,11 +130,10 @@ it("without the generated rule on configmaps, publishes nothing and logs the 403
 });
 
 it("without the generated rule on customresourcedefinitions, fails to start with the 403", async () => {
-  await applyRbac(without("customresourcedefinitions"));
+  const { client, op } = await operatorAs(without("customresourcedefinitions"));
   // A cluster that has never seen the operator: the CRD is not there until the operator registers it.
   await cluster.client.resource(CustomResourceDefinition).delete(ExchangeRate.crdName);
   await cluster.waitForDeletion(CustomResourceDefinition, ExchangeRate.crdName, { timeout: "10s" });
-  const { client, op } = await operatorAs();
   await expect(cluster.run(op, { client })).rejects.toThrow(
     `customresourcedefinitions.apiextensions.k8s.io "${ExchangeRate.crdName}" is forbidden: User "${USER}" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope`,
   );
