@@ -5,9 +5,15 @@
  */
 import { fileURLToPath } from "node:url";
 import { Event, Namespace, Pod } from "capstan/core";
-import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
+import {
+  type GeneratedRbac,
+  type GeneratedRule,
+  type RunningOperator,
+  type ServiceAccountIdentity,
+  startTestCluster,
+  type TestCluster,
+} from "capstan/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { parseAllDocuments, stringify } from "yaml";
 import { ImmortalContainer, immortalContainerOperator } from "./operator.ts";
 
 const OPERATOR = fileURLToPath(new URL("./operator.ts", import.meta.url));
@@ -15,45 +21,29 @@ const SYSTEM_NS = "immortal-system";
 const SA_NAME = "immortalcontainers";
 const USER = `system:serviceaccount:${SYSTEM_NS}:${SA_NAME}`;
 
-interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-}
-type Manifest = { kind: string; rules?: Rule[] } & Record<string, unknown>;
-
 let cluster: TestCluster;
-let manifests: Manifest[];
+let rbac: GeneratedRbac<ServiceAccountIdentity>;
 
 beforeAll(async () => {
   cluster = await startTestCluster({ rbac: true });
-  const generated = await cluster.capstan(["generate", "rbac", OPERATOR, "--namespace", SYSTEM_NS]);
-  expect(generated.stderr).toBe("");
-  expect(generated.code).toBe(0);
-  manifests = parseAllDocuments(generated.stdout)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((m): m is Manifest => m !== null);
-});
+  rbac = await cluster.generatedRbac(OPERATOR, { namespace: SYSTEM_NS });
+}, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
 afterAll(() => cluster.stop());
 
-/** Applies `docs` with kubectl (as admin): a ClusterRole applied again gets exactly these rules. */
-async function apply(docs: Manifest[]): Promise<void> {
-  const result = await cluster.kubectl(["apply", "-f", "-"], { stdin: docs.map((d) => stringify(d)).join("---\n") });
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-}
-
-/** The generated manifests with the ClusterRole's rules filtered by `keep`. */
-function withRules(keep: (rule: Rule) => boolean): Manifest[] {
-  return manifests.map((m) => (m.kind === "ClusterRole" ? { ...m, rules: (m.rules ?? []).filter(keep) } : m));
-}
-
-/** Starts the operator as the ServiceAccount; it is stopped at the end of the test. */
-async function runAsServiceAccount(): Promise<RunningOperator> {
-  const sa = await cluster.serviceAccount(`${SYSTEM_NS}/${SA_NAME}`);
+/** Applies the generated RBAC (edited by `edit`) and starts the operator as its ServiceAccount. */
+async function runAsServiceAccount(
+  edit?: (rule: GeneratedRule) => GeneratedRule | undefined,
+): Promise<RunningOperator> {
+  const sa = await rbac.apply(edit);
   expect(sa.username).toBe(USER);
   return cluster.run(immortalContainerOperator({ restartDelay: 0, recheckInterval: "200ms" }), { client: sa.client });
 }
+
+/** Drops the rules on `resource`. */
+const withoutRule =
+  (resource: string) =>
+  (rule: GeneratedRule): GeneratedRule | undefined =>
+    rule.resources.includes(resource) ? undefined : rule;
 
 async function createImmortalContainer(namespace: string, name: string): Promise<void> {
   await cluster.client.resource(Namespace).create(Namespace.make({ metadata: { name: namespace } }));
@@ -74,10 +64,7 @@ function waitForLog(running: RunningOperator, text: string): Promise<void> {
 
 describe("ImmortalContainer operator under RBAC", () => {
   it("derives rules for its pods, its ImmortalContainers and their status, events and CRD registration", () => {
-    const role = manifests.find((m) => m.kind === "ClusterRole");
-    const rules = (role?.rules ?? []).map(
-      (r) => `${r.apiGroups.join(",")}/${r.resources.join(",")}: ${r.verbs.join(",")}`,
-    );
+    const rules = rbac.rules.map((r) => `${r.apiGroups.join(",")}/${r.resources.join(",")}: ${r.verbs.join(",")}`);
     expect(rules).toEqual(
       expect.arrayContaining([
         "/pods: get,list,watch,create,patch,delete",
@@ -87,13 +74,12 @@ describe("ImmortalContainer operator under RBAC", () => {
         "apiextensions.k8s.io/customresourcedefinitions: get,update",
       ]),
     );
-    expect(manifests.map((m) => m.kind)).toEqual(
+    expect(rbac.manifests.map((m) => m.kind)).toEqual(
       expect.arrayContaining(["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]),
     );
   });
 
   it("keeps the pod alive as a ServiceAccount bound only to the generated rules", async () => {
-    await apply(manifests);
     const running = await runAsServiceAccount();
     try {
       await createImmortalContainer("rbac-ok", "web");
@@ -113,8 +99,7 @@ describe("ImmortalContainer operator under RBAC", () => {
   });
 
   it("without the rule on immortalcontainers/status, creates the pod but logs the 403 of its status write", async () => {
-    await apply(withRules((r) => !r.resources.includes("immortalcontainers/status")));
-    const running = await runAsServiceAccount();
+    const running = await runAsServiceAccount(withoutRule("immortalcontainers/status"));
     try {
       await createImmortalContainer("rbac-no-status", "web");
       await cluster.waitFor(Pod, "rbac-no-status/web-immortalpod", (p) => p.status?.phase === "Running");
@@ -130,19 +115,9 @@ describe("ImmortalContainer operator under RBAC", () => {
   });
 
   it("without create on pods, says why on the ImmortalContainer: a FailedCreate Warning event with the 403", async () => {
-    await apply(
-      manifests.map((m) =>
-        m.kind === "ClusterRole"
-          ? {
-              ...m,
-              rules: (m.rules ?? []).map((r) =>
-                r.resources.includes("pods") ? { ...r, verbs: r.verbs.filter((v) => v !== "create") } : r,
-              ),
-            }
-          : m,
-      ),
+    const running = await runAsServiceAccount((r) =>
+      r.resources.includes("pods") ? { ...r, verbs: r.verbs.filter((v) => v !== "create") } : r,
     );
-    const running = await runAsServiceAccount();
     try {
       await createImmortalContainer("rbac-no-create", "web");
       // A create names no object: the message says "pods is forbidden", as kube-apiserver's does.
@@ -166,8 +141,7 @@ describe("ImmortalContainer operator under RBAC", () => {
   });
 
   it("without the rule on pods, never starts a pod and logs the 403 of listing pods", async () => {
-    await apply(withRules((r) => !r.resources.includes("pods")));
-    const running = await runAsServiceAccount();
+    const running = await runAsServiceAccount(withoutRule("pods"));
     try {
       await createImmortalContainer("rbac-no-pods", "web");
       await waitForLog(
