@@ -193,11 +193,14 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const deps: ResourceHandlerDeps = { registry, store, patchTypes, watchTimers, openWatches };
   let serverAddress = "";
 
-  const handler: Stage = async (ctx) => {
+  // Stages that never await return the next stage's promise instead of wrapping it in another async
+  // frame (runFrom turns their synchronous throws into rejections): each frame is a promise, a
+  // resolution job and an async-hooks callback per request on the create path.
+  const handler: Stage = (ctx) => {
     if (ctx.info.isResourceRequest) return handleResourceRequest(ctx, deps);
     return handleNonResource(ctx, registry, routes, serverAddress);
   };
-  const requestInfoStage: Stage = async (ctx, next) => {
+  const requestInfoStage: Stage = (ctx, next) => {
     ctx.info = parseRequestInfo(ctx.req.method ?? "GET", ctx.url.pathname, ctx.url.searchParams);
     return next();
   };

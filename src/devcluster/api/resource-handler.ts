@@ -62,16 +62,6 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     owned: true,
     fieldManager: { manager },
   };
-  // Writes whose managedFields the field manager already computed (apply, scale) are stored as they are.
-  const computedOptions: WriteOptions = { ...writeOptions, fieldManager: { manager, computed: true } };
-  // Warnings (unknown fields under fieldValidation=Warn) go out as RFC 7234 Warning headers, as kube-apiserver sends them.
-  const withWarnings = () => {
-    if (warnings.length > 0)
-      ctx.res.setHeader(
-        "Warning",
-        warnings.map((w) => `299 - ${JSON.stringify(w)}`),
-      );
-  };
 
   switch (info.verb) {
     case "get": {
@@ -124,7 +114,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
       checkKind(served, obj);
       const data = await store.create(served, namespace, obj, writeOptions);
-      withWarnings();
+      setWarnings(ctx.res, warnings);
       return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "update": {
@@ -138,13 +128,13 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           "main",
           (current) =>
             parentAfterScale(served, current, trackScaleUpdate(scaleForWrite(served, current), obj, manager)),
-          computedOptions,
+          computedOptions(writeOptions, manager),
         );
         return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
       }
       if (target === "main") checkKind(served, obj);
       const data = await store.update(served, namespace, name, obj, target, writeOptions);
-      withWarnings();
+      setWarnings(ctx.res, warnings);
       return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "patch": {
@@ -163,7 +153,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
             const patched = patcher(scale, body, context);
             return parentAfterScale(served, current, isApply ? patched : trackScaleUpdate(scale, patched, manager));
           },
-          computedOptions,
+          computedOptions(writeOptions, manager),
         );
         return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, JSON.parse(data) as JsonObject)));
       }
@@ -175,18 +165,18 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           name,
           target,
           (current) => patcher(current, body, context),
-          isApply ? computedOptions : writeOptions,
+          isApply ? computedOptions(writeOptions, manager) : writeOptions,
         );
       } catch (err) {
         // Apply creates what does not exist yet (main resource only), as kube-apiserver does.
         if (!(isApply && target === "main" && err instanceof ApiError && err.code === 404)) throw err;
         const created = applyCreate(body, { ...context, name, namespace });
         checkKind(served, created);
-        data = await store.create(served, namespace, created, computedOptions);
-        withWarnings();
+        data = await store.create(served, namespace, created, computedOptions(writeOptions, manager));
+        setWarnings(ctx.res, warnings);
         return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
       }
-      withWarnings();
+      setWarnings(ctx.res, warnings);
       return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "delete": {
@@ -403,6 +393,23 @@ function listMetaOf(page: { resourceVersion: string; continue?: string; remainin
   if (page.continue) meta["continue"] = page.continue;
   if (page.remainingItemCount !== undefined) meta["remainingItemCount"] = page.remainingItemCount;
   return meta;
+}
+
+/**
+ * The options of writes whose managedFields the field manager already computed (apply, scale): stored
+ * as they are. Built by the verbs that use them, so a create or get makes no extra object or closure.
+ */
+function computedOptions(writeOptions: WriteOptions, manager: string): WriteOptions {
+  return { ...writeOptions, fieldManager: { manager, computed: true } };
+}
+
+/** Warnings (unknown fields under fieldValidation=Warn) go out as RFC 7234 Warning headers, as kube-apiserver sends them. */
+function setWarnings(res: ServerResponse, warnings: readonly string[]): void {
+  if (warnings.length > 0)
+    res.setHeader(
+      "Warning",
+      warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+    );
 }
 
 function sendObject(

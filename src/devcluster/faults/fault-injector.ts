@@ -299,7 +299,11 @@ export class FaultInjector {
     };
   }
 
-  private async run(ctx: RequestContext, next: () => Promise<void>): Promise<void> {
+  /**
+   * Not async on the way through (no fault armed: every request of a benchmark): it returns the next
+   * stage's promise, and runFrom turns its throws into rejections. Only a delayed request awaits.
+   */
+  private run(ctx: RequestContext, next: () => Promise<void>): Promise<void> {
     const socket = ctx.req.socket;
     if (!this.sockets.has(socket)) {
       this.sockets.add(socket);
@@ -309,11 +313,20 @@ export class FaultInjector {
     if (!info.isResourceRequest) return next();
     if (this.latency !== undefined && matches(this.latencyFilter, info)) {
       const ms = this.delayFor(this.latency, info);
-      if (ms > 0) {
-        this.countsValue.delayed++;
-        if (!(await delay(ms, ctx.signal))) return; // the client left or the server stopped
-      }
+      if (ms > 0) return this.delayed(ms, ctx, next);
     }
+    return this.pass(ctx, next);
+  }
+
+  private async delayed(ms: number, ctx: RequestContext, next: () => Promise<void>): Promise<void> {
+    this.countsValue.delayed++;
+    if (!(await delay(ms, ctx.signal))) return; // the client left or the server stopped
+    return this.pass(ctx, next);
+  }
+
+  /** The failure rules and watch tracking, once any latency has passed. */
+  private pass(ctx: RequestContext, next: () => Promise<void>): Promise<void> {
+    const info = ctx.info;
     const answer = this.failureFor(info);
     if (answer) throw this.failureError(ctx, answer);
     if (info.verb === "watch") {

@@ -56,7 +56,8 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** The authentication stage: sets `ctx.user` or answers 401. */
 export function authenticationStage(authenticator: TokenAuthenticator): Stage {
-  return async (ctx, next) => {
+  // Not async: it never awaits, and runFrom turns its throws into rejections (one promise less per request).
+  return (ctx, next) => {
     const header = ctx.req.headers.authorization ?? "";
     const match = BEARER.exec(header);
     const user = match ? authenticator.authenticate(match[1]!) : undefined;
