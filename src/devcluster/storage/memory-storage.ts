@@ -123,7 +123,9 @@ export class MemoryStorage implements Storage {
     const held = this.hold(key, rev, data);
     bucket.items.set(key, held);
     bucket.sorted = null;
-    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data: dataOf(held) });
+    // The built text itself, not the held parts joined again: every watcher (the garbage collector's
+    // scans first) would flatten that join into a second copy of the same text.
+    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data });
     return { key, rev, data };
   }
 
@@ -147,7 +149,7 @@ export class MemoryStorage implements Storage {
       bucket: bucketName,
       key: current.key,
       rev,
-      data: dataOf(held),
+      data, // as in create: the built text, not a join of the held parts
       prev,
       prevRev: current.rev,
     });
