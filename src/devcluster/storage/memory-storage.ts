@@ -123,9 +123,7 @@ export class MemoryStorage implements Storage {
     const held = this.hold(key, rev, data);
     bucket.items.set(key, held);
     bucket.sorted = null;
-    // The built text itself, not the held parts joined again: every watcher (the garbage collector's
-    // scans first) would flatten that join into a second copy of the same text.
-    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data });
+    this.commit({ type: "ADDED", bucket: bucketName, key, rev, data: dataOf(held) });
     return { key, rev, data };
   }
 
@@ -149,7 +147,7 @@ export class MemoryStorage implements Storage {
       bucket: bucketName,
       key: current.key,
       rev,
-      data, // as in create: the built text, not a join of the held parts
+      data: dataOf(held),
       prev,
       prevRev: current.rev,
     });
