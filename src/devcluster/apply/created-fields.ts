@@ -15,6 +15,7 @@
  * `/status`); callers with other reset fields take the general route.
  */
 import { DEDUCED, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
+import { STRIPPED_METADATA_FIELDS, STRIPPED_TOP_FIELDS } from "./field-manager.ts";
 import type { FieldsV1 } from "./field-set.ts";
 import {
   compareGoStrings,
@@ -28,19 +29,9 @@ import { itemElement, shapeOf } from "./typed.ts";
 type JsonMap = { [key: string]: Json };
 
 /** Top-level fields nobody owns (stripMetaManager). */
-const STRIPPED_TOP = new Set(["apiVersion", "kind"]);
+const STRIPPED_TOP = new Set(STRIPPED_TOP_FIELDS);
 /** metadata fields nobody owns (stripMetaManager); `metadata` itself is not a member either. */
-const STRIPPED_META = new Set([
-  "name",
-  "namespace",
-  "creationTimestamp",
-  "selfLink",
-  "uid",
-  "clusterName",
-  "generation",
-  "managedFields",
-  "resourceVersion",
-]);
+const STRIPPED_META = new Set(STRIPPED_METADATA_FIELDS);
 
 function isMap(v: Json | undefined): v is JsonMap {
   return v !== null && v !== undefined && typeof v === "object" && !Array.isArray(v);

@@ -69,22 +69,26 @@ const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
 /** The manager name used for the in-flight operation (managedFieldsUpdater's `current-operation`). */
 const CURRENT_OPERATION = "current-operation";
 
-/** Top-level and metadata fields nobody owns (stripMetaManager). */
+/** Top-level fields nobody owns (stripMetaManager). */
+export const STRIPPED_TOP_FIELDS: readonly string[] = ["apiVersion", "kind"];
+/** metadata fields nobody owns (stripMetaManager); `metadata` itself is not owned either. */
+export const STRIPPED_METADATA_FIELDS: readonly string[] = [
+  "name",
+  "namespace",
+  "creationTimestamp",
+  "selfLink",
+  "uid",
+  "clusterName",
+  "generation",
+  "managedFields",
+  "resourceVersion",
+];
+
+/** Top-level and metadata fields nobody owns, as a field set. */
 const STRIPPED = FieldSet.of(
-  [{ field: "apiVersion" }],
-  [{ field: "kind" }],
+  ...STRIPPED_TOP_FIELDS.map((f): Path => [{ field: f }]),
   [{ field: "metadata" }],
-  ...[
-    "name",
-    "namespace",
-    "creationTimestamp",
-    "selfLink",
-    "uid",
-    "clusterName",
-    "generation",
-    "managedFields",
-    "resourceVersion",
-  ].map((f): Path => [{ field: "metadata" }, { field: f }]),
+  ...STRIPPED_METADATA_FIELDS.map((f): Path => [{ field: "metadata" }, { field: f }]),
 );
 
 /** What every field-manager call needs to know about the target resource. */
