@@ -306,8 +306,21 @@ export class Operator {
   private manager: Manager | undefined;
   private processors: KindProcessor[] = [];
   private readonly declaredPermissions: readonly PermissionNeed[];
+  private settleRegistration: { resolve(): void; reject(err: unknown): void } = { resolve() {}, reject() {} };
+  /**
+   * Settles once {@link start} is past CRD registration: resolves when the operator's CRDs are
+   * registered (or registration is skipped, or it was stopped first), rejects with start's error
+   * when it failed before that (a 403 on its CRDs, say). `capstan/testing`'s `run` waits for it, so
+   * a test sees a start-up failure as `run` rejecting, even when the CRDs were already served.
+   */
+  readonly registered: Promise<void>;
 
   constructor(options: OperatorOptions) {
+    this.registered = new Promise<void>((resolve, reject) => {
+      this.settleRegistration = { resolve, reject };
+    });
+    // Nobody need wait for it: a failed start is reported by start's own promise.
+    this.registered.catch(() => undefined);
     this.names = operatorNames(options.name);
     this.name = options.name;
     this.declaredPermissions = (options.permissions ?? []).flat();
@@ -491,6 +504,7 @@ export class Operator {
           throw err;
         }
       }
+      this.settleRegistration.resolve();
       if (stop.signal.aborted) return;
       for (const c of this.controllers) c.replay(mgr);
       const scopes = namespaces !== undefined && namespaces.length > 0 ? [...namespaces] : [undefined];
@@ -500,7 +514,11 @@ export class Operator {
         }
       }
       await mgr.start(stop.signal);
+    } catch (err) {
+      this.settleRegistration.reject(err); // no effect once registration succeeded
+      throw err;
     } finally {
+      this.settleRegistration.resolve(); // stopped before or during registration
       signal?.removeEventListener("abort", onAbort);
       stop.abort();
       await Promise.all(this.processors.map((p) => p.stop(drainMs)));

@@ -87,6 +87,11 @@ export interface RunnableOperator<O = Record<string, unknown>> {
   readonly name: string;
   start(options: O & { client: KubeClient; signal: AbortSignal; logger: Logger }): Promise<void>;
   requirements?(): { readonly crds: readonly { readonly crdName: string }[] };
+  /**
+   * Settles once the operator is past its own CRD registration (rejects with its start-up error);
+   * `operator()` objects have it. `run` waits for it when present.
+   */
+  readonly registered?: Promise<void>;
 }
 
 /**
@@ -277,6 +282,15 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         await waitFor(client, CRD_KIND, crd.crdName, isEstablished, {
           timeout: readyTimeout ?? DEFAULT_WAIT_TIMEOUT,
           signal: stopped.signal,
+        });
+      }
+      // Served CRDs are not enough: the operator's own registration may still fail (a 403 on a CRD
+      // someone else created). Its failure rejects `registered`.
+      if (runOptions.registerCrds !== false && op.registered !== undefined) {
+        await op.registered.catch((err: unknown) => {
+          throw new Error(`operator ${op.name} failed: ${err instanceof Error ? err.message : String(err)}`, {
+            cause: err,
+          });
         });
       }
     } catch (err) {

@@ -1,7 +1,12 @@
 import type { Logger } from "pino";
+import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../src/client/resource-client.ts";
+import { operator } from "../../src/operator/index.ts";
 import { ConfigMap } from "../../src/resources/builtins.ts";
+import { toCrd } from "../../src/resources/crd.ts";
+import { defineResource } from "../../src/resources/define-resource.ts";
+import { ensureCrds } from "../../src/runtime/crd-registration.ts";
 import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
 
 /** Lists ConfigMaps in `default` once, logging the outcome, then holds until stopped. */
@@ -106,6 +111,30 @@ describe("serviceAccount without RBAC", () => {
     try {
       await expect(cluster.serviceAccount("a/b")).rejects.toThrow(/rbac: true/);
       await expect(cluster.serviceAccount("nonsense")).rejects.toThrow(/"<namespace>\/<name>"/);
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
+
+describe("run waits for the operator's own CRD registration", () => {
+  it("rejects with the operator's 403 when its CRDs were already served by someone else", async () => {
+    const cluster = await startTestCluster({ rbac: true, kubelet: false });
+    try {
+      const Widget = defineResource({
+        group: "registration.capstan.test",
+        version: "v1",
+        kind: "Widget",
+        scope: "Namespaced",
+        spec: Type.Object({ size: Type.Integer() }),
+      });
+      await ensureCrds(cluster.client, [toCrd(Widget)]); // served before the operator starts
+      const op = operator({ name: "widgets" });
+      op.on.create(Widget, async () => undefined);
+      const sa = await cluster.serviceAccount("ops/nobody"); // bound to nothing: its CRD GET is a 403
+      await expect(cluster.run(op, { client: sa.client })).rejects.toThrow(
+        `operator widgets failed: customresourcedefinitions.apiextensions.k8s.io "widgets.registration.capstan.test" is forbidden: User "system:serviceaccount:ops:nobody" cannot get resource "customresourcedefinitions"`,
+      );
     } finally {
       await cluster.stop();
     }
