@@ -93,6 +93,16 @@ export function conflict(gr: GroupResource, name: string, why: string): ApiError
   );
 }
 
+/**
+ * go-restful's answer to a verb a route does not serve (a GET on a create-only review, a
+ * DELETE on the namespaces collection): 405 with empty details.
+ */
+export function routeNotAllowed(): ApiError {
+  return new ApiError(
+    failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}),
+  );
+}
+
 /** The reason the registry gives when a write carries a stale resourceVersion (registry/store.go). */
 export const OPTIMISTIC_LOCK_ERROR_MSG =
   "the object has been modified; please apply your changes to the latest version and try again";

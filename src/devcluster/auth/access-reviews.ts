@@ -4,7 +4,7 @@
  * They are create-only virtual resources: nothing is stored, the answer is the object sent back with a
  * `status` filled in from the authorizer, about the requesting (possibly impersonated) user.
  */
-import { ApiError } from "../api/status.ts";
+import { ApiError, routeNotAllowed } from "../api/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { decodeObject, readBody } from "../request/body.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
@@ -56,16 +56,7 @@ export function isReviewRequest(ctx: RequestContext): boolean {
 export async function serveReview(ctx: RequestContext, authorizer: RbacAuthorizer): Promise<void> {
   const { info } = ctx;
   if (info.verb !== "create" || info.name !== "" || info.namespace !== "") {
-    throw new ApiError({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      message: "the server does not allow this method on the requested resource",
-      reason: "MethodNotAllowed",
-      details: {},
-      code: 405,
-    });
+    throw routeNotAllowed();
   }
   const body = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]);
   const user = ctx.user as AuthUser;

@@ -5,7 +5,7 @@
  * (`authorization.k8s.io/v1`). Create-only, nothing stored; the caller needs `create` on them
  * (the bootstrap `system:auth-delegator` ClusterRole grants both).
  */
-import { ApiError, badRequest } from "../api/status.ts";
+import { ApiError, badRequest, routeNotAllowed } from "../api/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import type { TokenAuthenticator } from "../request/authentication.ts";
 import { decodeObject, readBody } from "../request/body.ts";
@@ -63,16 +63,7 @@ export async function serveDelegatedReview(
 ): Promise<void> {
   const { info } = ctx;
   if (info.verb !== "create" || info.name !== "") {
-    throw new ApiError({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      message: "the server does not allow this method on the requested resource",
-      reason: "MethodNotAllowed",
-      details: {},
-      code: 405,
-    });
+    throw routeNotAllowed();
   }
   const body = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]);
   const spec = (body["spec"] ?? {}) as Record<string, unknown>;

@@ -3,7 +3,7 @@
  * calls): issues a signed token for an existing ServiceAccount, with the API's defaults (the server's
  * audiences, one hour) and its validation (at least 10 minutes, at most 2^32 seconds).
  */
-import { ApiError } from "../api/status.ts";
+import { ApiError, routeNotAllowed } from "../api/status.ts";
 import type { InProcessApi } from "../in-process-api.ts";
 import { decodeObject, readBody } from "../request/body.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
@@ -38,16 +38,7 @@ export async function serveTokenRequest(
 ): Promise<void> {
   const { namespace, name } = ctx.info;
   if (ctx.info.verb !== "create") {
-    throw new ApiError({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      message: "the server does not allow this method on the requested resource",
-      reason: "MethodNotAllowed",
-      details: {},
-      code: 405,
-    });
+    throw routeNotAllowed();
   }
   const body = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]);
   const spec = (body["spec"] ?? {}) as { audiences?: string[]; expirationSeconds?: number };

@@ -37,6 +37,7 @@ import {
   type GroupResource,
   notFound,
   OPTIMISTIC_LOCK_ERROR_MSG,
+  routeNotAllowed,
   success,
   tooLargeResourceVersion,
 } from "../api/status.ts";
@@ -391,10 +392,7 @@ export class ObjectStore {
     options: DeleteOptions = {},
   ): Promise<JsonObject> {
     // A kind whose storage has no DeleteCollection (namespaces) has no such route: go-restful's 405.
-    if (!served.verbs.includes("deletecollection")) {
-      const message = "the server does not allow this method on the requested resource";
-      throw new ApiError(failure(405, "MethodNotAllowed", message, {}));
-    }
+    if (!served.verbs.includes("deletecollection")) throw routeNotAllowed();
     const view = served.conversion;
     if (view) {
       const list = await this.deleteCollection(view.storage, namespace, query, options);
