@@ -27,8 +27,7 @@
  *
  * Caveats: built-in kinds get the field tree of @kubernetes/client-node's generated models (types
  * without descriptions or patch strategies, see builtin-schemas.ts), loaded on the first request. The
- * swagger 2.0 document (`/openapi/v2`) is not served: kubectl only falls back to it when v3 is
- * missing, and for client-side apply of built-ins it falls back to its compiled-in types.
+ * swagger 2.0 document (`/openapi/v2`) is derived from these documents (openapi-v2.ts).
  */
 import { createHash } from "node:crypto";
 import type { ResourceRegistry } from "../registry/registry.ts";
@@ -36,6 +35,12 @@ import type { ServedResource } from "../registry/served-resource.ts";
 import type { RequestContext } from "../request/pipeline.ts";
 import { builtinSchemas } from "./builtin-schemas.ts";
 import { versionInfo } from "./discovery.ts";
+import {
+  encodeSwaggerProtobuf,
+  OPENAPI_V2_PROTOBUF,
+  OPENAPI_V2_PROTOBUF_DEPRECATED,
+  swaggerDocument,
+} from "./openapi-v2.ts";
 import { resourceNotServed } from "./status.ts";
 
 type Json = Record<string, unknown>;
@@ -581,11 +586,18 @@ interface Built {
   hash: string;
 }
 
+/** The swagger 2.0 document in both encodings, with the hash of its JSON. */
+interface BuiltSwagger {
+  json: string;
+  protobuf: Uint8Array;
+  hash: string;
+}
+
 /** An HTTP answer for an /openapi request. */
 export interface OpenApiResponse {
   status: number;
   contentType: string;
-  body: string;
+  body: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
@@ -596,6 +608,8 @@ export interface OpenApiResponse {
 export class OpenApiDocuments {
   /** The index of current documents; undefined after any registry change. */
   private cache: Map<string, Built> | undefined;
+  /** `/openapi/v2`, built from the current documents; undefined after any registry change. */
+  private swagger: BuiltSwagger | undefined;
   /** Documents by group-version key, kept across changes of other group-versions. */
   private readonly built = new Map<string, Built>();
   private readonly unsubscribe: () => void;
@@ -611,6 +625,7 @@ export class OpenApiDocuments {
     this.unsubscribe = registry.subscribe(({ served }) => {
       this.built.delete(groupVersionKey(served.group, served.version));
       this.cache = undefined;
+      this.swagger = undefined;
     });
   }
 
@@ -659,6 +674,20 @@ export class OpenApiDocuments {
     return this.documents().get(key);
   }
 
+  /** The swagger 2.0 document of everything served now (see openapi-v2.ts). */
+  swaggerDocument(): BuiltSwagger {
+    if (this.swagger) return this.swagger;
+    const docs = [...this.documents().values()].map((built) => JSON.parse(built.body) as Json);
+    const doc = swaggerDocument(docs, this.serverVersion);
+    const json = JSON.stringify(doc);
+    this.swagger = {
+      json,
+      protobuf: encodeSwaggerProtobuf(doc),
+      hash: createHash("sha512").update(json).digest("hex").toUpperCase(),
+    };
+    return this.swagger;
+  }
+
   /** Loads the built-in kinds' schemas once; a failure leaves them permissive. */
   loadBuiltins(): Promise<void> {
     this.loadingBuiltins ??= builtinSchemas(
@@ -670,6 +699,7 @@ export class OpenApiDocuments {
         this.builtins = schemas;
         this.built.clear();
         this.cache = undefined;
+        this.swagger = undefined;
       },
       () => {},
     );
@@ -680,8 +710,19 @@ export class OpenApiDocuments {
    * Answers an `/openapi/...` request, or returns undefined when `path` is not an OpenAPI path.
    * A request carrying the current `hash` gets an immutable cache header, as the real server sends.
    */
-  async handle(path: string, query: URLSearchParams): Promise<OpenApiResponse | undefined> {
+  async handle(path: string, query: URLSearchParams, accept = ""): Promise<OpenApiResponse | undefined> {
     await this.loadBuiltins();
+    if (path === "/openapi/v2" || path === "/openapi/v2/") {
+      const swagger = this.swaggerDocument();
+      const headers = { etag: `"${swagger.hash}"`, vary: "Accept" };
+      const encoding = swaggerEncoding(accept);
+      if (encoding === undefined) {
+        return { status: 406, contentType: "text/plain; charset=utf-8", body: "", headers: { vary: "Accept" } };
+      }
+      return encoding === "protobuf"
+        ? { status: 200, contentType: OPENAPI_V2_PROTOBUF, body: swagger.protobuf, headers }
+        : { status: 200, contentType: "application/json", body: swagger.json, headers };
+    }
     if (path === "/openapi/v3" || path === "/openapi/v3/") {
       return { status: 200, contentType: "application/json", body: JSON.stringify(this.discovery()) };
     }
@@ -697,6 +738,21 @@ export class OpenApiDocuments {
   }
 }
 
+/**
+ * The encoding of `/openapi/v2` an Accept header asks for, as kube-openapi's handler picks it: the
+ * first media range (in the header's order) matching JSON or either spelling of the protobuf type, JSON
+ * for wildcards; undefined (406) when none matches. client-go asks for protobuf only.
+ */
+function swaggerEncoding(accept: string): "json" | "protobuf" | undefined {
+  if (accept.trim() === "") return "json";
+  for (const range of accept.split(",")) {
+    const type = (range.split(";")[0] ?? "").trim().toLowerCase();
+    if (type === "application/json" || type === "*/*" || type === "application/*") return "json";
+    if (type === OPENAPI_V2_PROTOBUF || type === OPENAPI_V2_PROTOBUF_DEPRECATED) return "protobuf";
+  }
+  return undefined;
+}
+
 /** What {@link openApiPlugin} needs from the server (a structural subset of its plugin context). */
 export interface OpenApiPluginContext {
   registry: ResourceRegistry;
@@ -704,15 +760,15 @@ export interface OpenApiPluginContext {
 }
 
 /**
- * Serves `/openapi/v3` and its group-version documents on a server. `/openapi/v2` (and anything else
- * under `/openapi/`) answers 404, which kubectl treats as "no v2 document" and falls back from.
+ * Serves `/openapi/v3` and its group-version documents, and `/openapi/v2`, on a server. Anything else
+ * under `/openapi/` answers 404.
  * Returns the function that stops following the registry.
  */
 export function openApiPlugin(ctx: OpenApiPluginContext): () => void {
   const documents = new OpenApiDocuments(ctx.registry);
   ctx.addRoute("/openapi/", async (rc) => {
     if (rc.req.method !== "GET" && rc.req.method !== "HEAD") throw resourceNotServed();
-    const answer = await documents.handle(rc.url.pathname, rc.url.searchParams);
+    const answer = await documents.handle(rc.url.pathname, rc.url.searchParams, rc.req.headers.accept);
     if (!answer || answer.status === 404) throw resourceNotServed();
     rc.res.writeHead(answer.status, {
       "Content-Type": answer.contentType,

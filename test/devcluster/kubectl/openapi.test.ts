@@ -159,12 +159,6 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
       return index.paths["apis/operators.example.com/v1"] === undefined;
     });
   });
-
-  it("does not serve swagger 2.0, so kubectl falls back to its compiled-in types", async () => {
-    const res = await cluster.http("GET", "/openapi/v2");
-    expect(res.status).toBe(404);
-    expect((res.body as { reason: string }).reason).toBe("NotFound");
-  });
 });
 
 describe("definition names", () => {
