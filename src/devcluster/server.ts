@@ -24,6 +24,7 @@ import { handleResourceRequest, type ResourceHandlerDeps } from "./api/resource-
 import { resourceNotServed } from "./api/status.ts";
 import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./api/watch-handler.ts";
 import { writingAs } from "./apply/write-tracking.ts";
+import { installAlwaysAllowReviews } from "./auth/always-allow.ts";
 import { installRbac } from "./auth/rbac.ts";
 import { controllersPlugin } from "./controllers/index.ts";
 import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
@@ -209,6 +210,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   routes.set(FAULTS_PATH, faultsEndpoint(faults));
   const stages: Stage[] = [requestInfoStage, authenticationStage(authenticator), faults.stage, handler];
   if (options.rbac) await installRbac({ api, registry, authenticator, stages, adminToken: token });
+  else installAlwaysAllowReviews({ registry, stages });
   const pipeline = composePipeline(stages);
 
   // Every open watch listens for the server's stop: thousands of watchers are normal, not a leak.

@@ -52,8 +52,11 @@ export function isReviewRequest(ctx: RequestContext): boolean {
   );
 }
 
+/** What the reviews ask of an authorizer: RBAC's, or AlwaysAllow's when RBAC is off. */
+export type ReviewAuthorizer = Pick<RbacAuthorizer, "authorize" | "rulesFor">;
+
 /** Answers a review request (already authorized: `create` on the review resource). */
-export async function serveReview(ctx: RequestContext, authorizer: RbacAuthorizer): Promise<void> {
+export async function serveReview(ctx: RequestContext, authorizer: ReviewAuthorizer): Promise<void> {
   const { info } = ctx;
   if (info.verb !== "create" || info.name !== "" || info.namespace !== "") {
     throw routeNotAllowed();
@@ -157,7 +160,7 @@ export function attributesOfReview(
   };
 }
 
-function rulesReviewStatus(authorizer: RbacAuthorizer, user: AuthUser, namespace: string): Record<string, unknown> {
+function rulesReviewStatus(authorizer: ReviewAuthorizer, user: AuthUser, namespace: string): Record<string, unknown> {
   const resolved = authorizer.rulesFor(user, namespace);
   const resourceRules: PolicyRule[] = [];
   const nonResourceRules: PolicyRule[] = [];
