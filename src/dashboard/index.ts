@@ -1,0 +1,5 @@
+/**
+ * The dashboard `capstan dev` serves: see dashboard.ts. What the CLI (and tests) use of it.
+ */
+export { type Dashboard, type DashboardOptions, DEFAULT_DASHBOARD_HOST, startDashboard } from "./dashboard.ts";
+export { LOG_RING_SIZE, LogFeed, type LogFilter, type LogLine } from "./log-feed.ts";

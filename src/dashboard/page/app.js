@@ -1,0 +1,462 @@
+// The dashboard page: plain DOM, no framework, no build step. Everything it shows comes from the
+// dashboard server's JSON routes and Server-Sent Event streams (see src/dashboard/server.ts).
+// Text from the cluster is only ever set as textContent, never parsed as HTML.
+
+/** Age cells are refreshed this often: "5s" turning into "10s" is enough precision for a glance. */
+const AGE_REFRESH_MS = 5_000;
+/** Log lines kept in the panel: the newest, so a chatty operator cannot make the page slow. */
+const MAX_LOG_LINES = 1_000;
+
+const $ = (id) => document.getElementById(id);
+
+/** Builds an element: h("td", { class: "x", onclick }, "text", childElement). */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+function showError(id, error) {
+  const el = $(id);
+  el.hidden = !error;
+  el.textContent = error ? `${error.reason ? `${error.reason}: ` : ""}${error.message}` : "";
+}
+
+/** "3s", "4m", "2h", "5d": kubectl's short ages. */
+function age(timestamp) {
+  if (!timestamp) return "";
+  const s = Math.max(0, Math.floor((Date.now() - Date.parse(timestamp)) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m`;
+  if (s < 172800) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/** The JSON error body of a route, to say why a stream could not open. */
+async function errorOf(url) {
+  try {
+    const res = await fetch(url);
+    const body = await res.json();
+    return body.error ?? (res.ok ? undefined : { message: `HTTP ${res.status}` });
+  } catch (err) {
+    return { reason: "Unreachable", message: `the dashboard server does not answer (${err})` };
+  }
+}
+
+const state = {
+  kinds: [],
+  /** The selected kind's id, its info and rows (key -> row). */
+  kindId: new URLSearchParams(location.hash.slice(1)).get("kind") ?? "",
+  kind: undefined,
+  rows: new Map(),
+  /** The object shown in the detail panel: { kindId, namespace, name }. */
+  selected: undefined,
+  objectsStream: undefined,
+  detailStream: undefined,
+  logsStream: undefined,
+};
+
+// ---- kinds ---------------------------------------------------------------------------------------
+
+function renderKinds() {
+  const list = $("kinds");
+  list.replaceChildren(
+    ...state.kinds.map((k) =>
+      h(
+        "li",
+        {
+          "data-kind": k.id,
+          class: [k.id === state.kindId ? "selected" : "", k.error ? "failing" : "", k.builtin ? "builtin" : "custom"]
+            .filter(Boolean)
+            .join(" "),
+          title: `${k.group ? `${k.group}/` : ""}${k.version} ${k.plural}${k.namespaced ? "" : " (cluster-scoped)"}${k.error ? `\n${k.error.message}` : ""}`,
+          onclick: () => selectKind(k.id),
+        },
+        h("span", { class: "kind-name" }, k.kind),
+        h("span", { class: "kind-group" }, k.group || "core"),
+        h("span", { class: "count" }, k.error && k.count === null ? "!" : (k.count ?? "…")),
+      ),
+    ),
+  );
+}
+
+function watchKinds() {
+  const stream = new EventSource("/api/stream/kinds");
+  stream.addEventListener("open", () => {
+    $("connection").textContent = "live";
+    $("connection").className = "connection live";
+  });
+  stream.addEventListener("error", () => {
+    $("connection").textContent = "reconnecting…";
+    $("connection").className = "connection down";
+  });
+  stream.addEventListener("kinds", (e) => {
+    const { kinds, crdError } = JSON.parse(e.data);
+    state.kinds = kinds;
+    showError("kinds-error", crdError && { ...crdError, message: `custom kinds: ${crdError.message}` });
+    renderKinds();
+    if (state.kindId && !state.objectsStream && kinds.some((k) => k.id === state.kindId)) selectKind(state.kindId);
+  });
+}
+
+// ---- objects of one kind -------------------------------------------------------------------------
+
+function selectKind(id) {
+  state.objectsStream?.close();
+  state.objectsStream = undefined;
+  state.kindId = id;
+  state.rows = new Map();
+  state.kind = state.kinds.find((k) => k.id === id);
+  history.replaceState(null, "", `#kind=${encodeURIComponent(id)}`);
+  renderKinds();
+  renderTable();
+  const url = `/api/stream/objects?kind=${encodeURIComponent(id)}`;
+  const stream = new EventSource(url);
+  state.objectsStream = stream;
+  stream.addEventListener("snapshot", (e) => {
+    const { kind, rows, error } = JSON.parse(e.data);
+    state.kind = kind;
+    state.rows = new Map(rows.map((r) => [r.key, r]));
+    showError("objects-error", error);
+    renderTable();
+  });
+  stream.addEventListener("upsert", (e) => {
+    const row = JSON.parse(e.data);
+    state.rows.set(row.key, row);
+    renderRow(row);
+  });
+  stream.addEventListener("remove", (e) => {
+    const { key } = JSON.parse(e.data);
+    state.rows.delete(key);
+    rowElement(key)?.remove();
+  });
+  stream.addEventListener("status", (e) => showError("objects-error", JSON.parse(e.data).error));
+  stream.addEventListener("gone", (e) => {
+    stream.close();
+    showError("objects-error", { message: JSON.parse(e.data).message });
+  });
+  stream.addEventListener("error", async () => {
+    // A stream refused outright (unknown kind) is closed by the browser: ask the JSON route why.
+    if (stream.readyState === EventSource.CLOSED && state.objectsStream === stream) {
+      showError("objects-error", await errorOf(`/api/objects?kind=${encodeURIComponent(id)}`));
+    }
+  });
+}
+
+function rowElement(key) {
+  return [...$("objects").tBodies[0].rows].find((tr) => tr.dataset.key === key);
+}
+
+function renderTable() {
+  const kind = state.kind;
+  $("objects-title").textContent = kind ? `${kind.kind} (${kind.group || "core"}/${kind.version})` : "Pick a kind";
+  const columns = kind?.columns ?? [];
+  $("objects").tHead.replaceChildren(
+    h(
+      "tr",
+      {},
+      kind?.namespaced ? h("th", {}, "Namespace") : null,
+      h("th", {}, "Name"),
+      h("th", {}, "Age"),
+      columns.map((c) =>
+        h("th", { title: c.error ?? c.description ?? c.jsonPath, class: c.error ? "failing" : "" }, c.name),
+      ),
+      h("th", {}, "Conditions"),
+      h("th", {}, ""),
+    ),
+  );
+  const body = $("objects").tBodies[0];
+  body.replaceChildren();
+  for (const row of [...state.rows.values()].sort((a, b) => a.key.localeCompare(b.key))) renderRow(row);
+}
+
+function cellText(value, column) {
+  if (value === null || value === undefined) return "";
+  if (column?.type === "date" && typeof value === "string") return age(value);
+  return String(value);
+}
+
+/** Inserts or replaces the row of `row.key`, keeping the table sorted by key. */
+function renderRow(row) {
+  const kind = state.kind;
+  const columns = kind?.columns ?? [];
+  const selected = state.selected && state.selected.kindId === state.kindId && keyOf(state.selected) === row.key;
+  const tr = h(
+    "tr",
+    { "data-key": row.key, class: [selected ? "selected" : "", row.deleting ? "deleting" : ""].join(" ").trim() },
+    kind?.namespaced ? h("td", {}, row.namespace ?? "") : null,
+    h("td", { class: "name" }, row.name),
+    h("td", { class: "age", "data-created": row.created ?? "" }, age(row.created)),
+    columns.map((c, i) => h("td", { class: "cell" }, cellText(row.cells[i], c))),
+    h("td", {}, row.conditions.map(conditionBadge)),
+    h(
+      "td",
+      { class: "markers" },
+      row.deleting
+        ? h("span", { class: "badge deleting", title: `deletion requested ${row.deleting}` }, "deleting")
+        : null,
+      row.finalizers.length > 0
+        ? h("span", { class: "badge", title: row.finalizers.join("\n") }, `finalizers: ${row.finalizers.length}`)
+        : null,
+    ),
+  );
+  tr.addEventListener("click", () =>
+    selectObject({ kindId: state.kindId, namespace: row.namespace ?? "", name: row.name }),
+  );
+  const body = $("objects").tBodies[0];
+  const old = rowElement(row.key);
+  if (old) {
+    old.replaceWith(tr);
+    return;
+  }
+  const after = [...body.rows].find((r) => r.dataset.key.localeCompare(row.key) > 0);
+  body.insertBefore(tr, after ?? null);
+}
+
+function conditionBadge(c) {
+  const good = c.status === "True";
+  return h(
+    "span",
+    {
+      class: `badge condition ${good ? "ok" : c.status === "False" ? "bad" : "unknown"}`,
+      title: [c.reason, c.message].filter(Boolean).join(": "),
+    },
+    `${c.type}${good ? "" : `=${c.status}`}`,
+  );
+}
+
+function keyOf(ref) {
+  return ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+}
+
+// ---- one object ----------------------------------------------------------------------------------
+
+function selectObject(ref) {
+  state.detailStream?.close();
+  state.selected = ref;
+  if (ref.kindId !== state.kindId) selectKind(ref.kindId);
+  for (const tr of $("objects").tBodies[0].rows) tr.classList.toggle("selected", tr.dataset.key === keyOf(ref));
+  $("detail-title").textContent = keyOf(ref);
+  showError("detail-error", undefined);
+  $("detail").replaceChildren();
+  const query = `kind=${encodeURIComponent(ref.kindId)}&namespace=${encodeURIComponent(ref.namespace)}&name=${encodeURIComponent(ref.name)}`;
+  const stream = new EventSource(`/api/stream/object?${query}`);
+  state.detailStream = stream;
+  stream.addEventListener("detail", (e) => renderDetail(JSON.parse(e.data)));
+  stream.addEventListener("gone", (e) => {
+    stream.close();
+    showError("detail-error", { message: JSON.parse(e.data).message });
+  });
+  stream.addEventListener("error", async () => {
+    if (stream.readyState === EventSource.CLOSED && state.detailStream === stream) {
+      showError("detail-error", await errorOf(`/api/object?${query}`));
+    }
+  });
+}
+
+function link(ref, text) {
+  if (!ref.kindId) return h("span", {}, text);
+  return h(
+    "a",
+    {
+      href: "#",
+      onclick: (e) => {
+        e.preventDefault();
+        selectObject({ kindId: ref.kindId, namespace: ref.namespace ?? "", name: ref.name });
+      },
+    },
+    text,
+  );
+}
+
+function section(title, className, ...content) {
+  return h("section", { class: className }, h("h3", {}, title), ...content);
+}
+
+function renderDetail(d) {
+  $("detail-title").textContent = `${d.kind} ${d.row.key}`;
+  const conditions = d.row.conditions;
+  $("detail").replaceChildren(
+    h(
+      "div",
+      { class: "detail-actions" },
+      h("button", { type: "button", onclick: () => filterLogs(d.row.namespace ?? "", d.row.name) }, "logs about it"),
+      d.row.deleting ? h("span", { class: "badge deleting" }, `deleting since ${d.row.deleting}`) : null,
+    ),
+    section(
+      "Conditions",
+      "conditions",
+      conditions.length === 0
+        ? h("p", { class: "none" }, "none")
+        : h(
+            "table",
+            {},
+            conditions.map((c) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, conditionBadge(c)),
+                h("td", {}, c.reason ?? ""),
+                h("td", {}, c.message ?? ""),
+                h("td", {}, age(c.lastTransitionTime)),
+              ),
+            ),
+          ),
+    ),
+    section(
+      "Finalizers",
+      "finalizers",
+      d.row.finalizers.length === 0
+        ? h("p", { class: "none" }, "none")
+        : h(
+            "ul",
+            {},
+            d.row.finalizers.map((f) => h("li", {}, f)),
+          ),
+    ),
+    section(
+      "Owners",
+      "owners",
+      d.ownerReferences.length === 0
+        ? h("p", { class: "none" }, "none")
+        : h(
+            "ul",
+            {},
+            d.ownerReferences.map((o) =>
+              h(
+                "li",
+                { class: o.present ? "" : "missing" },
+                `${o.kind} `,
+                link(o, o.name),
+                o.controller ? " (controller)" : "",
+                o.present ? "" : " (not found)",
+              ),
+            ),
+          ),
+    ),
+    section(
+      "Children",
+      "children",
+      d.children.length === 0
+        ? h("p", { class: "none" }, "none")
+        : h(
+            "ul",
+            {},
+            d.children.map((c) => h("li", {}, `${c.kind} `, link(c, c.name))),
+          ),
+    ),
+    section(
+      "Events",
+      "events",
+      d.events.length === 0
+        ? h("p", { class: "none" }, "none")
+        : h(
+            "table",
+            {},
+            d.events.map((e) =>
+              h(
+                "tr",
+                { class: e.type === "Warning" ? "warning" : "" },
+                h("td", { class: "age" }, age(e.last)),
+                h("td", {}, e.type),
+                h("td", {}, e.reason),
+                h("td", {}, e.message),
+                h("td", {}, e.count > 1 ? `×${e.count}` : ""),
+              ),
+            ),
+          ),
+    ),
+    section("YAML", "yaml", h("pre", {}, d.yaml)),
+  );
+}
+
+// ---- logs ----------------------------------------------------------------------------------------
+
+function logFilterQuery() {
+  const params = new URLSearchParams();
+  const source = $("log-source").value;
+  if (source) params.set("source", source);
+  const object = $("log-object").value.trim();
+  if (object) {
+    const slash = object.indexOf("/");
+    if (slash >= 0) {
+      params.set("namespace", object.slice(0, slash));
+      params.set("name", object.slice(slash + 1));
+    } else {
+      params.set("name", object);
+    }
+  }
+  return params.toString();
+}
+
+function renderSources(sources) {
+  const select = $("log-source");
+  const current = select.value;
+  select.replaceChildren(h("option", { value: "" }, "all"), ...sources.map((s) => h("option", { value: s }, s)));
+  select.value = sources.includes(current) ? current : "";
+}
+
+function logLine(line) {
+  const time = new Date(line.time).toISOString().slice(11, 23);
+  const fields = line.fields
+    ? Object.entries(line.fields).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+    : [];
+  const object = line.name ? (line.namespace ? `${line.namespace}/${line.name}` : line.name) : "";
+  return h(
+    "div",
+    { class: `line ${line.level ?? "text"}` },
+    h("span", { class: "time" }, time),
+    h("span", { class: "source" }, line.source),
+    line.level ? h("span", { class: "level" }, line.level.toUpperCase()) : null,
+    object ? h("span", { class: "object" }, object) : null,
+    h("span", { class: "msg" }, line.level ? (line.msg ?? "") : line.text),
+    fields.length > 0 ? h("span", { class: "fields" }, fields.join(" ")) : null,
+  );
+}
+
+function appendLogLines(lines) {
+  const panel = $("logs");
+  const atBottom = panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 8;
+  panel.append(...lines.map(logLine));
+  while (panel.childElementCount > MAX_LOG_LINES) panel.firstElementChild.remove();
+  if (atBottom) panel.scrollTop = panel.scrollHeight;
+}
+
+function watchLogs() {
+  state.logsStream?.close();
+  $("logs").replaceChildren();
+  const stream = new EventSource(`/api/stream/logs?${logFilterQuery()}`);
+  state.logsStream = stream;
+  stream.addEventListener("lines", (e) => {
+    const { sources, lines } = JSON.parse(e.data);
+    renderSources(sources);
+    $("logs").replaceChildren();
+    appendLogLines(lines);
+  });
+  stream.addEventListener("sources", (e) => renderSources(JSON.parse(e.data).sources));
+  stream.addEventListener("line", (e) => appendLogLines([JSON.parse(e.data)]));
+}
+
+function filterLogs(namespace, name) {
+  $("log-object").value = namespace ? `${namespace}/${name}` : name;
+  watchLogs();
+}
+
+// ---- start ---------------------------------------------------------------------------------------
+
+$("log-source").addEventListener("change", watchLogs);
+$("log-object").addEventListener("change", watchLogs);
+$("log-clear-filter").addEventListener("click", () => filterLogs("", ""));
+setInterval(() => {
+  for (const td of document.querySelectorAll("td.age[data-created]")) td.textContent = age(td.dataset.created);
+}, AGE_REFRESH_MS);
+watchKinds();
+watchLogs();

@@ -1,0 +1,57 @@
+/**
+ * Server-Sent Events over one HTTP response: the page's `EventSource` receives named events, each
+ * carrying one JSON value. The stream ends when the page goes away or the dashboard stops.
+ */
+import type { ServerResponse } from "node:http";
+
+/**
+ * How long the browser waits before reconnecting a dropped stream: short, so a page left open
+ * across a `capstan dev` restart (same dashboard port) is live again about a second after it.
+ */
+export const RECONNECT_MS = 1_000;
+
+/** One open event stream. */
+export class SseStream {
+  #closed = false;
+  readonly #onClose = new Set<() => void>();
+
+  constructor(private readonly res: ServerResponse) {
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      connection: "keep-alive",
+      "x-content-type-options": "nosniff",
+    });
+    res.write(`retry: ${RECONNECT_MS}\n\n`);
+    res.on("close", () => this.#end());
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Sends `event` with `data` as JSON; does nothing once closed. */
+  send(event: string, data: unknown): void {
+    if (this.#closed) return;
+    this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Runs `callback` once, when the stream closes (the page left, or {@link close}). */
+  onClose(callback: () => void): void {
+    if (this.#closed) callback();
+    else this.#onClose.add(callback);
+  }
+
+  /** Ends the response. */
+  close(): void {
+    if (!this.#closed) this.res.end();
+    this.#end();
+  }
+
+  #end(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const callback of this.#onClose) callback();
+    this.#onClose.clear();
+  }
+}
