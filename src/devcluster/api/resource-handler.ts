@@ -23,8 +23,9 @@ import type {
 import { gr } from "../rest/object-store.ts";
 import { negotiate, type ResponseShape } from "./negotiation.ts";
 import { partialObjectMetadata, partialObjectMetadataList } from "./partial-metadata.ts";
+import { servePodLog } from "./pod-logs.ts";
 import { scaleOf } from "./scale.ts";
-import { ApiError, badRequest, failure, methodNotSupported, resourceNotServed } from "./status.ts";
+import { ApiError, badRequest, failure, methodNotSupported, resourceNotServed, routeNotAllowed } from "./status.ts";
 import { toTable } from "./table.ts";
 import { serveWatch, type WatchTimers } from "./watch-handler.ts";
 
@@ -48,6 +49,10 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
   const name = served.plural === "namespaces" && info.name === "" && info.namespace !== "" ? info.namespace : info.name;
   const subresource = info.subresource;
   if (info.parts.length > 3) throw resourceNotServed();
+  if (subresource === "log" && served.group === "" && served.plural === "pods") {
+    if (info.verb !== "get") throw routeNotAllowed();
+    return servePodLog(ctx.res, deps.store.getObject(served, namespace, name), url.searchParams, deps.openWatches);
+  }
   const target = subresourceTarget(served, subresource);
   const query = url.searchParams;
   const store = deps.store;
