@@ -22,7 +22,7 @@
  * - It holds every object of the watched kinds in memory (see object-feed.ts): made for a
  *   development cluster.
  */
-import { once } from "node:events";
+import { once, setMaxListeners } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadClientConfig } from "../client/config.ts";
@@ -75,6 +75,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const client = options.client ?? new KubeClient(loadClientConfig({ kubeconfig: options.kubeconfigPath }));
   const logs = options.logs ?? new LogFeed();
   const abort = new AbortController();
+  // One listener per watched kind and per open page stream: a dozen is normal, not a leak.
+  setMaxListeners(0, abort.signal);
   const allowedHosts = new Set<string>();
   const view = new ClusterView(client);
   const server = createServer(dashboardRoutes({ view, client, logs, allowedHosts, signal: abort.signal }));

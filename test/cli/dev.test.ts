@@ -4,9 +4,10 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { outputLabels } from "../../src/cli/dev.ts";
+import { DEFAULT_DEV_DASHBOARD_PORT, outputLabels, parseDevFlags, teeOperatorOutput } from "../../src/cli/dev.ts";
 import { loadClientConfig } from "../../src/client/config.ts";
 import { KubeClient } from "../../src/client/resource-client.ts";
+import { LogFeed } from "../../src/dashboard/index.ts";
 import { ConfigMap } from "../../src/resources/builtins.ts";
 import { CRD_KIND } from "../../src/runtime/crd-registration.ts";
 import { waitFor } from "../../src/testing/index.ts";
@@ -42,6 +43,41 @@ describe("capstan dev's output labels", () => {
       "b/operator.ts",
       "main.ts",
     ]);
+  });
+});
+
+describe("capstan dev's dashboard flags", () => {
+  it("serves the dashboard by default on its fixed port (with fallback), on an exact port when given, or not at all", () => {
+    expect(parseDevFlags([])).toMatchObject({ dashboard: true, dashboardPort: undefined });
+    expect(DEFAULT_DEV_DASHBOARD_PORT).toBeGreaterThan(1024);
+    expect(parseDevFlags(["--dashboard-port", "0"])).toMatchObject({ dashboard: true, dashboardPort: 0 });
+    expect(parseDevFlags(["--dashboard-port", "8123"])).toMatchObject({ dashboardPort: 8123 });
+    expect(parseDevFlags(["--no-dashboard"])).toMatchObject({ dashboard: false });
+    expect(() => parseDevFlags(["--dashboard-port", "http"])).toThrow(/--dashboard-port must be an integer/);
+    expect(() => parseDevFlags(["--dashboard-port", "70000"])).toThrow(/--dashboard-port/);
+  });
+
+  it("tees an operator's JSON log line to the dashboard as a record and to the terminal as a readable line", () => {
+    const logs = new LogFeed();
+    const printed: string[] = [];
+    const print = teeOperatorOutput("gadgets/operator.ts", true, logs, (line) => printed.push(line));
+    const record = { level: 40, time: Date.UTC(2026, 0, 1, 12), namespace: "default", name: "g1", msg: "slow" };
+    print(`[gadgets/operator.ts] ${JSON.stringify(record)}`);
+    print("[gadgets/operator.ts] started (pid 42)");
+    expect(logs.lines({ namespace: "default", name: "g1" })).toEqual([
+      expect.objectContaining({ source: "gadgets/operator.ts", level: "warn", msg: "slow" }),
+    ]);
+    expect(logs.lines({ source: "gadgets/operator.ts" }).map((l) => l.text)).toEqual([
+      JSON.stringify(record),
+      "started (pid 42)",
+    ]);
+    expect(printed).toEqual([
+      "[gadgets/operator.ts] 12:00:00.000 WARN  slow namespace=default name=g1",
+      "[gadgets/operator.ts] started (pid 42)",
+    ]);
+    const json: string[] = [];
+    teeOperatorOutput("op.ts", false, logs, (line) => json.push(line))(`[op.ts] ${JSON.stringify(record)}`);
+    expect(json).toEqual([`[op.ts] ${JSON.stringify(record)}`]);
   });
 });
 
@@ -98,6 +134,21 @@ describe("capstan dev", () => {
     await client.resource(GadgetKind).create(gadget("g1", 3));
     await waitFor(client, ConfigMap, "default/g1-size", (cm) => cm.data?.version === "1", { timeout: "20s" });
 
+    // The dashboard it prints shows the operator's kind and object, and the operator's log lines.
+    const dashboardUrl = (await outputMatching(output, / {2}Dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\n/))[1] as string;
+    let keys: string[] = [];
+    for (const deadline = Date.now() + 10_000; !keys.includes("default/g1") && Date.now() < deadline; ) {
+      const res = await fetch(new URL("/api/objects?kind=gadgets.capstan.test/v1/gadgets", dashboardUrl));
+      if (res.ok) keys = ((await res.json()) as { rows: { key: string }[] }).rows.map((r) => r.key);
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(keys).toContain("default/g1");
+    const logs = (await (await fetch(new URL("/api/logs?source=operator.ts", dashboardUrl))).json()) as {
+      lines: { level?: string; text: string }[];
+    };
+    expect(logs.lines.some((l) => l.level !== undefined)).toBe(true); // records, parsed from the child's JSON
+    expect(logs.lines.map((l) => l.text)).toContainEqual(expect.stringMatching(/^started \(pid \d+\)$/));
+
     // A new version of the operator: the restarted process reconciles existing Gadgets with it.
     await writeFile(join(dir, "gadgets", "operator.ts"), gadgetOperatorSource(repo, "2"));
     await outputMatching(output, /\[operator\.ts\] changed: operator\.ts: restarting/);
@@ -116,16 +167,21 @@ describe("capstan dev", () => {
     // The operator stopped gracefully (one signal, from capstan dev), not at once on a second one.
     expect(out).toMatch(/\[operator\.ts\] \{[^\n]*"msg":"operator stopped"/);
     expect(out).toMatch(/\[operator\.ts\] stopped \(code 0\)\n[\s\S]*capstan dev: stopped/);
+    await expect(fetch(dashboardUrl)).rejects.toThrow(); // the dashboard stopped with it
     for (const pid of pids) expect(alive(pid)).toBe(false);
     expect(existsSync(join(dir, ".capstan/kubeconfig"))).toBe(true);
   }, 90_000); // three process start-ups (dev, operator twice) on a shared 2-core machine
 
   it("its operators stop when capstan dev is killed with SIGKILL, which it cannot pass on", async () => {
     let out = "";
-    const proc = spawn(process.execPath, [bin, "dev", "gadgets/operator.ts", "--log-format", "json"], {
-      cwd: dir,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const proc = spawn(
+      process.execPath,
+      [bin, "dev", "gadgets/operator.ts", "--log-format", "json", "--no-dashboard"],
+      {
+        cwd: dir,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     dev = proc;
     proc.stdout?.on("data", (chunk: Buffer) => {
       out += chunk.toString();
@@ -136,6 +192,7 @@ describe("capstan dev", () => {
     client = new KubeClient(loadClientConfig({ kubeconfig: join(dir, ".capstan/kubeconfig") }));
     await waitFor(client, CRD_KIND, "gadgets.gadgets.capstan.test", isEstablished, { timeout: "20s" });
     expect(alive(pid)).toBe(true);
+    expect(out).not.toContain("Dashboard:"); // --no-dashboard
 
     const exited = new Promise((resolve) => proc.once("exit", resolve));
     proc.kill("SIGKILL");
