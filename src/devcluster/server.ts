@@ -28,6 +28,7 @@ import { installAlwaysAllowReviews } from "./auth/always-allow.ts";
 import { installRbac } from "./auth/rbac.ts";
 import { controllersPlugin } from "./controllers/index.ts";
 import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
+import { ensureKubernetesService, serviceClusterIps } from "./controllers/kubernetes-service.ts";
 import { namespaceDefaultsPlugin } from "./controllers/namespace-defaults.ts";
 import { FAULTS_PATH, faultsEndpoint } from "./faults/admin-endpoint.ts";
 import { FaultInjector } from "./faults/fault-injector.ts";
@@ -169,7 +170,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
 
   const storage = options.storage ?? dataDir?.storage ?? new MemoryStorage(options.historySize ?? DEFAULT_HISTORY_SIZE);
   const registry = new ResourceRegistry();
-  for (const served of builtinResources()) registry.add(served);
+  // The allocator asks the store which cluster IPs are taken (a closure: `api` exists once services do).
+  for (const served of builtinResources({ serviceIpsInUse: () => serviceClusterIps(api) })) registry.add(served);
   const store = new ObjectStore(storage);
   store.mutators.push(customObjectMutator, podServiceAccountMutator);
   store.validators.push(customObjectValidator());
@@ -250,6 +252,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
   const url = `https://${urlHost}:${port}`;
   serverAddress = `${urlHost}:${port}`;
+  await ensureKubernetesService(api, port);
   const kubeconfig = renderKubeconfig({ server: url, caPem: certs.caPem, token });
   if (options.kubeconfigPath) await writeKubeconfig(options.kubeconfigPath, kubeconfig);
 

@@ -4,6 +4,8 @@
  * define them in pkg/registry/<group>/<kind>/strategy.go. The scheme's defaults, applied on every
  * write, are in scheme-defaults.ts.
  */
+import { ApiError, failure } from "../api/status.ts";
+import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
 import { immortalNamespaceRefusal } from "./immortal-namespaces.ts";
 import {
@@ -85,23 +87,55 @@ function prepareNamespace(ns: JsonObject): void {
   record(ns, "status")["phase"] = "Active";
 }
 
+/** What the built-in kinds need to know about the server's state. */
+export interface BuiltinDeps {
+  /** The cluster IPs Services hold now: allocation goes around them and refuses a taken one. */
+  serviceIpsInUse?: () => Iterable<string>;
+}
+
+/** The `default/kubernetes` Service's address: the first of the range, as kube-apiserver reserves it. */
+export const KUBERNETES_SERVICE_IP = "10.96.0.1";
+
+/** Addresses 10.96.0.1 - 10.96.255.254 of kubeadm's 10.96.0.0/12: more Services than a devcluster holds. */
+const CLUSTER_IP_COUNT = 0xfffe;
+
 /**
- * Cluster IPs from 10.96.0.0/12 (kubeadm's default service CIDR), handed out in order per server.
- * Nothing routes them: they exist so that clients and `kubectl get svc` see what a cluster shows.
+ * Cluster IPs from 10.96.0.0/12 (kubeadm's default service CIDR), handed out in order, skipping the ones
+ * Services hold (a restarted persistent server, an explicit `clusterIP`). Nothing routes them: they
+ * exist so that clients and `kubectl get svc` see what a cluster shows.
  */
-function clusterIpAllocator(): () => string {
-  let next = 1;
-  return () => {
-    const n = next++;
-    return `10.96.${(n >> 8) & 0xff}.${n & 0xff}`;
+function clusterIpAllocator(inUse: () => Iterable<string>): { allocate(): string; taken(ip: string): boolean } {
+  let next = 2;
+  const ipOf = (n: number) => `10.96.${(n >> 8) & 0xff}.${n & 0xff}`;
+  return {
+    allocate() {
+      const taken = new Set(inUse());
+      for (let tries = 0; tries < CLUSTER_IP_COUNT; tries++) {
+        const ip = ipOf(next);
+        next = next >= CLUSTER_IP_COUNT ? 1 : next + 1;
+        if (!taken.has(ip)) return ip;
+      }
+      throw new ApiError(failure(500, "InternalError", "Internal error occurred: range is full"));
+    },
+    taken: (ip) => new Set(inUse()).has(ip),
   };
 }
 
 /** The service REST create's allocation: cluster IP(s) and IP families, and the empty load-balancer status. */
-function prepareService(svc: JsonObject, allocate: () => string): void {
+function prepareService(svc: JsonObject, allocator: ReturnType<typeof clusterIpAllocator>): void {
   const spec = record(svc, "spec");
-  if (spec["type"] !== "ExternalName" && (spec["clusterIP"] === undefined || spec["clusterIP"] === "")) {
-    spec["clusterIP"] = allocate();
+  const requested = spec["clusterIP"];
+  if (spec["type"] !== "ExternalName" && (requested === undefined || requested === "")) {
+    spec["clusterIP"] = allocator.allocate();
+  } else if (typeof requested === "string" && requested !== "None" && allocator.taken(requested)) {
+    // pkg/registry/core/service/storage/alloc.go: the allocator's ErrAllocated, as a 422 on spec.clusterIPs.
+    const name = String(record(svc, "metadata")["name"] ?? "");
+    const ips = Array.isArray(spec["clusterIPs"]) ? spec["clusterIPs"] : [requested];
+    throw new ApiError(
+      invalidStatus("", "Service", name, [
+        invalid("spec.clusterIPs", ips, `failed to allocate IP ${requested}: provided IP is already allocated`),
+      ]),
+    );
   }
   if (typeof spec["clusterIP"] === "string" && spec["clusterIP"] !== "None" && spec["clusterIPs"] === undefined) {
     spec["clusterIPs"] = [spec["clusterIP"]];
@@ -126,8 +160,8 @@ const EVENT_FIELDS = fields(
 );
 
 /** The built-in kinds, in the order discovery lists them. */
-export function builtinResources(): ServedResource[] {
-  const allocateClusterIp = clusterIpAllocator();
+export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
+  const allocateClusterIp = clusterIpAllocator(deps.serviceIpsInUse ?? (() => []));
   const coreEvents = served({
     group: "",
     version: "v1",
