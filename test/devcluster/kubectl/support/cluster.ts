@@ -1,7 +1,7 @@
 /**
  * A started devcluster for kubectl and controller tests: the server as `startApiServer()` starts it
  * (OpenAPI documents and controllers included), its kubeconfig in a temp dir, a `kubectl` runner (the real binary, no special flags,
- * its caches kept in the temp dir) and a small HTTPS client that trusts the server's CA.
+ * its caches kept in the temp dir; `KUBECTL=<binary>` picks another release) and a small HTTPS client that trusts the server's CA.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -12,6 +12,9 @@ import { type ApiServer, startApiServer } from "../../../../src/devcluster/index
 
 /** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
 const KUBECTL_TIMEOUT_MS = 20_000;
+
+/** `KUBECTL=<binary>` runs the suite against another kubectl release, as `capstan/testing`'s kubectl() does. */
+const KUBECTL_BINARY = process.env.KUBECTL ?? "kubectl";
 
 export interface KubectlResult {
   code: number;
@@ -54,7 +57,7 @@ export async function startTestCluster(): Promise<TestCluster> {
   const kubectl: TestCluster["kubectl"] = (args, options = {}) =>
     new Promise((resolve) => {
       const child = execFile(
-        "kubectl",
+        KUBECTL_BINARY,
         args,
         { env: { ...env, ...options.env }, timeout: options.timeoutMs ?? KUBECTL_TIMEOUT_MS },
         (err, stdout, stderr) => {
@@ -73,7 +76,7 @@ export async function startTestCluster(): Promise<TestCluster> {
     let err = "";
     let child: ReturnType<typeof execFile> | undefined;
     const exited = new Promise<KubectlResult>((resolve) => {
-      child = execFile("kubectl", args, { env, timeout: KUBECTL_TIMEOUT_MS }, (error) => {
+      child = execFile(KUBECTL_BINARY, args, { env, timeout: KUBECTL_TIMEOUT_MS }, (error) => {
         if (child) children.delete(child);
         resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout: out, stderr: err });
       });
@@ -123,6 +126,21 @@ export async function startTestCluster(): Promise<TestCluster> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The minor release of the kubectl the suite runs (`KUBECTL`, else the one on PATH), for the few
+ * outputs that differ between releases (`version --client` does not contact the server).
+ */
+export async function kubectlMinor(cluster: TestCluster): Promise<number> {
+  const res = await cluster.kubectl(["version", "--client", "-o", "json"]);
+  // The JSON form is the same from 1.27 to 1.33 (the plain text form changed in 1.28).
+  const minor = Number.parseInt(
+    (JSON.parse(res.stdout) as { clientVersion: { minor: string } }).clientVersion.minor,
+    10,
+  );
+  if (Number.isNaN(minor)) throw new Error(`cannot read kubectl's minor version from ${res.stdout}`);
+  return minor;
 }
 
 /**
