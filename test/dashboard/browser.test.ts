@@ -70,3 +70,20 @@ it("shows the operator's log lines in the logs panel, filterable by operator", a
   const sources = await page.locator("#logs .line .source").allTextContents();
   expect(new Set(sources)).toEqual(new Set(["useless-machine"]));
 }, 20_000);
+
+it("shows the cluster's refusal (403) as a message in the page, not a blank page", async () => {
+  const rbacCluster = await startTestCluster({ rbac: true });
+  const nobody = await rbacCluster.serviceAccount("default/nobody");
+  const forbidden = await startDashboard({ client: nobody.client });
+  try {
+    const errorPage = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    await errorPage.goto(forbidden.url);
+    await waitForText(errorPage, "#kinds-error", /Forbidden: custom kinds: .*nobody/);
+    await errorPage.click('#kinds li[data-kind="core/v1/pods"]');
+    await waitForText(errorPage, "#objects-error", /Forbidden: .*pods/);
+    await errorPage.close();
+  } finally {
+    await forbidden.stop();
+    await rbacCluster.stop();
+  }
+}, 20_000);

@@ -57,6 +57,7 @@ const state = {
   kindId: new URLSearchParams(location.hash.slice(1)).get("kind") ?? "",
   kind: undefined,
   rows: new Map(),
+  showConditions: false,
   /** The object shown in the detail panel: { kindId, namespace, name }. */
   selected: undefined,
   objectsStream: undefined,
@@ -131,7 +132,9 @@ function selectKind(id) {
   stream.addEventListener("upsert", (e) => {
     const row = JSON.parse(e.data);
     state.rows.set(row.key, row);
-    renderRow(row);
+    // The first row with conditions brings the Conditions column: redraw the whole table then.
+    if (row.conditions.length > 0 && !state.showConditions) renderTable();
+    else renderRow(row);
   });
   stream.addEventListener("remove", (e) => {
     const { key } = JSON.parse(e.data);
@@ -157,6 +160,8 @@ function rowElement(key) {
 
 function renderTable() {
   const kind = state.kind;
+  // Shown only for kinds whose objects have conditions: most custom kinds have none.
+  state.showConditions = [...state.rows.values()].some((r) => r.conditions.length > 0);
   $("objects-title").textContent = kind ? `${kind.kind} (${kind.group || "core"}/${kind.version})` : "Pick a kind";
   const columns = kind?.columns ?? [];
   $("objects").tHead.replaceChildren(
@@ -169,7 +174,7 @@ function renderTable() {
       columns.map((c) =>
         h("th", { title: c.error ?? c.description ?? c.jsonPath, class: c.error ? "failing" : "" }, c.name),
       ),
-      h("th", {}, "Conditions"),
+      state.showConditions ? h("th", {}, "Conditions") : null,
       h("th", {}, ""),
     ),
   );
@@ -196,7 +201,7 @@ function renderRow(row) {
     h("td", { class: "name" }, row.name),
     h("td", { class: "age", "data-created": row.created ?? "" }, age(row.created)),
     columns.map((c, i) => h("td", { class: "cell" }, cellText(row.cells[i], c))),
-    h("td", {}, row.conditions.map(conditionBadge)),
+    state.showConditions ? h("td", {}, row.conditions.map(conditionBadge)) : null,
     h(
       "td",
       { class: "markers" },
@@ -281,6 +286,13 @@ function section(title, className, ...content) {
   return h("section", { class: className }, h("h3", {}, title), ...content);
 }
 
+/** A section with a list, or one line saying there is nothing, to keep the YAML in view. */
+function listSection(title, className, items, render) {
+  if (items.length === 0)
+    return h("section", { class: `${className} empty` }, h("h3", {}, title), h("span", { class: "none" }, "none"));
+  return section(title, className, render(items));
+}
+
 function renderDetail(d) {
   $("detail-title").textContent = `${d.kind} ${d.row.key}`;
   const conditions = d.row.conditions;
@@ -291,88 +303,68 @@ function renderDetail(d) {
       h("button", { type: "button", onclick: () => filterLogs(d.row.namespace ?? "", d.row.name) }, "logs about it"),
       d.row.deleting ? h("span", { class: "badge deleting" }, `deleting since ${d.row.deleting}`) : null,
     ),
-    section(
-      "Conditions",
-      "conditions",
-      conditions.length === 0
-        ? h("p", { class: "none" }, "none")
-        : h(
-            "table",
+    listSection("Conditions", "conditions", conditions, (items) =>
+      h(
+        "table",
+        {},
+        items.map((c) =>
+          h(
+            "tr",
             {},
-            conditions.map((c) =>
-              h(
-                "tr",
-                {},
-                h("td", {}, conditionBadge(c)),
-                h("td", {}, c.reason ?? ""),
-                h("td", {}, c.message ?? ""),
-                h("td", {}, age(c.lastTransitionTime)),
-              ),
-            ),
+            h("td", {}, conditionBadge(c)),
+            h("td", {}, c.reason ?? ""),
+            h("td", {}, c.message ?? ""),
+            h("td", {}, age(c.lastTransitionTime)),
           ),
+        ),
+      ),
     ),
-    section(
-      "Finalizers",
-      "finalizers",
-      d.row.finalizers.length === 0
-        ? h("p", { class: "none" }, "none")
-        : h(
-            "ul",
-            {},
-            d.row.finalizers.map((f) => h("li", {}, f)),
-          ),
+    listSection("Finalizers", "finalizers", d.row.finalizers, (items) =>
+      h(
+        "ul",
+        {},
+        items.map((f) => h("li", {}, f)),
+      ),
     ),
-    section(
-      "Owners",
-      "owners",
-      d.ownerReferences.length === 0
-        ? h("p", { class: "none" }, "none")
-        : h(
-            "ul",
-            {},
-            d.ownerReferences.map((o) =>
-              h(
-                "li",
-                { class: o.present ? "" : "missing" },
-                `${o.kind} `,
-                link(o, o.name),
-                o.controller ? " (controller)" : "",
-                o.present ? "" : " (not found)",
-              ),
-            ),
+    listSection("Owners", "owners", d.ownerReferences, (items) =>
+      h(
+        "ul",
+        {},
+        items.map((o) =>
+          h(
+            "li",
+            { class: o.present ? "" : "missing" },
+            `${o.kind} `,
+            link(o, o.name),
+            o.controller ? " (controller)" : "",
+            o.present ? "" : " (not found)",
           ),
+        ),
+      ),
     ),
-    section(
-      "Children",
-      "children",
-      d.children.length === 0
-        ? h("p", { class: "none" }, "none")
-        : h(
-            "ul",
-            {},
-            d.children.map((c) => h("li", {}, `${c.kind} `, link(c, c.name))),
-          ),
+    listSection("Children", "children", d.children, (items) =>
+      h(
+        "ul",
+        {},
+        items.map((c) => h("li", {}, `${c.kind} `, link(c, c.name))),
+      ),
     ),
-    section(
-      "Events",
-      "events",
-      d.events.length === 0
-        ? h("p", { class: "none" }, "none")
-        : h(
-            "table",
-            {},
-            d.events.map((e) =>
-              h(
-                "tr",
-                { class: e.type === "Warning" ? "warning" : "" },
-                h("td", { class: "age" }, age(e.last)),
-                h("td", {}, e.type),
-                h("td", {}, e.reason),
-                h("td", {}, e.message),
-                h("td", {}, e.count > 1 ? `×${e.count}` : ""),
-              ),
-            ),
+    listSection("Events", "events", d.events, (items) =>
+      h(
+        "table",
+        {},
+        items.map((e) =>
+          h(
+            "tr",
+            { class: e.type === "Warning" ? "warning" : "" },
+            h("td", { class: "age" }, age(e.last)),
+            h("td", {}, e.type),
+            h("td", {}, e.reason),
+            h("td", {}, e.message),
+            h("td", {}, e.count > 1 ? `×${e.count}` : ""),
           ),
+        ),
+      ),
     ),
     section("YAML", "yaml", h("pre", {}, d.yaml)),
   );
