@@ -302,6 +302,8 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
     // when it differs: a detail costs a scan of the feeds, cheap at a development cluster's size.
     const coalesced = coalesce(() => {
       const now = options.view.kind(id);
+      // A feed that cannot list (403, server down) does not know: keep the last detail shown.
+      if (now !== undefined && !now.feed.status.synced) return;
       const obj = now?.feed.get(key);
       if (now === undefined || obj === undefined) {
         stream.send("gone", { message: `${key} no longer exists` });

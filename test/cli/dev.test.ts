@@ -172,6 +172,60 @@ describe("capstan dev", () => {
     expect(existsSync(join(dir, ".capstan/kubeconfig"))).toBe(true);
   }, 90_000); // three process start-ups (dev, operator twice) on a shared 2-core machine
 
+  it("exits with code 1, saying why, when the dashboard port it is given is busy", async () => {
+    const { createServer } = await import("node:net");
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      let out = "";
+      const proc = spawn(process.execPath, [bin, "dev", "--dashboard-port", String(port)], {
+        cwd: dir,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      dev = proc;
+      for (const stream of [proc.stdout, proc.stderr]) {
+        stream?.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+        });
+      }
+      const code = await new Promise<number | null>((resolve) => proc.once("exit", (c) => resolve(c)));
+      expect(code).toBe(1);
+      expect(out).toMatch(/the dashboard cannot start: .*EADDRINUSE/);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  }, 60_000);
+
+  it("serves the dashboard on another free port when its default port is busy", async () => {
+    const { createServer } = await import("node:net");
+    const busy = createServer();
+    // Busy either way: held here, or already held by another process (then listen fails).
+    await new Promise<void>((resolve) => {
+      busy.once("error", () => resolve());
+      busy.listen(DEFAULT_DEV_DASHBOARD_PORT, "127.0.0.1", resolve);
+    });
+    try {
+      let out = "";
+      const proc = spawn(process.execPath, [bin, "dev"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+      dev = proc;
+      proc.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      const exited = new Promise<number | null>((resolve) => proc.once("exit", (c) => resolve(c)));
+      const url = (await outputMatching(
+        () => out,
+        / {2}Dashboard: (http:\/\/127\.0\.0\.1:(\d+)\/)\n/,
+      )) as RegExpMatchArray;
+      expect(Number(url[2])).not.toBe(DEFAULT_DEV_DASHBOARD_PORT);
+      expect((await fetch(new URL("/api/kinds", url[1] as string))).status).toBe(200);
+      proc.kill("SIGINT");
+      expect(await exited).toBe(0);
+    } finally {
+      if (busy.listening) await new Promise((resolve) => busy.close(resolve));
+    }
+  }, 60_000);
+
   it("its operators stop when capstan dev is killed with SIGKILL, which it cannot pass on", async () => {
     let out = "";
     const proc = spawn(
