@@ -104,7 +104,9 @@ function watchKinds() {
     state.kinds = kinds;
     showError("kinds-error", crdError && { ...crdError, message: `custom kinds: ${crdError.message}` });
     renderKinds();
-    if (state.kindId && !state.objectsStream && kinds.some((k) => k.id === state.kindId)) selectKind(state.kindId);
+    // The selected kind (from the address, or one whose CRD went away and came back) is served now.
+    const idle = !state.objectsStream || state.objectsStream.readyState === EventSource.CLOSED;
+    if (state.kindId && idle && kinds.some((k) => k.id === state.kindId)) selectKind(state.kindId);
   });
 }
 
