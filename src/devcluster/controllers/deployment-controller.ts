@@ -46,8 +46,12 @@ import {
   splitKey,
   watchAll,
 } from "./cluster-view.ts";
+import { type EventSource, recordEvent } from "./event-recorder.ts";
 import { LoopController } from "./reconcile-loop.ts";
 import { controllerRefOf, type LabelSelector } from "./replicaset-controller.ts";
+
+/** kube-controller-manager's deployment controller reports through client-go's core/v1 recorder. */
+const CONTROLLER_SOURCE: EventSource = { kind: "core", component: "deployment-controller" };
 
 const RS_BUCKET = "apps/replicasets";
 const DEPLOYMENTS_BUCKET = "apps/deployments";
@@ -279,6 +283,7 @@ export class DeploymentController extends LoopController implements Controller {
           desired: replicas,
           max: replicas + limits.maxSurge,
         });
+        await this.scalingEvent(d, rs.name, rs.replicas, want);
         rs.replicas = want;
       }
     }
@@ -395,6 +400,7 @@ export class DeploymentController extends LoopController implements Controller {
     };
     try {
       await this.ctx.store.create(this.served(RS_REF), namespace, rs);
+      if (initial > 0) await this.scalingEvent(d, rsName, 0, initial);
       return rsName;
     } catch (err) {
       if (!isStatus(err, 409)) throw err;
@@ -408,6 +414,15 @@ export class DeploymentController extends LoopController implements Controller {
       );
       return "collision";
     }
+  }
+
+  /** sync.go scaleReplicaSet's event (and getNewReplicaSet's, for a new ReplicaSet created scaled up). */
+  private scalingEvent(d: JsonObject, rsName: string, from: number, to: number): Promise<void> {
+    return recordEvent(this.ctx, d, CONTROLLER_SOURCE, {
+      type: "Normal",
+      reason: "ScalingReplicaSet",
+      message: `Scaled ${to > from ? "up" : "down"} replica set ${rsName} from ${from} to ${to}`,
+    });
   }
 
   private async patchReplicaSet(

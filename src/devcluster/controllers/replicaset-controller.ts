@@ -34,7 +34,11 @@ import {
   splitKey,
   watchAll,
 } from "./cluster-view.ts";
+import { type EventSource, recordEvent } from "./event-recorder.ts";
 import { LoopController } from "./reconcile-loop.ts";
+
+/** kube-controller-manager's ReplicaSet controller reports through client-go's core/v1 recorder. */
+const CONTROLLER_SOURCE: EventSource = { kind: "core", component: "replicaset-controller" };
 
 const PODS_BUCKET = "/pods";
 const RS_BUCKET = "apps/replicasets";
@@ -197,6 +201,7 @@ export class ReplicaSetController extends LoopController implements Controller {
               preconditions: { uid: podMeta.uid },
             }),
           );
+          await this.podEvent(rs, "SuccessfulDelete", `Deleted pod: ${podMeta.name ?? ""}`);
         }
       }
       active = this.ctx.store.storage
@@ -267,7 +272,13 @@ export class ReplicaSetController extends LoopController implements Controller {
       },
       spec: template.spec ?? {},
     };
-    await this.ctx.store.create(this.served(POD_REF), namespace, pod);
+    const created = JSON.parse(await this.ctx.store.create(this.served(POD_REF), namespace, pod)) as JsonObject;
+    await this.podEvent(rs, "SuccessfulCreate", `Created pod: ${metaOf(created).name ?? ""}`);
+  }
+
+  /** controller_utils.go's pod control events, reported on the ReplicaSet. */
+  private podEvent(rs: JsonObject, reason: string, message: string): Promise<void> {
+    return recordEvent(this.ctx, rs, CONTROLLER_SOURCE, { type: "Normal", reason, message });
   }
 
   private async writeStatus(

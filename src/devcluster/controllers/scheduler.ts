@@ -19,7 +19,16 @@
 import type { JsonObject } from "../registry/served-resource.ts";
 import { StorageError } from "../storage/storage.ts";
 import { type Controller, type ControllerContext, metaOf, watchAll } from "./cluster-view.ts";
+import { type EventSource, recordEvent } from "./event-recorder.ts";
 import { LoopController } from "./reconcile-loop.ts";
+
+/** The scheduler reports through the events.k8s.io/v1 recorder, as `default-scheduler`. */
+const SCHEDULER_SOURCE: EventSource = {
+  kind: "events.k8s.io",
+  controller: "default-scheduler",
+  instance: "default-scheduler-capstan",
+  action: "Binding",
+};
 
 const PODS_BUCKET = "/pods";
 const DEFAULT_SCHEDULER = "default-scheduler";
@@ -71,6 +80,12 @@ export class Scheduler extends LoopController implements Controller {
       await storage.update(PODS_BUCKET, key, current.rev, (rev) => {
         (pod.metadata as Record<string, unknown>)["resourceVersion"] = String(rev);
         return JSON.stringify(pod);
+      });
+      const meta = metaOf(pod);
+      await recordEvent(this.ctx, pod, SCHEDULER_SOURCE, {
+        type: "Normal",
+        reason: "Scheduled",
+        message: `Successfully assigned ${meta.namespace}/${meta.name} to ${this.nodeName}`,
       });
     } catch (err) {
       // Changed under us: handle the key again from its new revision (the change re-queued it too).

@@ -1,0 +1,98 @@
+/**
+ * The Events the devcluster's controllers report, as their real counterparts do, so that `kubectl
+ * describe deployment` and `kubectl get events` show the same story a cluster tells: the deployment
+ * controller's `ScalingReplicaSet`, the ReplicaSet controller's `SuccessfulCreate`/`SuccessfulDelete`,
+ * the scheduler's `Scheduled`.
+ *
+ * Two shapes, as on a real cluster: kube-controller-manager's controllers use client-go's core/v1
+ * recorder (`source.component`, first/last timestamps, `count: 1`, name `<object>.<unix nanos hex>`);
+ * the scheduler uses the events.k8s.io/v1 recorder (`eventTime`, `action`, `reportingController` and
+ * `reportingInstance`, no timestamps or count), stored as the same core/v1 Event.
+ *
+ * Guarantees: recording never fails the controller's work (a failed write is dropped, as the real
+ * recorders drop events they cannot send).
+ *
+ * Caveats: no aggregation or spam filtering (each occurrence is its own Event).
+ */
+import type { JsonObject } from "../registry/served-resource.ts";
+import type { ControllerContext } from "./cluster-view.ts";
+import { metaOf } from "./cluster-view.ts";
+
+const EVENTS = { group: "", version: "v1", plural: "events" };
+
+export interface EventSpec {
+  type: "Normal" | "Warning";
+  reason: string;
+  message: string;
+}
+
+/** A legacy (core/v1) recorder's source, or an events.k8s.io/v1 recorder's reporter. */
+export type EventSource =
+  | { kind: "core"; component: string }
+  | { kind: "events.k8s.io"; controller: string; instance: string; action: string };
+
+/** Unix nanoseconds, kept strictly increasing so that names of events made in one millisecond differ. */
+let lastNanos = 0n;
+function unixNanos(): bigint {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  lastNanos = now > lastNanos ? now : lastNanos + 1n;
+  return lastNanos;
+}
+
+/** Records one Event about `object`. */
+export async function recordEvent(
+  ctx: ControllerContext,
+  object: JsonObject,
+  source: EventSource,
+  event: EventSpec,
+): Promise<void> {
+  const meta = metaOf(object);
+  const served = ctx.registry.get(EVENTS.group, EVENTS.version, EVENTS.plural);
+  if (!served || !meta.name) return;
+  const nanos = unixNanos();
+  const now = new Date(Number(nanos / 1_000_000n));
+  const involvedObject = {
+    kind: object.kind,
+    namespace: meta.namespace,
+    name: meta.name,
+    uid: meta.uid,
+    apiVersion: object.apiVersion,
+    resourceVersion: meta.resourceVersion,
+  };
+  const base = {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `${meta.name}.${nanos.toString(16)}`, namespace: meta.namespace },
+    involvedObject,
+    reason: event.reason,
+    message: event.message,
+    type: event.type,
+  };
+  const body: JsonObject =
+    source.kind === "core"
+      ? {
+          ...base,
+          source: { component: source.component },
+          firstTimestamp: seconds(now),
+          lastTimestamp: seconds(now),
+          count: 1,
+          reportingComponent: source.component,
+          reportingInstance: "",
+        }
+      : {
+          ...base,
+          eventTime: now.toISOString().replace(/Z$/, "000Z"),
+          action: source.action,
+          reportingComponent: source.controller,
+          reportingInstance: source.instance,
+        };
+  try {
+    await ctx.store.create(served, meta.namespace ?? "", body);
+  } catch {
+    // Best effort, as client-go's recorders: the namespace may be terminating, the object gone.
+  }
+}
+
+function seconds(at: Date): string {
+  return at.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
