@@ -63,6 +63,12 @@ export const BUILTIN_KINDS: readonly DashboardKind[] = [
     col("Replicas", ".spec.replicas", "integer"),
     col("Ready", ".status.readyReplicas", "integer"),
   ]),
+  // Not an operator's usual child, but the link between a Deployment and its Pods: without it the
+  // detail of a Deployment would show no children.
+  builtin("apps", "v1", "ReplicaSet", "replicasets", [
+    col("Desired", ".spec.replicas", "integer"),
+    col("Ready", ".status.readyReplicas", "integer"),
+  ]),
   builtin("", "v1", "Event", "events", [
     col("Type", ".type"),
     col("Reason", ".reason"),

@@ -8,7 +8,7 @@ import pino from "pino";
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Dashboard, LogFeed, startDashboard } from "../../src/dashboard/index.ts";
-import { ConfigMap, CustomResourceDefinition, Event, Secret } from "../../src/resources/builtins.ts";
+import { ConfigMap, CustomResourceDefinition, Deployment, Event, Secret } from "../../src/resources/builtins.ts";
 import { defineResource, toCrd } from "../../src/resources/index.ts";
 import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
 import { openSse } from "./support/sse-client.ts";
@@ -98,7 +98,7 @@ describe("dashboard kinds", () => {
     expect(gizmo.count).toBeGreaterThanOrEqual(1);
     const { body } = await getJson(dashboard, "/api/kinds");
     expect(body.kinds.map((k: { kind: string }) => k.kind)).toEqual(
-      expect.arrayContaining(["Pod", "ConfigMap", "Secret", "Service", "Deployment", "Event"]),
+      expect.arrayContaining(["Pod", "ConfigMap", "Secret", "Service", "Deployment", "ReplicaSet", "Event"]),
     );
   });
 });
@@ -266,6 +266,31 @@ describe("dashboard object detail", () => {
     } finally {
       stream.close();
     }
+  });
+
+  it("follows a Deployment to its ReplicaSet and that to its Pod, through owned children", async () => {
+    await cluster.client.resource(Deployment).create(
+      Deployment.make({
+        metadata: { name: "web", namespace: "default" },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: "web" } },
+          template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "nginx" }] } },
+        },
+      }),
+    );
+    const childrenOf = async (path: string, kind: string): Promise<Body[]> => {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+        const children = ((await getJson(dashboard, path)).body.children ?? []) as Body[];
+        if (children.some((c) => c.kind === kind)) return children;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`no ${kind} among the children of ${path}`);
+    };
+    const [rs] = await childrenOf("/api/object?kind=apps/v1/deployments&namespace=default&name=web", "ReplicaSet");
+    expect(rs).toMatchObject({ kindId: "apps/v1/replicasets", namespace: "default" });
+    const pods = await childrenOf(`/api/object?kind=apps/v1/replicasets&namespace=default&name=${rs.name}`, "Pod");
+    expect(pods).toEqual([expect.objectContaining({ kindId: "core/v1/pods", name: expect.stringMatching(/^web-/) })]);
   });
 
   it("never shows a Secret's data, only its metadata", async () => {
