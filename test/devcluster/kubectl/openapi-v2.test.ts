@@ -152,15 +152,17 @@ describe("swagger 2.0 at /openapi/v2", () => {
     expect(doc.swagger).toBe("2.0");
     const pod = doc.definitions["io.k8s.api.core.v1.Pod"];
     expect(pod?.["x-kubernetes-group-version-kind"]).toEqual([{ group: "", version: "v1", kind: "Pod" }]);
-    expect((pod?.["properties"] as Record<string, { $ref?: string }>)["metadata"]?.$ref).toBe(
+    expect(pod).toBeDefined();
+    expect((pod!["properties"] as Record<string, { $ref?: string }>)["metadata"]?.$ref).toBe(
       "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     );
     const er = doc.definitions["com.example.described.v1.ExchangeRate"];
     expect(er?.["x-kubernetes-group-version-kind"]).toEqual([
       { group: "described.example.com", version: "v1", kind: "ExchangeRate" },
     ]);
+    expect(er).toBeDefined();
     const spec = (
-      er?.["properties"] as Record<string, { required: string[]; properties: Record<string, Record<string, unknown>> }>
+      er!["properties"] as Record<string, { required: string[]; properties: Record<string, Record<string, unknown>> }>
     )["spec"];
     // swagger 2.0 has no nullable: the field keeps no type and is not required, so that null still validates.
     expect(spec?.properties["note"]).toEqual({ description: "Free text, may be null." });
