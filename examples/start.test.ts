@@ -65,12 +65,18 @@ describe("npm start", () => {
     const pids = [...out.matchAll(/\] started \(pid (\d+)\)/g)].map((m) => Number(m[1]));
     expect(pids).toHaveLength(4);
 
-    const kubectl = (...args: string[]) => exec("kubectl", ["--kubeconfig", kubeconfig, ...args], { cwd: root });
+    const kubectl = (...args: string[]) =>
+      exec(process.env.KUBECTL ?? "kubectl", ["--kubeconfig", kubeconfig, ...args], { cwd: root });
     await kubectl("apply", "-f", "examples/guitar/stratocaster.yaml", "-f", "examples/exchangerate/usd.yaml");
     await kubectl("wait", "guitar/stratocaster", "--for=jsonpath={.spec.review}=true", "--timeout=30s");
-    await kubectl("wait", "configmap/usd", "--for=create", "--timeout=30s");
-    const rate = await kubectl("get", "configmap", "usd", "-o", "jsonpath={.data.rate}");
-    expect(Number(rate.stdout)).toBeGreaterThan(0); // served by the local rates server
+    // Polled rather than `wait --for=create`, which kubectl has only since 1.31.
+    let rate = "";
+    for (const deadline = Date.now() + 30_000; rate === "" && Date.now() < deadline; ) {
+      const res = await kubectl("get", "configmap", "usd", "-o", "jsonpath={.data.rate}").catch(() => ({ stdout: "" }));
+      rate = res.stdout;
+      if (rate === "") await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(Number(rate)).toBeGreaterThan(0); // served by the local rates server
 
     process.kill(-(proc.pid as number), "SIGINT");
     expect(await exited).toBe(0);
