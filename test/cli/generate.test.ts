@@ -180,7 +180,7 @@ describe("capstan generate on the command line", () => {
   function kubectl(args: string[], stdin?: string): Promise<Result> {
     return new Promise((resolve) => {
       const child = execFile(
-        "kubectl",
+        process.env.KUBECTL ?? "kubectl",
         ["--kubeconfig", cluster.kubeconfigPath, ...args],
         { timeout: 20_000, env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, "cache") } },
         (err, stdout, stderr) => {

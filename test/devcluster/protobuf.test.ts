@@ -18,9 +18,14 @@ afterAll(async () => {
 
 function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile("kubectl", ["--kubeconfig", kubeconfig, ...args], { timeout: 20_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.env.KUBECTL ?? "kubectl",
+      ["--kubeconfig", kubeconfig, ...args],
+      { timeout: 20_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 

@@ -102,7 +102,7 @@ describe("startTestCluster", () => {
     expect(cm.data).toEqual({ k: "v" });
     // The kubeconfig file works for a kubectl the test starts itself, too.
     const { stdout } = await exec(
-      "kubectl",
+      process.env.KUBECTL ?? "kubectl",
       ["--kubeconfig", cluster.kubeconfigPath, "get", "configmap", "-o", "name"],
       {
         env: { ...process.env, KUBECACHEDIR: join(dirname(cluster.kubeconfigPath), "own-cache") },

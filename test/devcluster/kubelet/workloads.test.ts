@@ -287,7 +287,7 @@ describe("capstan apiserver --no-kubelet", () => {
     const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
     const kubectl = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile("kubectl", args, { env, timeout: 20_000 }, (err, stdout, stderr) =>
+        execFile(process.env.KUBECTL ?? "kubectl", args, { env, timeout: 20_000 }, (err, stdout, stderr) =>
           resolve({ code: err ? 1 : 0, stdout: String(stdout), stderr: String(stderr) }),
         );
       });

@@ -54,11 +54,16 @@ export async function startRbacCluster(): Promise<RbacCluster> {
     new Promise((resolve) => {
       // Each kubeconfig gets its own caches under the temp dir, never the user's ~/.kube.
       const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: `${kubeconfig}.cache`, HOME: dir };
-      const child = execFile("kubectl", args, { env, timeout: KUBECTL_TIMEOUT_MS }, (err, stdout, stderr) => {
-        children.delete(child);
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      });
+      const child = execFile(
+        process.env.KUBECTL ?? "kubectl",
+        args,
+        { env, timeout: KUBECTL_TIMEOUT_MS },
+        (err, stdout, stderr) => {
+          children.delete(child);
+          const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+          resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+        },
+      );
       children.add(child);
       child.stdin?.end();
     });
