@@ -18,6 +18,7 @@ export const commands: Command[] = [
     () => import("./dev.ts"),
   ),
   lazy("generate", "Print an operator's CRDs, RBAC, Deployment or Dockerfile", () => import("./generate.ts")),
+  lazy("new", "Create an operator project: a resource, a controller, its test", () => import("./new.ts")),
 ];
 
 export function findCommand(name: string): Command | undefined {
