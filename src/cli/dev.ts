@@ -23,6 +23,7 @@ import { basename, dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Dashboard, LogFeed, startDashboard } from "../dashboard/index.ts";
 import { startApiServer } from "../devcluster/index.ts";
+import { parseCommandArgs } from "./command-args.ts";
 import { LOG_FORMATS, LOG_LEVELS, prettyLine } from "./log-output.ts";
 import { OperatorProcess } from "./operator-process.ts";
 import { watchSources } from "./source-watcher.ts";
@@ -64,17 +65,9 @@ export interface DevFlags {
 
 /** `capstan dev`. */
 export async function run(args: string[]): Promise<number> {
-  let flags: DevFlags | "help";
-  try {
-    flags = parseDevFlags(args);
-  } catch (err) {
-    process.stderr.write(`capstan dev: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (flags === "help") {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs("capstan dev", USAGE, () => parseDevFlags(args));
+  if (!parsed.ok) return parsed.exitCode;
+  const flags = parsed.value;
   const print = (line: string) => process.stdout.write(`${line}\n`);
   // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
   const server = await startApiServer({ port: flags.port, kubeconfigPath: flags.kubeconfig, namespaceDefaults: true });

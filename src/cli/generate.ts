@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { toCrd } from "../resources/crd.ts";
 import { rbacManifests } from "../resources/rbac.ts";
+import { parseCommandArgs } from "./command-args.ts";
 import { deploymentManifest, namespaceManifest } from "./deployment-manifest.ts";
 import { dockerfile } from "./dockerfile.ts";
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
@@ -53,18 +54,9 @@ interface GenerateOptions {
 
 /** `capstan generate`: manifests and a Dockerfile for one operator module. */
 export async function run(args: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    process.stderr.write(`capstan generate: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (parsed === "help") {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  const { target, file, options } = parsed;
+  const parsed = parseCommandArgs("capstan generate", USAGE, () => parse(args));
+  if (!parsed.ok) return parsed.exitCode;
+  const { target, file, options } = parsed.value;
   let op: LoadedOperator;
   try {
     op = await loadOperator(file);

@@ -11,6 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { parseCommandArgs } from "./command-args.ts";
 import { type ProjectSpec, projectFiles } from "./project-template.ts";
 
 const USAGE = `Usage: capstan new <directory> [options]
@@ -37,18 +38,9 @@ const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
 
 /** `capstan new`. */
 export async function run(args: string[]): Promise<number> {
-  let parsed: { dir: string; spec: ProjectSpec } | "help";
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    process.stderr.write(`capstan new: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (parsed === "help") {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  const { dir, spec } = parsed;
+  const parsed = parseCommandArgs("capstan new", USAGE, () => parse(args));
+  if (!parsed.ok) return parsed.exitCode;
+  const { dir, spec } = parsed.value;
   let existing: string[] = [];
   try {
     existing = readdirSync(dir);

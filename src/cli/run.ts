@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { loadClientConfig } from "../client/config.ts";
 import { KubeClient } from "../client/resource-client.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
+import { parseCommandArgs } from "./command-args.ts";
 import { createLogger, LOG_FORMATS, type LogFormat } from "./log-output.ts";
 import { type LoadedOperator, loadOperator } from "./operator-module.ts";
 
@@ -54,17 +55,9 @@ export interface RunFlags {
 
 /** `capstan run`. */
 export async function run(args: string[]): Promise<number> {
-  let flags: RunFlags | "help";
-  try {
-    flags = parseRunFlags(args);
-  } catch (err) {
-    process.stderr.write(`capstan run: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (flags === "help") {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs("capstan run", USAGE, () => parseRunFlags(args));
+  if (!parsed.ok) return parsed.exitCode;
+  const flags = parsed.value;
   let logger: Logger;
   try {
     logger = createLogger({ level: flags.logLevel, format: flags.logFormat });
