@@ -11,7 +11,7 @@
  * Every renderer is a pure function of the object and `now` (ms since epoch) so tests can pin ages.
  */
 import type { CustomResourceColumnDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
-import { ageSince } from "./human-duration.ts";
+import { ageSince, humanDuration } from "./human-duration.ts";
 import { evaluateJsonPath, type JsonPath, jsonPathText, parseJsonPath } from "./jsonpath.ts";
 
 /** meta.k8s.io/v1 TableColumnDefinition; every field is always serialized, as Go does (no omitempty). */
@@ -679,6 +679,584 @@ const webhookConfigurationPrinter: TablePrinter = {
   cells: (w, now) => [nameOf(w), arr(w["webhooks"]).length, ageOf(w, now)],
 };
 
+/** The k8s.io/api 1.32 field docs the real printers use as column descriptions (SwaggerDoc()). */
+const FIELD_DOCS = {
+  "DaemonSetStatus.desiredNumberScheduled":
+    "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+  "DaemonSetStatus.currentNumberScheduled":
+    "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+  "DaemonSetStatus.numberReady":
+    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.",
+  "DaemonSetStatus.updatedNumberScheduled": "The total number of nodes that are running updated daemon pod",
+  "DaemonSetStatus.numberAvailable":
+    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
+  "DaemonSetSpec.selector":
+    "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+  "PodSpec.nodeSelector":
+    "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/",
+  "JobStatus.succeeded":
+    "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
+  "JobSpec.selector":
+    "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+  "CronJobSpec.schedule": "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
+  "CronJobSpec.timeZone":
+    "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones",
+  "CronJobSpec.suspend":
+    "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.",
+  "CronJobStatus.active": "A list of pointers to currently running jobs.",
+  "CronJobStatus.lastScheduleTime": "Information when was the last time the job was successfully scheduled.",
+  "Endpoints.subsets":
+    "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.",
+  "ReplicationControllerSpec.replicas":
+    "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+  "ReplicationControllerStatus.replicas":
+    "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+  "ReplicationControllerStatus.readyReplicas": "The number of ready replicas for this replication controller.",
+  "ReplicationControllerSpec.selector":
+    "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+  "PersistentVolumeSpec.capacity":
+    "capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity",
+  "PersistentVolumeSpec.accessModes":
+    "accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes",
+  "PersistentVolumeSpec.persistentVolumeReclaimPolicy":
+    "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming",
+  "PersistentVolumeStatus.phase":
+    "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase",
+  "PersistentVolumeSpec.claimRef":
+    "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding",
+  "PersistentVolumeStatus.reason":
+    "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.",
+  "PersistentVolumeSpec.volumeMode":
+    "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.",
+  "PersistentVolumeClaimStatus.phase": "phase represents the current phase of PersistentVolumeClaim.",
+  "PersistentVolumeClaimSpec.volumeName":
+    "volumeName is the binding reference to the PersistentVolume backing this claim.",
+  "PersistentVolumeClaimStatus.capacity": "capacity represents the actual resources of the underlying volume.",
+  "PersistentVolumeClaimStatus.accessModes":
+    "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+  "PersistentVolumeClaimSpec.volumeMode":
+    "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.",
+  "NetworkPolicySpec.podSelector":
+    "Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods.  In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace.",
+  "StorageClass.provisioner": "provisioner indicates the type of the provisioner.",
+  "StorageClass.reclaimPolicy":
+    "reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.",
+  "StorageClass.volumeBindingMode":
+    "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.",
+  "StorageClass.allowVolumeExpansion": "allowVolumeExpansion shows whether the storage class allow volume expand.",
+  "PriorityClass.value":
+    "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+  "PriorityClass.globalDefault":
+    "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.",
+  "PriorityClass.preemptionPolicy":
+    "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
+  "EndpointSlice.addressType":
+    "addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type. This field is immutable after creation. The following address types are currently supported: * IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified Domain Name.",
+  "EndpointSlice.ports":
+    'ports specifies the list of network ports exposed by each endpoint in this slice. Each port must have a unique name. When ports is empty, it indicates that there are no defined ports. When a port is defined with a nil port value, it indicates "all ports". Each slice may include a maximum of 100 ports.',
+  "EndpointSlice.endpoints":
+    "endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.",
+} as const;
+
+// --- the kinds served as stored objects (no controllers): workloads, networking, storage, policy ---------
+
+const CONTAINERS_DESCRIPTION = "Names of each container in the template.";
+const IMAGES_DESCRIPTION = "Images referenced by each container in the template.";
+
+/** metav1.FormatLabelSelector: the selector string, `<none>` when it selects everything. */
+function selectorCell(selector: unknown): string {
+  return orNone(formatLabelSelector(selector));
+}
+
+/** printBoolPtr: `<unset>` for an absent bool, else True/False. */
+function boolPtrCell(value: unknown): string {
+  if (typeof value !== "boolean") return "<unset>";
+  return value ? "True" : "False";
+}
+
+/** An IntOrString as Go's String() prints it. */
+function intOrStringCell(value: unknown): string {
+  if (typeof value === "number") return String(Math.trunc(value));
+  return str(value);
+}
+
+/** A list shortened to its first three entries, as the endpoints printers write it. */
+function listWithMore(list: string[], total: number, empty: string): string {
+  const shown = list.slice(0, 3).join(",");
+  if (total > 3) return `${shown} + ${total - 3} more...`;
+  return shown === "" ? empty : shown;
+}
+
+/** helper.GetAccessModesAsString: the short names in a fixed order, without duplicates. */
+function accessModesCell(modes: unknown): string {
+  const present = new Set(arr(modes).map(str));
+  const short: Array<[string, string]> = [
+    ["ReadWriteOnce", "RWO"],
+    ["ReadOnlyMany", "ROX"],
+    ["ReadWriteMany", "RWX"],
+    ["ReadWriteOncePod", "RWOP"],
+  ];
+  return short
+    .filter(([mode]) => present.has(mode))
+    .map(([, abbreviation]) => abbreviation)
+    .join(",");
+}
+
+/** The storage class of a claim or volume: the beta annotation wins over the field, as helper.Get*Class reads it. */
+function storageClassOf(o: Json): string {
+  const annotation = obj(meta(o)["annotations"])["volume.beta.kubernetes.io/storage-class"];
+  if (typeof annotation === "string") return annotation;
+  return str(obj(o["spec"])["storageClassName"]);
+}
+
+const statefulSetPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Ready", "string", "Number of the pod with ready state"),
+    ageColumn(),
+    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
+    column("Images", "string", IMAGES_DESCRIPTION, 1),
+  ],
+  cells(sts, now) {
+    const spec = obj(sts["spec"]);
+    const [containers, images] = containerCells(obj(spec["template"])["spec"]);
+    return [
+      nameOf(sts),
+      `${num(obj(sts["status"])["readyReplicas"])}/${num(spec["replicas"])}`,
+      ageOf(sts, now),
+      containers,
+      images,
+    ];
+  },
+};
+
+const daemonSetPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Desired", "integer", FIELD_DOCS["DaemonSetStatus.desiredNumberScheduled"]),
+    column("Current", "integer", FIELD_DOCS["DaemonSetStatus.currentNumberScheduled"]),
+    column("Ready", "integer", FIELD_DOCS["DaemonSetStatus.numberReady"]),
+    column("Up-to-date", "integer", FIELD_DOCS["DaemonSetStatus.updatedNumberScheduled"]),
+    column("Available", "integer", FIELD_DOCS["DaemonSetStatus.numberAvailable"]),
+    column("Node Selector", "string", FIELD_DOCS["PodSpec.nodeSelector"]),
+    ageColumn(),
+    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
+    column("Images", "string", IMAGES_DESCRIPTION, 1),
+    column("Selector", "string", FIELD_DOCS["DaemonSetSpec.selector"], 1),
+  ],
+  cells(ds, now) {
+    const spec = obj(ds["spec"]);
+    const status = obj(ds["status"]);
+    const podSpec = obj(obj(spec["template"])["spec"]);
+    const [containers, images] = containerCells(podSpec);
+    return [
+      nameOf(ds),
+      num(status["desiredNumberScheduled"]),
+      num(status["currentNumberScheduled"]),
+      num(status["numberReady"]),
+      num(status["updatedNumberScheduled"]),
+      num(status["numberAvailable"]),
+      formatLabels(podSpec["nodeSelector"]),
+      ageOf(ds, now),
+      containers,
+      images,
+      selectorCell(spec["selector"]),
+    ];
+  },
+};
+
+/** hasJobCondition: a condition of that type with status True. */
+function hasTrueCondition(status: Json, type: string): boolean {
+  return arr(status["conditions"]).some((c) => str(obj(c)["type"]) === type && str(obj(c)["status"]) === "True");
+}
+
+/** The Job printer's Status column, in its order of precedence. */
+function jobStatus(job: Json): string {
+  const status = obj(job["status"]);
+  if (hasTrueCondition(status, "Complete")) return "Complete";
+  if (hasTrueCondition(status, "Failed")) return "Failed";
+  if (meta(job)["deletionTimestamp"]) return "Terminating";
+  if (hasTrueCondition(status, "Suspended")) return "Suspended";
+  if (hasTrueCondition(status, "FailureTarget")) return "FailureTarget";
+  return "Running";
+}
+
+const jobPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Status", "string", "Status of the job."),
+    column("Completions", "string", FIELD_DOCS["JobStatus.succeeded"]),
+    column("Duration", "string", "Time required to complete the job."),
+    ageColumn(),
+    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
+    column("Images", "string", IMAGES_DESCRIPTION, 1),
+    column("Selector", "string", FIELD_DOCS["JobSpec.selector"], 1),
+  ],
+  cells(job, now) {
+    const spec = obj(job["spec"]);
+    const status = obj(job["status"]);
+    const succeeded = num(status["succeeded"]);
+    let completions: string;
+    if (typeof spec["completions"] === "number") completions = `${succeeded}/${num(spec["completions"])}`;
+    else if (num(spec["parallelism"]) > 1) completions = `${succeeded}/1 of ${num(spec["parallelism"])}`;
+    else completions = `${succeeded}/1`;
+    const start = Date.parse(str(status["startTime"]));
+    const end = Date.parse(str(status["completionTime"]));
+    let duration = "";
+    if (!Number.isNaN(start)) duration = humanDuration((Number.isNaN(end) ? now : end) - start);
+    const [containers, images] = containerCells(obj(spec["template"])["spec"]);
+    return [
+      nameOf(job),
+      jobStatus(job),
+      completions,
+      duration,
+      ageOf(job, now),
+      containers,
+      images,
+      selectorCell(spec["selector"]),
+    ];
+  },
+};
+
+const cronJobPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Schedule", "string", FIELD_DOCS["CronJobSpec.schedule"]),
+    column("Timezone", "string", FIELD_DOCS["CronJobSpec.timeZone"]),
+    column("Suspend", "boolean", FIELD_DOCS["CronJobSpec.suspend"]),
+    column("Active", "integer", FIELD_DOCS["CronJobStatus.active"]),
+    column("Last Schedule", "string", FIELD_DOCS["CronJobStatus.lastScheduleTime"]),
+    ageColumn(),
+    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
+    column("Images", "string", IMAGES_DESCRIPTION, 1),
+    column("Selector", "string", FIELD_DOCS["JobSpec.selector"], 1),
+  ],
+  cells(cj, now) {
+    const spec = obj(cj["spec"]);
+    const status = obj(cj["status"]);
+    const jobSpec = obj(obj(spec["jobTemplate"])["spec"]);
+    const [containers, images] = containerCells(obj(jobSpec["template"])["spec"]);
+    const last = str(status["lastScheduleTime"]);
+    return [
+      nameOf(cj),
+      str(spec["schedule"]),
+      typeof spec["timeZone"] === "string" ? spec["timeZone"] : "<none>",
+      boolPtrCell(spec["suspend"]),
+      arr(status["active"]).length,
+      last === "" ? "<none>" : ageSince(last, now),
+      ageOf(cj, now),
+      containers,
+      images,
+      selectorCell(jobSpec["selector"]),
+    ];
+  },
+};
+
+/** formatHosts: up to three rules' hosts, `* + N more...` past them, `*` when none names one. */
+function ingressHosts(rules: unknown): string {
+  const all = arr(rules).map(obj);
+  const hosts: string[] = [];
+  let more = false;
+  for (const rule of all) {
+    if (hosts.length === 3) more = true;
+    if (!more && str(rule["host"]) !== "") hosts.push(str(rule["host"]));
+  }
+  if (hosts.length === 0) return "*";
+  return more ? `${hosts.join(",")} + ${all.length - 3} more...` : hosts.join(",");
+}
+
+/** The load balancer's IPs (or host names), sorted and unique, as the ingress printer lists them. */
+function ingressAddress(status: Json): string {
+  const seen = new Set<string>();
+  for (const entry of arr(obj(status["loadBalancer"])["ingress"]).map(obj)) {
+    const value = str(entry["ip"]) || str(entry["hostname"]);
+    if (value !== "") seen.add(value);
+  }
+  return [...seen].sort().join(",");
+}
+
+const ingressPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Class", "string", "The name of the IngressClass resource that should be used for additional configuration"),
+    column("Hosts", "string", "Hosts that incoming requests are matched against before the ingress rule"),
+    column("Address", "string", "Address is a list containing ingress points for the load-balancer"),
+    column("Ports", "string", "Ports of TLS configurations that open"),
+    ageColumn(),
+  ],
+  cells(ing, now) {
+    const spec = obj(ing["spec"]);
+    return [
+      nameOf(ing),
+      typeof spec["ingressClassName"] === "string" ? spec["ingressClassName"] : "<none>",
+      ingressHosts(spec["rules"]),
+      ingressAddress(obj(ing["status"])),
+      arr(spec["tls"]).length > 0 ? "80, 443" : "80",
+      ageOf(ing, now),
+    ];
+  },
+};
+
+const ingressClassPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Controller", "string", "Controller that is responsible for handling this class"),
+    column("Parameters", "string", "A reference to a resource with additional parameters"),
+    ageColumn(),
+  ],
+  cells(ic, now) {
+    const spec = obj(ic["spec"]);
+    let parameters = "<none>";
+    if (spec["parameters"] !== undefined && spec["parameters"] !== null) {
+      const p = obj(spec["parameters"]);
+      const group = typeof p["apiGroup"] === "string" ? `.${p["apiGroup"]}` : "";
+      parameters = `${str(p["kind"])}${group}/${str(p["name"])}`;
+    }
+    return [nameOf(ic), str(spec["controller"]), parameters, ageOf(ic, now)];
+  },
+};
+
+const networkPolicyPrinter: TablePrinter = {
+  columns: [nameColumn(), column("Pod-Selector", "string", FIELD_DOCS["NetworkPolicySpec.podSelector"]), ageColumn()],
+  cells: (np, now) => [nameOf(np), selectorCell(obj(np["spec"])["podSelector"]), ageOf(np, now)],
+};
+
+const persistentVolumeClaimPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Status", "string", FIELD_DOCS["PersistentVolumeClaimStatus.phase"]),
+    column("Volume", "string", FIELD_DOCS["PersistentVolumeClaimSpec.volumeName"]),
+    column("Capacity", "string", FIELD_DOCS["PersistentVolumeClaimStatus.capacity"]),
+    column("Access Modes", "string", FIELD_DOCS["PersistentVolumeClaimStatus.accessModes"]),
+    column("StorageClass", "string", "StorageClass of the pvc"),
+    column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc"),
+    ageColumn(),
+    column("VolumeMode", "string", FIELD_DOCS["PersistentVolumeClaimSpec.volumeMode"], 1),
+  ],
+  cells(pvc, now) {
+    const spec = obj(pvc["spec"]);
+    const status = obj(pvc["status"]);
+    const phase = meta(pvc)["deletionTimestamp"] ? "Terminating" : str(status["phase"]);
+    const bound = str(spec["volumeName"]) !== "";
+    return [
+      nameOf(pvc),
+      phase,
+      str(spec["volumeName"]),
+      // Capacity and access modes are the bound volume's: empty until the claim is bound.
+      bound ? str(obj(status["capacity"])["storage"]) || "0" : "",
+      bound ? accessModesCell(status["accessModes"]) : "",
+      storageClassOf(pvc),
+      typeof spec["volumeAttributesClassName"] === "string" ? spec["volumeAttributesClassName"] : "<unset>",
+      ageOf(pvc, now),
+      typeof spec["volumeMode"] === "string" ? spec["volumeMode"] : "<unset>",
+    ];
+  },
+};
+
+const persistentVolumePrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Capacity", "string", FIELD_DOCS["PersistentVolumeSpec.capacity"]),
+    column("Access Modes", "string", FIELD_DOCS["PersistentVolumeSpec.accessModes"]),
+    column("Reclaim Policy", "string", FIELD_DOCS["PersistentVolumeSpec.persistentVolumeReclaimPolicy"]),
+    column("Status", "string", FIELD_DOCS["PersistentVolumeStatus.phase"]),
+    column("Claim", "string", FIELD_DOCS["PersistentVolumeSpec.claimRef"]),
+    column("StorageClass", "string", "StorageClass of the pv"),
+    column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pv"),
+    column("Reason", "string", FIELD_DOCS["PersistentVolumeStatus.reason"]),
+    ageColumn(),
+    column("VolumeMode", "string", FIELD_DOCS["PersistentVolumeSpec.volumeMode"], 1),
+  ],
+  cells(pv, now) {
+    const spec = obj(pv["spec"]);
+    const status = obj(pv["status"]);
+    const claim = spec["claimRef"]
+      ? `${str(obj(spec["claimRef"])["namespace"])}/${str(obj(spec["claimRef"])["name"])}`
+      : "";
+    return [
+      nameOf(pv),
+      str(obj(spec["capacity"])["storage"]) || "0",
+      accessModesCell(spec["accessModes"]),
+      str(spec["persistentVolumeReclaimPolicy"]),
+      meta(pv)["deletionTimestamp"] ? "Terminating" : str(status["phase"]),
+      claim,
+      storageClassOf(pv),
+      typeof spec["volumeAttributesClassName"] === "string" ? spec["volumeAttributesClassName"] : "<unset>",
+      str(status["reason"]),
+      ageOf(pv, now),
+      typeof spec["volumeMode"] === "string" ? spec["volumeMode"] : "<unset>",
+    ];
+  },
+};
+
+/** formatEndpoints: the first three `ip:port` pairs (bare IPs for port-less subsets), `<none>` without subsets. */
+function endpointsCell(subsets: unknown): string {
+  const all = arr(subsets).map(obj);
+  if (all.length === 0) return "<none>";
+  const list: string[] = [];
+  let total = 0;
+  for (const subset of all) {
+    const ips = arr(subset["addresses"]).map((a) => str(obj(a)["ip"]));
+    const ports = arr(subset["ports"]).map(obj);
+    if (ports.length === 0) {
+      total += ips.length;
+      list.push(...ips);
+      continue;
+    }
+    for (const port of ports) {
+      total += ips.length;
+      for (const ip of ips) list.push(ip.includes(":") ? `[${ip}]:${num(port["port"])}` : `${ip}:${num(port["port"])}`);
+    }
+  }
+  return listWithMore(list, total, "");
+}
+
+const endpointsPrinter: TablePrinter = {
+  columns: [nameColumn(), column("Endpoints", "string", FIELD_DOCS["Endpoints.subsets"]), ageColumn()],
+  cells: (ep, now) => [nameOf(ep), endpointsCell(ep["subsets"]), ageOf(ep, now)],
+};
+
+const endpointSlicePrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("AddressType", "string", FIELD_DOCS["EndpointSlice.addressType"]),
+    column("Ports", "string", FIELD_DOCS["EndpointSlice.ports"]),
+    column("Endpoints", "string", FIELD_DOCS["EndpointSlice.endpoints"]),
+    ageColumn(),
+  ],
+  cells(slice, now) {
+    const ports = arr(slice["ports"]).map((p) => {
+      const port = obj(p);
+      if (typeof port["port"] === "number") return String(port["port"]);
+      return typeof port["name"] === "string" ? port["name"] : "*";
+    });
+    const addresses = arr(slice["endpoints"]).flatMap((e) => arr(obj(e)["addresses"]).map(str));
+    return [
+      nameOf(slice),
+      str(slice["addressType"]),
+      listWithMore(ports, ports.length, "<unset>"),
+      listWithMore(addresses, addresses.length, "<unset>"),
+      ageOf(slice, now),
+    ];
+  },
+};
+
+const replicationControllerPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Desired", "integer", FIELD_DOCS["ReplicationControllerSpec.replicas"]),
+    column("Current", "integer", FIELD_DOCS["ReplicationControllerStatus.replicas"]),
+    column("Ready", "integer", FIELD_DOCS["ReplicationControllerStatus.readyReplicas"]),
+    ageColumn(),
+    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
+    column("Images", "string", IMAGES_DESCRIPTION, 1),
+    column("Selector", "string", FIELD_DOCS["ReplicationControllerSpec.selector"], 1),
+  ],
+  cells(rc, now) {
+    const spec = obj(rc["spec"]);
+    const status = obj(rc["status"]);
+    const [containers, images] = containerCells(obj(spec["template"])["spec"]);
+    return [
+      nameOf(rc),
+      num(spec["replicas"]),
+      num(status["replicas"]),
+      num(status["readyReplicas"]),
+      ageOf(rc, now),
+      containers,
+      images,
+      formatLabels(spec["selector"]),
+    ];
+  },
+};
+
+const resourceQuotaPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Request", "string", "Request represents a minimum amount of cpu/memory that a container may consume."),
+    column(
+      "Limit",
+      "string",
+      "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+    ),
+    ageColumn(),
+  ],
+  cells(quota, now) {
+    const status = obj(quota["status"]);
+    const hard = obj(status["hard"]);
+    const used = obj(status["used"]);
+    const requests: string[] = [];
+    const limits: string[] = [];
+    for (const resource of Object.keys(hard).sort()) {
+      const entry = `${resource}: ${str(used[resource]) || "0"}/${str(hard[resource]) || "0"}`;
+      (resource.startsWith("limits.") ? limits : requests).push(entry);
+    }
+    return [nameOf(quota), requests.join(", "), limits.join(", "), ageOf(quota, now)];
+  },
+};
+
+const podDisruptionBudgetPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Min Available", "string", "The minimum number of pods that must be available."),
+    column("Max Unavailable", "string", "The maximum number of pods that may be unavailable."),
+    column("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time."),
+    ageColumn(),
+  ],
+  cells(pdb, now) {
+    const spec = obj(pdb["spec"]);
+    const bound = (value: unknown) => (value === undefined || value === null ? "N/A" : intOrStringCell(value));
+    return [
+      nameOf(pdb),
+      bound(spec["minAvailable"]),
+      bound(spec["maxUnavailable"]),
+      num(obj(pdb["status"])["disruptionsAllowed"]),
+      ageOf(pdb, now),
+    ];
+  },
+};
+
+const storageClassPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Provisioner", "string", FIELD_DOCS["StorageClass.provisioner"]),
+    column("ReclaimPolicy", "string", FIELD_DOCS["StorageClass.reclaimPolicy"]),
+    column("VolumeBindingMode", "string", FIELD_DOCS["StorageClass.volumeBindingMode"]),
+    column("AllowVolumeExpansion", "string", FIELD_DOCS["StorageClass.allowVolumeExpansion"]),
+    ageColumn(),
+  ],
+  cells(sc, now) {
+    const annotations = obj(meta(sc)["annotations"]);
+    const isDefault =
+      annotations["storageclass.kubernetes.io/is-default-class"] === "true" ||
+      annotations["storageclass.beta.kubernetes.io/is-default-class"] === "true";
+    return [
+      isDefault ? `${nameOf(sc)} (default)` : nameOf(sc),
+      str(sc["provisioner"]),
+      str(sc["reclaimPolicy"]) || "Delete",
+      str(sc["volumeBindingMode"]) || "Immediate",
+      sc["allowVolumeExpansion"] === true,
+      ageOf(sc, now),
+    ];
+  },
+};
+
+const priorityClassPrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Value", "integer", FIELD_DOCS["PriorityClass.value"]),
+    column("Global-Default", "boolean", FIELD_DOCS["PriorityClass.globalDefault"]),
+    ageColumn(),
+    column("PreemptionPolicy", "string", FIELD_DOCS["PriorityClass.preemptionPolicy"]),
+  ],
+  cells: (pc, now) => [
+    nameOf(pc),
+    num(pc["value"]),
+    pc["globalDefault"] === true,
+    ageOf(pc, now),
+    typeof pc["preemptionPolicy"] === "string" ? pc["preemptionPolicy"] : "<unset>",
+  ],
+};
+
 /** The default convertor of k8s.io/apiserver: `Name` and `Created At` (RFC 3339, not an age). */
 export const defaultPrinter: TablePrinter = {
   columns: [nameColumn(), column("Created At", "date", CREATION_DESCRIPTION)],
@@ -705,6 +1283,23 @@ const BUILTIN: ReadonlyMap<string, TablePrinter> = new Map([
   ["rbac.authorization.k8s.io/clusterrolebindings", roleBindingPrinter("clusterRoleBinding")],
   ["admissionregistration.k8s.io/validatingwebhookconfigurations", webhookConfigurationPrinter],
   ["admissionregistration.k8s.io/mutatingwebhookconfigurations", webhookConfigurationPrinter],
+  ["apps/statefulsets", statefulSetPrinter],
+  ["apps/daemonsets", daemonSetPrinter],
+  ["batch/jobs", jobPrinter],
+  ["batch/cronjobs", cronJobPrinter],
+  ["networking.k8s.io/ingresses", ingressPrinter],
+  ["networking.k8s.io/ingressclasses", ingressClassPrinter],
+  ["networking.k8s.io/networkpolicies", networkPolicyPrinter],
+  ["/persistentvolumeclaims", persistentVolumeClaimPrinter],
+  ["/persistentvolumes", persistentVolumePrinter],
+  ["/endpoints", endpointsPrinter],
+  ["/replicationcontrollers", replicationControllerPrinter],
+  ["/resourcequotas", resourceQuotaPrinter],
+  ["policy/poddisruptionbudgets", podDisruptionBudgetPrinter],
+  ["discovery.k8s.io/endpointslices", endpointSlicePrinter],
+  ["storage.k8s.io/storageclasses", storageClassPrinter],
+  ["scheduling.k8s.io/priorityclasses", priorityClassPrinter],
+  // LimitRanges have no printer: the default convertor's Name / Created At, as `kubectl get limits` shows.
 ]);
 
 /** The printer kube-apiserver uses for a built-in resource, or the default convertor. */

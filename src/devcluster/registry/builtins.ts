@@ -9,12 +9,25 @@ import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
 import { immortalNamespaceRefusal } from "./immortal-namespaces.ts";
 import {
+  defaultCronJob,
+  defaultDaemonSet,
   defaultDeployment,
+  defaultEndpointSlice,
+  defaultEndpoints,
+  defaultJob,
+  defaultLimitRange,
   defaultNamespace,
+  defaultNetworkPolicy,
+  defaultPersistentVolume,
+  defaultPersistentVolumeClaim,
   defaultPod,
+  defaultPriorityClass,
   defaultReplicaSet,
+  defaultReplicationController,
   defaultSecret,
   defaultService,
+  defaultStatefulSet,
+  defaultStorageClass,
 } from "./scheme-defaults.ts";
 import { ALL_VERBS, bucketOf, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
 
@@ -86,6 +99,58 @@ function prepareNamespace(ns: JsonObject): void {
   spec["finalizers"] ??= ["kubernetes"];
   record(ns, "status")["phase"] = "Active";
 }
+
+/**
+ * The job strategy's generateSelector (unless `spec.manualSelector` is true): the template gets the
+ * job-name and controller-uid labels, legacy and `batch.kubernetes.io/` prefixed, and the selector
+ * matches the prefixed controller-uid. The job's own labels then show what the scheme's defaulting
+ * gives them on every read from storage: the template's labels when the job has none.
+ */
+function prepareJob(job: JsonObject): void {
+  const spec = record(job, "spec");
+  if (spec["manualSelector"] === true) return;
+  const meta = record(job, "metadata");
+  const name = String(meta["name"] ?? "");
+  const uid = String(meta["uid"] ?? "");
+  const templateLabels = record(record(record(spec, "template"), "metadata"), "labels");
+  templateLabels["job-name"] ??= name;
+  templateLabels["batch.kubernetes.io/job-name"] ??= name;
+  templateLabels["controller-uid"] ??= uid;
+  templateLabels["batch.kubernetes.io/controller-uid"] ??= uid;
+  record(record(spec, "selector"), "matchLabels")["batch.kubernetes.io/controller-uid"] ??= uid;
+  const own = meta["labels"];
+  if (own === undefined || own === null || Object.keys(own as object).length === 0) {
+    meta["labels"] = { ...templateLabels };
+  }
+}
+
+/**
+ * The daemon set strategy's PrepareForCreate sets the internal spec.templateGeneration to 1, which
+ * apps/v1 carries as this annotation. Caveat: the strategy's bump on a template change is not done.
+ */
+function prepareDaemonSet(ds: JsonObject): void {
+  const annotations = record(record(ds, "metadata"), "annotations");
+  annotations["deprecated.daemonset.template.generation"] ??= "1";
+}
+
+/** The persistent volume strategy's PrepareForCreate (PersistentVolumeLastPhaseTransitionTime, GA in 1.31). */
+function preparePersistentVolume(pv: JsonObject): void {
+  const status = record(pv, "status");
+  status["phase"] = "Pending";
+  status["lastPhaseTransitionTime"] = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** A field selector on an integer status field: Go's strconv.Itoa of the value, 0 when unset. */
+function integerField(dotted: string): FieldGetter {
+  const read = path(dotted);
+  return (obj) => {
+    const value = read(obj);
+    return value === "" || value === undefined ? "0" : value;
+  };
+}
+
+/** The scale subresource of a kind whose replicas are at `.spec.replicas` and `.status.replicas`. */
+const REPLICAS_SCALE = { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" };
 
 /** What the built-in kinds need to know about the server's state. */
 export interface BuiltinDeps {
@@ -266,6 +331,67 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       shortNames: ["sa"],
       returnDeletedObject: true,
     }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "Endpoints",
+      plural: "endpoints",
+      namespaced: true,
+      shortNames: ["ep"],
+      defaults: defaultEndpoints,
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "LimitRange",
+      plural: "limitranges",
+      namespaced: true,
+      shortNames: ["limits"],
+      defaults: defaultLimitRange,
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "PersistentVolumeClaim",
+      plural: "persistentvolumeclaims",
+      namespaced: true,
+      shortNames: ["pvc"],
+      subresources: { status: true },
+      defaults: defaultPersistentVolumeClaim,
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "PersistentVolume",
+      plural: "persistentvolumes",
+      namespaced: false,
+      shortNames: ["pv"],
+      subresources: { status: true },
+      defaults: defaultPersistentVolume,
+      defaultOnCreate: preparePersistentVolume,
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "ReplicationController",
+      plural: "replicationcontrollers",
+      namespaced: true,
+      shortNames: ["rc"],
+      categories: ["all"],
+      subresources: { status: true, scale: REPLICAS_SCALE },
+      generation: "spec",
+      fieldSelectors: { "status.replicas": integerField("status.replicas") },
+      defaults: defaultReplicationController,
+    }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "ResourceQuota",
+      plural: "resourcequotas",
+      namespaced: true,
+      shortNames: ["quota"],
+      subresources: { status: true },
+    }),
     coreEvents,
     served({
       group: "events.k8s.io",
@@ -289,10 +415,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       namespaced: true,
       shortNames: ["deploy"],
       categories: ["all"],
-      subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" },
-      },
+      subresources: { status: true, scale: REPLICAS_SCALE },
       generation: "spec-and-annotations",
       defaults: defaultDeployment,
     }),
@@ -304,12 +427,129 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       namespaced: true,
       shortNames: ["rs"],
       categories: ["all"],
-      subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" },
-      },
+      subresources: { status: true, scale: REPLICAS_SCALE },
       generation: "spec",
       defaults: defaultReplicaSet,
+    }),
+    served({
+      group: "apps",
+      version: "v1",
+      kind: "StatefulSet",
+      plural: "statefulsets",
+      namespaced: true,
+      shortNames: ["sts"],
+      categories: ["all"],
+      subresources: { status: true, scale: REPLICAS_SCALE },
+      generation: "spec",
+      defaults: defaultStatefulSet,
+    }),
+    served({
+      group: "apps",
+      version: "v1",
+      kind: "DaemonSet",
+      plural: "daemonsets",
+      namespaced: true,
+      shortNames: ["ds"],
+      categories: ["all"],
+      subresources: { status: true },
+      generation: "spec",
+      defaults: defaultDaemonSet,
+      defaultOnCreate: prepareDaemonSet,
+    }),
+    served({
+      group: "batch",
+      version: "v1",
+      kind: "Job",
+      plural: "jobs",
+      namespaced: true,
+      categories: ["all"],
+      subresources: { status: true },
+      generation: "spec",
+      fieldSelectors: { "status.successful": integerField("status.succeeded") },
+      defaults: defaultJob,
+      defaultOnCreate: prepareJob,
+    }),
+    served({
+      group: "batch",
+      version: "v1",
+      kind: "CronJob",
+      plural: "cronjobs",
+      namespaced: true,
+      shortNames: ["cj"],
+      categories: ["all"],
+      subresources: { status: true },
+      generation: "spec",
+      defaults: defaultCronJob,
+    }),
+    served({
+      group: "networking.k8s.io",
+      version: "v1",
+      kind: "Ingress",
+      plural: "ingresses",
+      namespaced: true,
+      shortNames: ["ing"],
+      subresources: { status: true },
+      generation: "spec",
+      // PrepareForCreate resets status to an empty IngressStatus, whose loadBalancer Go always writes.
+      defaultOnCreate: (ing) => {
+        record(ing, "status")["loadBalancer"] ??= {};
+      },
+    }),
+    served({
+      group: "networking.k8s.io",
+      version: "v1",
+      kind: "IngressClass",
+      plural: "ingressclasses",
+      namespaced: false,
+      generation: "spec",
+    }),
+    served({
+      group: "networking.k8s.io",
+      version: "v1",
+      kind: "NetworkPolicy",
+      plural: "networkpolicies",
+      namespaced: true,
+      shortNames: ["netpol"],
+      generation: "spec",
+      defaults: defaultNetworkPolicy,
+    }),
+    served({
+      group: "policy",
+      version: "v1",
+      kind: "PodDisruptionBudget",
+      plural: "poddisruptionbudgets",
+      namespaced: true,
+      shortNames: ["pdb"],
+      subresources: { status: true },
+      generation: "spec",
+    }),
+    served({
+      group: "discovery.k8s.io",
+      version: "v1",
+      kind: "EndpointSlice",
+      plural: "endpointslices",
+      namespaced: true,
+      // Its content is top-level (endpoints, ports): the strategy bumps generation on any non-metadata change.
+      generation: "all-but-metadata-and-status",
+      defaults: defaultEndpointSlice,
+    }),
+    served({
+      group: "storage.k8s.io",
+      version: "v1",
+      kind: "StorageClass",
+      plural: "storageclasses",
+      namespaced: false,
+      shortNames: ["sc"],
+      defaults: defaultStorageClass,
+    }),
+    served({
+      group: "scheduling.k8s.io",
+      version: "v1",
+      kind: "PriorityClass",
+      plural: "priorityclasses",
+      namespaced: false,
+      shortNames: ["pc"],
+      defaults: defaultPriorityClass,
     }),
     served({ group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true }),
     served({ group: "rbac.authorization.k8s.io", version: "v1", kind: "Role", plural: "roles", namespaced: true }),

@@ -116,3 +116,193 @@ export function defaultService(svc: JsonObject): void {
     p["targetPort"] ??= p["port"];
   }
 }
+
+/** The pod template at `spec.template`, if any: its spec gets the pod spec's defaults. */
+function templateOf(spec: Record<string, unknown>): Record<string, unknown> | undefined {
+  const template = spec["template"];
+  return template !== null && typeof template === "object" && !Array.isArray(template)
+    ? (template as Record<string, unknown>)
+    : undefined;
+}
+
+/** SetDefaults_StatefulSet (apps/v1, StatefulSetAutoDeletePVC on since 1.27) and its pod template's defaults. */
+export function defaultStatefulSet(sts: JsonObject): void {
+  const spec = record(sts, "spec");
+  spec["podManagementPolicy"] ??= "OrderedReady";
+  const strategy = record(spec, "updateStrategy");
+  if (strategy["type"] === undefined || strategy["type"] === "") {
+    strategy["type"] = "RollingUpdate";
+    record(strategy, "rollingUpdate");
+  }
+  const rolling = strategy["rollingUpdate"];
+  if (strategy["type"] === "RollingUpdate" && rolling !== null && typeof rolling === "object") {
+    (rolling as Record<string, unknown>)["partition"] ??= 0;
+  }
+  const retention = record(spec, "persistentVolumeClaimRetentionPolicy");
+  retention["whenDeleted"] ||= "Retain";
+  retention["whenScaled"] ||= "Retain";
+  spec["replicas"] ??= 1;
+  spec["revisionHistoryLimit"] ??= 10;
+  defaultPodTemplateOf(spec);
+}
+
+/** SetDefaults_DaemonSet (apps/v1) and its pod template's defaults. */
+export function defaultDaemonSet(ds: JsonObject): void {
+  const spec = record(ds, "spec");
+  const strategy = record(spec, "updateStrategy");
+  strategy["type"] ||= "RollingUpdate";
+  if (strategy["type"] === "RollingUpdate") {
+    const rolling = record(strategy, "rollingUpdate");
+    rolling["maxUnavailable"] ??= 1;
+    rolling["maxSurge"] ??= 0;
+  }
+  spec["revisionHistoryLimit"] ??= 10;
+  defaultPodTemplateOf(spec);
+}
+
+/** Go's math.MaxInt32: the backoffLimit of a job that limits backoff per index instead. */
+const MAX_INT32 = 2147483647;
+
+/**
+ * SetDefaults_Job (batch/v1 in 1.32, JobPodReplacementPolicy and JobBackoffLimitPerIndex beta and on)
+ * and its pod template's defaults. Caveat: the job's labels copy the template's labels only when the
+ * template has some; the create-time selector and labels are in builtins.ts (they need the UID).
+ */
+export function defaultJob(job: JsonObject): void {
+  const spec = record(job, "spec");
+  if (spec["completions"] === undefined && spec["parallelism"] === undefined) {
+    spec["completions"] = 1;
+    spec["parallelism"] = 1;
+  }
+  spec["parallelism"] ??= 1;
+  spec["backoffLimit"] ??= spec["backoffLimitPerIndex"] !== undefined ? MAX_INT32 : 6;
+  const template = templateOf(spec);
+  const templateLabels = template
+    ? (template["metadata"] as Record<string, unknown> | undefined)?.["labels"]
+    : undefined;
+  const meta = record(job, "metadata");
+  const labels = meta["labels"];
+  if (
+    templateLabels !== null &&
+    typeof templateLabels === "object" &&
+    (labels === undefined || labels === null || Object.keys(labels as object).length === 0)
+  ) {
+    meta["labels"] = structuredClone(templateLabels);
+  }
+  spec["completionMode"] ??= "NonIndexed";
+  spec["suspend"] ??= false;
+  spec["podReplacementPolicy"] ??= spec["podFailurePolicy"] !== undefined ? "Failed" : "TerminatingOrFailed";
+  for (const rule of objectsOf((spec["podFailurePolicy"] as Record<string, unknown> | undefined)?.["rules"])) {
+    for (const pattern of objectsOf(rule["onPodConditions"])) pattern["status"] ??= "True";
+  }
+  defaultPodTemplateOf(spec);
+}
+
+/** SetDefaults_CronJob (batch/v1) and its job template's pod template defaults. */
+export function defaultCronJob(cj: JsonObject): void {
+  const spec = record(cj, "spec");
+  spec["concurrencyPolicy"] ||= "Allow";
+  spec["suspend"] ??= false;
+  spec["successfulJobsHistoryLimit"] ??= 3;
+  spec["failedJobsHistoryLimit"] ??= 1;
+  const jobTemplate = spec["jobTemplate"];
+  if (jobTemplate !== null && typeof jobTemplate === "object" && !Array.isArray(jobTemplate)) {
+    const jobSpec = (jobTemplate as Record<string, unknown>)["spec"];
+    if (jobSpec !== null && typeof jobSpec === "object" && !Array.isArray(jobSpec)) {
+      defaultPodTemplateOf(jobSpec as Record<string, unknown>);
+    }
+  }
+}
+
+/** SetDefaults_ReplicationController: selector and labels from the template's labels, one replica. */
+export function defaultReplicationController(rc: JsonObject): void {
+  const spec = record(rc, "spec");
+  const template = templateOf(spec);
+  const labels = template ? (template["metadata"] as Record<string, unknown> | undefined)?.["labels"] : undefined;
+  if (labels !== null && typeof labels === "object" && Object.keys(labels).length > 0) {
+    const selector = spec["selector"];
+    if (selector === undefined || selector === null || Object.keys(selector as object).length === 0) {
+      spec["selector"] = structuredClone(labels);
+    }
+    const meta = record(rc, "metadata");
+    const own = meta["labels"];
+    if (own === undefined || own === null || Object.keys(own as object).length === 0) {
+      meta["labels"] = structuredClone(labels);
+    }
+  }
+  spec["replicas"] ??= 1;
+  defaultPodTemplateOf(spec);
+}
+
+/** SetDefaults_PersistentVolumeClaim(+Spec, +Status): filesystem volumes, Pending until bound. */
+export function defaultPersistentVolumeClaim(pvc: JsonObject): void {
+  record(pvc, "spec")["volumeMode"] ??= "Filesystem";
+  record(pvc, "status")["phase"] ||= "Pending";
+}
+
+/** SetDefaults_PersistentVolume(+Spec, +Status): Retain, filesystem volumes, Pending until available. */
+export function defaultPersistentVolume(pv: JsonObject): void {
+  const spec = record(pv, "spec");
+  spec["persistentVolumeReclaimPolicy"] ||= "Retain";
+  spec["volumeMode"] ??= "Filesystem";
+  record(pv, "status")["phase"] ||= "Pending";
+}
+
+/** SetDefaults_Endpoints: every port's protocol is TCP unless given. */
+export function defaultEndpoints(ep: JsonObject): void {
+  for (const subset of objectsOf(ep["subsets"])) {
+    for (const port of objectsOf(subset["ports"])) port["protocol"] ||= "TCP";
+  }
+}
+
+/** SetDefaults_LimitRangeItem: for containers, default limit from max, default request from limit then min. */
+export function defaultLimitRange(lr: JsonObject): void {
+  const spec = lr["spec"];
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) return;
+  for (const item of objectsOf((spec as Record<string, unknown>)["limits"])) {
+    if (item["type"] !== "Container") continue;
+    const dflt = record(item, "default");
+    const request = record(item, "defaultRequest");
+    for (const [key, value] of Object.entries(record(item, "max"))) dflt[key] ??= value;
+    for (const [key, value] of Object.entries(dflt)) request[key] ??= value;
+    for (const [key, value] of Object.entries(record(item, "min"))) request[key] ??= value;
+    // Empty resource lists are omitted (omitempty), as Go serializes them.
+    for (const key of ["max", "min", "default", "defaultRequest"]) {
+      if (Object.keys(item[key] as object).length === 0) delete item[key];
+    }
+  }
+}
+
+/** SetDefaults_NetworkPolicy(+Port): TCP ports, and policyTypes Ingress (+Egress when it has egress rules). */
+export function defaultNetworkPolicy(np: JsonObject): void {
+  const spec = record(np, "spec");
+  for (const direction of ["ingress", "egress"]) {
+    for (const rule of objectsOf(spec[direction])) {
+      for (const port of objectsOf(rule["ports"])) port["protocol"] ??= "TCP";
+    }
+  }
+  const types = spec["policyTypes"];
+  if (!Array.isArray(types) || types.length === 0) {
+    const egress = spec["egress"];
+    spec["policyTypes"] = Array.isArray(egress) && egress.length > 0 ? ["Ingress", "Egress"] : ["Ingress"];
+  }
+}
+
+/** discovery.k8s.io/v1 SetDefaults_EndpointPort: name "" and protocol TCP. */
+export function defaultEndpointSlice(slice: JsonObject): void {
+  for (const port of objectsOf(slice["ports"])) {
+    port["name"] ??= "";
+    port["protocol"] ??= "TCP";
+  }
+}
+
+/** storage.k8s.io/v1 SetDefaults_StorageClass. */
+export function defaultStorageClass(sc: JsonObject): void {
+  sc["reclaimPolicy"] ??= "Delete";
+  sc["volumeBindingMode"] ??= "Immediate";
+}
+
+/** scheduling.k8s.io/v1 SetDefaults_PriorityClass. */
+export function defaultPriorityClass(pc: JsonObject): void {
+  pc["preemptionPolicy"] ??= "PreemptLowerPriority";
+}

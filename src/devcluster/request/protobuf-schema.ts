@@ -1,8 +1,9 @@
 /**
  * Field numbers of the Kubernetes protobuf wire format for the kinds kubectl's typed commands send
  * (`kubectl create namespace|configmap|secret|serviceaccount|deployment|service|role|rolebinding|
- * clusterrole|clusterrolebinding`, `kubectl run`), with the message types they reach. Each entry:
- * `fieldNumber: [jsonName, kind, messageType?, repeated?]`, kinds: s string, i varint integer, b bool,
+ * clusterrole|clusterrolebinding|job|cronjob|ingress|pdb|priorityclass`, `kubectl run`), with the message types they reach. Each entry:
+ * `fieldNumber: [jsonName, kind, messageType?, repeated?]` (jsonName "" for a struct embedded inline in JSON,
+ * whose fields join the parent's), kinds: s string, i varint integer, b bool,
  * y bytes (base64 in JSON), d double, m message, M<k> map of string to <k>, and the types JSON writes
  * specially: t Time, T MicroTime, q Quantity, n IntOrString, u Duration, r RawExtension, f FieldsV1.
  * Transcribed from the wire format of the Kubernetes API (k8s.io/api, k8s.io/apimachinery).
@@ -121,6 +122,51 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     6: ["strategy", "s"],
     7: ["preferredHolder", "s"],
   },
+  "batch.CronJob": { 1: ["metadata", "m", "meta.ObjectMeta"], 2: ["spec", "m", "batch.CronJobSpec"] },
+  "batch.CronJobSpec": {
+    1: ["schedule", "s"],
+    8: ["timeZone", "s"],
+    2: ["startingDeadlineSeconds", "i"],
+    3: ["concurrencyPolicy", "s"],
+    4: ["suspend", "b"],
+    5: ["jobTemplate", "m", "batch.JobTemplateSpec"],
+    6: ["successfulJobsHistoryLimit", "i"],
+    7: ["failedJobsHistoryLimit", "i"],
+  },
+  "batch.Job": { 1: ["metadata", "m", "meta.ObjectMeta"], 2: ["spec", "m", "batch.JobSpec"] },
+  "batch.JobSpec": {
+    1: ["parallelism", "i"],
+    2: ["completions", "i"],
+    3: ["activeDeadlineSeconds", "i"],
+    11: ["podFailurePolicy", "m", "batch.PodFailurePolicy"],
+    16: ["successPolicy", "m", "batch.SuccessPolicy"],
+    7: ["backoffLimit", "i"],
+    12: ["backoffLimitPerIndex", "i"],
+    13: ["maxFailedIndexes", "i"],
+    4: ["selector", "m", "meta.LabelSelector"],
+    5: ["manualSelector", "b"],
+    6: ["template", "m", "core.PodTemplateSpec"],
+    8: ["ttlSecondsAfterFinished", "i"],
+    9: ["completionMode", "s"],
+    10: ["suspend", "b"],
+    14: ["podReplacementPolicy", "s"],
+    15: ["managedBy", "s"],
+  },
+  "batch.JobTemplateSpec": { 1: ["metadata", "m", "meta.ObjectMeta"], 2: ["spec", "m", "batch.JobSpec"] },
+  "batch.PodFailurePolicy": { 1: ["rules", "m", "batch.PodFailurePolicyRule", 1] },
+  "batch.PodFailurePolicyOnExitCodesRequirement": {
+    1: ["containerName", "s"],
+    2: ["operator", "s"],
+    3: ["values", "i", "", 1],
+  },
+  "batch.PodFailurePolicyOnPodConditionsPattern": { 1: ["type", "s"], 2: ["status", "s"] },
+  "batch.PodFailurePolicyRule": {
+    1: ["action", "s"],
+    2: ["onExitCodes", "m", "batch.PodFailurePolicyOnExitCodesRequirement"],
+    3: ["onPodConditions", "m", "batch.PodFailurePolicyOnPodConditionsPattern", 1],
+  },
+  "batch.SuccessPolicy": { 1: ["rules", "m", "batch.SuccessPolicyRule", 1] },
+  "batch.SuccessPolicyRule": { 1: ["succeededIndexes", "s"], 2: ["succeededCount", "i"] },
   "core.AWSElasticBlockStoreVolumeSource": {
     1: ["volumeID", "s"],
     2: ["fsType", "s"],
@@ -917,6 +963,53 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     6: ["controller", "b"],
     7: ["blockOwnerDeletion", "b"],
   },
+  "networking.HTTPIngressPath": {
+    1: ["path", "s"],
+    3: ["pathType", "s"],
+    2: ["backend", "m", "networking.IngressBackend"],
+  },
+  "networking.HTTPIngressRuleValue": { 1: ["paths", "m", "networking.HTTPIngressPath", 1] },
+  "networking.Ingress": { 1: ["metadata", "m", "meta.ObjectMeta"], 2: ["spec", "m", "networking.IngressSpec"] },
+  "networking.IngressBackend": {
+    4: ["service", "m", "networking.IngressServiceBackend"],
+    3: ["resource", "m", "core.TypedLocalObjectReference"],
+  },
+  "networking.IngressClass": {
+    1: ["metadata", "m", "meta.ObjectMeta"],
+    2: ["spec", "m", "networking.IngressClassSpec"],
+  },
+  "networking.IngressClassParametersReference": {
+    1: ["apiGroup", "s"],
+    2: ["kind", "s"],
+    3: ["name", "s"],
+    4: ["scope", "s"],
+    5: ["namespace", "s"],
+  },
+  "networking.IngressClassSpec": {
+    1: ["controller", "s"],
+    2: ["parameters", "m", "networking.IngressClassParametersReference"],
+  },
+  "networking.IngressRule": { 1: ["host", "s"], 2: ["", "m", "networking.IngressRuleValue"] },
+  "networking.IngressRuleValue": { 1: ["http", "m", "networking.HTTPIngressRuleValue"] },
+  "networking.IngressServiceBackend": { 1: ["name", "s"], 2: ["port", "m", "networking.ServiceBackendPort"] },
+  "networking.IngressSpec": {
+    4: ["ingressClassName", "s"],
+    1: ["defaultBackend", "m", "networking.IngressBackend"],
+    2: ["tls", "m", "networking.IngressTLS", 1],
+    3: ["rules", "m", "networking.IngressRule", 1],
+  },
+  "networking.IngressTLS": { 1: ["hosts", "s", "", 1], 2: ["secretName", "s"] },
+  "networking.ServiceBackendPort": { 1: ["name", "s"], 2: ["number", "i"] },
+  "policy.PodDisruptionBudget": {
+    1: ["metadata", "m", "meta.ObjectMeta"],
+    2: ["spec", "m", "policy.PodDisruptionBudgetSpec"],
+  },
+  "policy.PodDisruptionBudgetSpec": {
+    1: ["minAvailable", "n"],
+    2: ["selector", "m", "meta.LabelSelector"],
+    3: ["maxUnavailable", "n"],
+    4: ["unhealthyPodEvictionPolicy", "s"],
+  },
   "rbac.AggregationRule": { 1: ["clusterRoleSelectors", "m", "meta.LabelSelector", 1] },
   "rbac.ClusterRole": {
     1: ["metadata", "m", "meta.ObjectMeta"],
@@ -949,5 +1042,12 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     2: ["raw", "y"],
     3: ["contentEncoding", "s"],
     4: ["contentType", "s"],
+  },
+  "scheduling.PriorityClass": {
+    1: ["metadata", "m", "meta.ObjectMeta"],
+    2: ["value", "i"],
+    3: ["globalDefault", "b"],
+    4: ["description", "s"],
+    5: ["preemptionPolicy", "s"],
   },
 };

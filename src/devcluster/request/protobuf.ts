@@ -18,6 +18,10 @@ const GROUP_PACKAGES: Record<string, string> = {
   "coordination.k8s.io": "coordination",
   "authentication.k8s.io": "authentication",
   "authorization.k8s.io": "authorization",
+  batch: "batch",
+  "networking.k8s.io": "networking",
+  policy: "policy",
+  "scheduling.k8s.io": "scheduling",
 };
 
 /** Integer fields whose 0 is a value, not an absent pointer (the encoder writes pointers only when set). */
@@ -125,7 +129,9 @@ function decodeMessage(reader: Reader, type: string, keepZero: boolean): Record<
       continue;
     }
     const value = decodeValue(reader, kind, messageType, wireType);
-    if (!repeated) out[name] = value;
+    // A struct embedded inline (IngressRule's IngressRuleValue): its fields are the parent's in JSON.
+    if (name === "" && value !== null && typeof value === "object") Object.assign(out, value);
+    else if (!repeated) out[name] = value;
     else if (Array.isArray(out[name])) (out[name] as unknown[]).push(value);
     else out[name] = [value];
   }
