@@ -40,6 +40,7 @@ import { ResourceRegistry } from "./registry/registry.ts";
 import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/authentication.ts";
 import { composePipeline, HttpRequestContext, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
 import { parseRequestInfo } from "./request/request-info.ts";
+import { BuiltinDecoder } from "./rest/builtin-decoding.ts";
 import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
 import { customObjectStatusValidator } from "./rest/custom-status-strategy.ts";
 import { ObjectStore } from "./rest/object-store.ts";
@@ -173,6 +174,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   // The allocator asks the store which cluster IPs are taken (a closure: `api` exists once services do).
   for (const served of builtinResources({ serviceIpsInUse: () => serviceClusterIps(api) })) registry.add(served);
   const store = new ObjectStore(storage);
+  store.decoders.push(new BuiltinDecoder());
   store.mutators.push(customObjectMutator, podServiceAccountMutator);
   store.validators.push(customObjectValidator());
   store.statusValidators.push(customObjectStatusValidator());

@@ -20,7 +20,8 @@
 
 type Json = Record<string, unknown>;
 
-interface Attribute {
+/** One JSON field of a client-node model: its name, its type as the generator writes it, its format. */
+export interface Attribute {
   baseName: string;
   type: string;
   format?: string;
@@ -39,7 +40,8 @@ export interface SchemaNames {
 
 const MODEL_NAME = /^[A-Z][A-Za-z0-9]*$/;
 
-async function loadModel(name: string): Promise<Attribute[] | undefined> {
+/** The fields of the client-node model `name` (`V1Container`), or undefined when there is no such model. */
+export async function loadModel(name: string): Promise<Attribute[] | undefined> {
   if (!MODEL_NAME.test(name)) return undefined;
   try {
     const module = (await import(`@kubernetes/client-node/dist/gen/models/${name}.js`)) as Record<string, Model>;

@@ -111,6 +111,17 @@ export type ObjectValidator = (served: ServedResource, obj: JsonObject, old: Jso
  */
 export type ObjectMutator = (served: ServedResource, obj: JsonObject) => unknown;
 
+/**
+ * Decoding of a write's body, or of a patch's result, before anything else looks at it, as kube-apiserver's
+ * decoder turns JSON into a typed object (built-in kinds: rest/builtin-decoding.ts). `prepare` returns a
+ * promise while what `decode` needs for `served` is still loading (awaited, then not again); `decode`
+ * throws for a value of the wrong type and returns the paths of the unknown fields it dropped.
+ */
+export interface ObjectDecoder {
+  prepare(served: ServedResource): Promise<void> | undefined;
+  decode(served: ServedResource, obj: JsonObject): string[] | undefined;
+}
+
 /** How a write treats unknown fields (the `fieldValidation` query parameter). */
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
@@ -125,6 +136,29 @@ export interface WriteOptions {
   owned?: boolean;
   /** Who writes, for metadata.managedFields (apply/write-tracking.ts); absent for in-process writes. */
   fieldManager?: WriteManager;
+  /**
+   * Set by the store once the body went through its decoders, so that a conversion view's write is
+   * decoded in the version the client sent, and only once.
+   */
+  decoded?: boolean;
+}
+
+/**
+ * `fieldValidation` on unknown fields (create.go/update.go): Strict fails the write with every field
+ * listed, Warn adds one warning per field (a warning already given is not repeated, as the warning
+ * recorder dedupes them), Ignore says nothing.
+ */
+function reportUnknownFields(served: ServedResource, unknown: readonly string[], options: WriteOptions): void {
+  const fields = unknown.map((p) => `unknown field "${p}"`);
+  const mode = options.fieldValidation ?? "Warn";
+  if (mode === "Strict") {
+    throw badRequest(
+      `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: strict decoding error: ${fields.join(", ")}`,
+    );
+  }
+  if (mode === "Warn" && options.warnings) {
+    for (const field of fields) if (!options.warnings.includes(field)) options.warnings.push(field);
+  }
 }
 
 function writeOptionsOf(options: WriteOptions | boolean | undefined): WriteOptions {
@@ -149,6 +183,8 @@ export class ObjectStore {
   readonly mutators: ObjectMutator[] = [];
   /** Validation of `/status` writes (custom resources: rest/custom-status-strategy.ts); `validators` do not run there. */
   readonly statusValidators: ObjectValidator[] = [];
+  /** Decoding of bodies and patch results (built-in kinds' Go structs), before the rest of a write. */
+  readonly decoders: ObjectDecoder[] = [];
 
   constructor(readonly storage: Storage) {}
 
@@ -241,12 +277,20 @@ export class ObjectStore {
     input: JsonObject,
     options?: WriteOptions | boolean,
   ): Promise<string> {
+    let opts = writeOptionsOf(options);
+    if (this.decoders.length > 0 && !opts.decoded) {
+      const pending = this.decodersPending(served);
+      if (pending) await pending;
+      if (!opts.owned) input = structuredClone(input);
+      this.decode(served, input, opts);
+      opts = { ...opts, owned: true, decoded: true };
+    }
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
-      return present(served, await this.create(storage, namespace, toStorage(input), options));
+      return present(served, await this.create(storage, namespace, toStorage(input), opts));
     }
-    const { dryRun = false } = writeOptionsOf(options);
-    const obj = this.prepareCreate(served, namespace, input, writeOptionsOf(options));
+    const { dryRun = false } = opts;
+    const obj = this.prepareCreate(served, namespace, input, opts);
     const meta = obj.metadata as MutableMeta;
     const name = meta.name as string;
     if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, name);
@@ -277,9 +321,17 @@ export class ObjectStore {
     target: WriteTarget = "main",
     options?: WriteOptions | boolean,
   ): Promise<string> {
+    let opts = writeOptionsOf(options);
+    if (this.decoders.length > 0 && !opts.decoded) {
+      const pending = this.decodersPending(served);
+      if (pending) await pending;
+      if (!opts.owned) input = structuredClone(input);
+      this.decode(served, input, opts);
+      opts = { ...opts, owned: true, decoded: true };
+    }
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
-      return present(served, await this.update(storage, namespace, name, toStorage(input), target, options));
+      return present(served, await this.update(storage, namespace, name, toStorage(input), target, opts));
     }
     checkBodyIdentity(served, namespace, name, input);
     const inputMeta = (input.metadata ?? {}) as Record<string, unknown>;
@@ -298,7 +350,6 @@ export class ObjectStore {
     }
     const expectedRev = requestedRv === "" ? current.rev : parseRv(requestedRv);
     if (expectedRev !== current.rev) throw conflict(gr(served), name, OPTIMISTIC_LOCK_ERROR_MSG);
-    const opts = writeOptionsOf(options);
     return this.commitUpdate(
       served,
       namespace,
@@ -323,6 +374,20 @@ export class ObjectStore {
     mutate: (current: JsonObject) => JsonObject,
     options?: WriteOptions | boolean,
   ): Promise<string> {
+    let opts = writeOptionsOf(options);
+    if (this.decoders.length > 0 && !opts.decoded) {
+      // kube-apiserver decodes the patched result: its unknown fields are the patch's.
+      const pending = this.decodersPending(served);
+      if (pending) await pending;
+      const apply = mutate;
+      const decodeOpts = opts;
+      mutate = (current) => {
+        const next = apply(current);
+        this.decode(served, next, decodeOpts);
+        return next;
+      };
+      opts = { ...opts, decoded: true };
+    }
     const view = served.conversion;
     if (view) {
       const data = await this.guaranteedUpdate(
@@ -331,7 +396,7 @@ export class ObjectStore {
         name,
         target,
         (current) => view.toStorage(mutate(view.fromStorage(current))),
-        options,
+        opts,
       );
       return present(served, data);
     }
@@ -349,7 +414,7 @@ export class ObjectStore {
       next.metadata = nextMeta;
       try {
         checkBodyIdentity(served, namespace, name, next);
-        return await this.commitUpdate(served, namespace, name, current, next, target, writeOptionsOf(options));
+        return await this.commitUpdate(served, namespace, name, current, next, target, opts);
       } catch (err) {
         const raced = err instanceof StorageError && err.code === "Conflict";
         if (!raced || attempt >= MAX_PATCH_RETRIES)
@@ -558,15 +623,22 @@ export class ObjectStore {
       const dropped = mutate(served, obj);
       if (Array.isArray(dropped)) unknown.push(...(dropped as string[]));
     }
-    if (unknown.length === 0) return;
-    const fields = unknown.map((p) => `unknown field "${p}"`);
-    const mode = options.fieldValidation ?? "Warn";
-    if (mode === "Strict") {
-      throw badRequest(
-        `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: strict decoding error: ${fields.join(", ")}`,
-      );
+    if (unknown.length > 0) reportUnknownFields(served, unknown, options);
+  }
+
+  /** The load to await before {@link decode} can run for `served`, if one is under way. */
+  private decodersPending(served: ServedResource): Promise<unknown> | undefined {
+    if (this.decoders.length === 1) return this.decoders[0]!.prepare(served);
+    const pending = this.decoders.map((d) => d.prepare(served)).filter((p) => p !== undefined);
+    return pending.length > 0 ? Promise.all(pending) : undefined;
+  }
+
+  /** Runs the decoders on `obj` (in place), then applies `fieldValidation` to the unknown fields they dropped. */
+  private decode(served: ServedResource, obj: JsonObject, options: WriteOptions): void {
+    for (const decoder of this.decoders) {
+      const unknown = decoder.decode(served, obj);
+      if (unknown) reportUnknownFields(served, unknown, options);
     }
-    if (mode === "Warn") options.warnings?.push(...fields);
   }
 
   private checkNamespaceAcceptsCreate(served: ServedResource, namespace: string, name: string): void {
