@@ -181,6 +181,46 @@ describe("type errors", () => {
     );
   });
 
+  it("refuses a metadata timestamp that is not a string with metav1.Time's inner string error", async () => {
+    const res = await t.request("POST", CONFIGMAPS, {
+      body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ts", creationTimestamp: 5 } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe(
+      cannotHandle(
+        "ConfigMap",
+        "v1",
+        "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string",
+      ),
+    );
+  });
+
+  it("lets a failing UnmarshalJSON (a quantity) win over an earlier plain type error", async () => {
+    const res = await t.request("POST", DEPLOYMENTS, {
+      body: deployment("both", { resources: { limits: { cpu: true } } }, { replicas: "3" }),
+    });
+    expect(res.body.message).toBe(
+      cannotHandle(
+        "Deployment",
+        "v1",
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+      ),
+    );
+  });
+
+  it("reports a type error rather than the unknown fields when both are present, even under Strict", async () => {
+    const res = await t.request("POST", `${DEPLOYMENTS}?fieldValidation=Strict`, {
+      body: deployment("type-first", { imagee: "x" }, { replicas: "3" }),
+    });
+    expect(res.body.message).toBe(
+      cannotHandle(
+        "Deployment",
+        "v1",
+        "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32",
+      ),
+    );
+  });
+
   it("checks the body of an update and the result of a patch", async () => {
     const created = await t.request("POST", DEPLOYMENTS, { body: deployment("later") });
     expect(created.status).toBe(201);
@@ -271,6 +311,41 @@ describe("unknown fields", () => {
     expect(res.status).toBe(400);
     expect(res.body.message).toBe(
       cannotHandle("ConfigMap", "v1", 'strict decoding error: unknown field "binaryDatas"'),
+    );
+  });
+
+  it("decodes an events.k8s.io Event in its own version, not in the core Event it is stored as", async () => {
+    const res = await t.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events?fieldValidation=Strict", {
+      body: {
+        apiVersion: "events.k8s.io/v1",
+        kind: "Event",
+        metadata: { name: "ev" },
+        eventTime: "2026-01-01T00:00:00.000000Z",
+        regarding: { kind: "Deployment", name: "web" },
+        note: "scaled",
+        reason: "ScalingReplicaSet",
+        type: "Normal",
+        action: "Scale",
+        reportingController: "deployment-controller",
+        reportingInstance: "x",
+      },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.note).toBe("scaled");
+    const unknown = await t.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events?fieldValidation=Strict", {
+      body: { apiVersion: "events.k8s.io/v1", kind: "Event", metadata: { name: "ev2" }, message: "core's field" },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toBe(cannotHandle("Event", "v1", 'strict decoding error: unknown field "message"'));
+  });
+
+  it("decodes a status sent on create as part of the body, as the real decoder reads the whole body", async () => {
+    const res = await t.request("POST", `${DEPLOYMENTS}?fieldValidation=Strict`, {
+      body: { ...deployment("with-status"), status: { replicas: 1, readyReplica: 1 } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe(
+      cannotHandle("Deployment", "v1", 'strict decoding error: unknown field "status.readyReplica"'),
     );
   });
 });

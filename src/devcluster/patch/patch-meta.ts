@@ -12,8 +12,8 @@
  * Caveats:
  * - Only fields whose merge behaviour differs from the default are listed. A key a struct does not
  *   list is treated as a struct field of unknown type ({@link LOOSE}): maps merge key by key, lists
- *   are atomic — what a Go struct field without tags gets. The real server knows every field and
- *   rejects unknown ones when decoding; the devcluster does not model that here.
+ *   are atomic — what a Go struct field without tags gets. Unknown fields and wrong types of built-in
+ *   kinds are caught when the result is decoded (rest/builtin-decoding.ts), not by these tables.
  */
 
 /** A leaf value (string, number, boolean, null). */
