@@ -243,6 +243,16 @@ const webhook = struct({
   objectSelector: labelSelector,
 });
 
+const jobSpec = struct({ selector: labelSelector, template: podTemplateSpec });
+
+/** JobStatus.conditions: `+listType=atomic` for apply, merged by `type` for strategic merge. */
+const jobConditions: ListType = {
+  kind: "list",
+  elementType: ENTRY,
+  listType: "atomic",
+  strategicMerge: { mergeKey: "type" },
+};
+
 /** Built-in kinds by `group/Kind` (core group: `/Kind`). */
 const BUILTIN: ReadonlyMap<string, PatchMeta> = new Map<string, PatchMeta>([
   ["/Pod", kind({ spec: podSpec, status: podStatus })],
@@ -304,6 +314,27 @@ const BUILTIN: ReadonlyMap<string, PatchMeta> = new Map<string, PatchMeta>([
     "apps/DaemonSet",
     kind({ spec: struct({ selector: labelSelector, template: podTemplateSpec }), status: struct({ conditions }) }),
   ],
+  ["batch/Job", kind({ spec: jobSpec, status: struct({ conditions: jobConditions }) })],
+  ["batch/CronJob", kind({ spec: struct({ jobTemplate: struct({ metadata: OBJECT_META, spec: jobSpec }) }) })],
+  ["networking.k8s.io/Ingress", kind({})],
+  ["networking.k8s.io/IngressClass", kind({})],
+  ["networking.k8s.io/NetworkPolicy", kind({ spec: struct({ podSelector: labelSelector }) })],
+  ["/PersistentVolumeClaim", kind({ spec: struct({ selector: labelSelector }), status: struct({ conditions }) })],
+  ["/PersistentVolume", kind({})],
+  ["/Endpoints", kind({})],
+  [
+    "/ReplicationController",
+    kind({
+      spec: struct({ selector: stringMap({ atomic: true }), template: podTemplateSpec }),
+      status: struct({ conditions }),
+    }),
+  ],
+  ["/LimitRange", kind({})],
+  ["/ResourceQuota", kind({})],
+  ["policy/PodDisruptionBudget", kind({ spec: struct({ selector: labelSelector }), status: struct({ conditions }) })],
+  ["discovery.k8s.io/EndpointSlice", kind({})],
+  ["storage.k8s.io/StorageClass", kind({})],
+  ["scheduling.k8s.io/PriorityClass", kind({})],
   ["rbac.authorization.k8s.io/Role", kind({ rules: policyRules })],
   [
     "rbac.authorization.k8s.io/ClusterRole",
