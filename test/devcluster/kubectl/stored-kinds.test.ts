@@ -203,6 +203,32 @@ describe("kubectl and the stored built-in kinds", () => {
     expect(pvcRows[1]?.at(-1)).toBe("Filesystem");
   });
 
+  it("kubectl apply re-applies a Job with strategic merge (containers merged by name, generation bumped)", async () => {
+    const job = (value: string) => ({
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "reapply", labels: { rev: value } },
+      spec: {
+        template: {
+          spec: {
+            restartPolicy: "Never",
+            containers: [{ name: "c", image: "busybox:1.36", env: [{ name: "A", value }] }],
+          },
+        },
+      },
+    });
+    const first = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(job("1")) });
+    expect(first.code, first.stderr).toBe(0);
+    const second = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(job("2")) });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain("job.batch/reapply configured");
+    const stored = await getJson(["job", "reapply"]);
+    expect(stored.metadata.labels.rev).toBe("2");
+    expect(stored.spec.template.spec.containers).toHaveLength(1);
+    expect(stored.spec.template.spec.containers[0]).toMatchObject({ name: "c", env: [{ name: "A", value: "2" }] });
+    expect(stored.metadata.generation).toBe(2);
+  });
+
   it("kubectl apply --prune -l (kubectl's default prune list) prunes a StatefulSet and a PVC removed from the file", async () => {
     const labels = { app: "x" };
     const pvc = {
