@@ -55,6 +55,23 @@ describe("kubectl apply of built-in objects", () => {
     expect(get.code).not.toBe(0);
   });
 
+  it("refuses a typo applied onto an existing Deployment and keeps the stored one", async () => {
+    const good = await manifest("existing", ["image: nginx"]);
+    expect((await cluster.kubectl(["apply", "-f", good])).code).toBe(0);
+    const typo = await manifest("existing", ["image: nginx:2", "imagee: nginx"]);
+    const res = await cluster.kubectl(["apply", "-f", typo]);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain('strict decoding error: unknown field "spec.template.spec.containers[0].imagee"');
+    const get = await cluster.kubectl([
+      "get",
+      "deployment",
+      "existing",
+      "-o",
+      "jsonpath={.spec.template.spec.containers[0].image}",
+    ]);
+    expect(get.stdout).toBe("nginx");
+  });
+
   it("drops the field with --validate=false and stores the rest", async () => {
     const file = await manifest("ignored", ["image: nginx", "imagee: nginx"]);
     const res = await cluster.kubectl(["apply", "--validate=false", "-f", file]);
