@@ -14,8 +14,9 @@
  * ## Caveats
  * - admin/edit/view are created with the aggregated rules of the bootstrap parts; ClusterRoles labelled
  *   `aggregate-to-*` later are not written into them (the authorizer still includes them).
- * - The aggregate-to-* rules cover the groups of the bootstrap policy; kinds this devcluster does not
- *   serve are named anyway (a rule for an unserved resource is harmless).
+ * - The aggregate-to-* rules cover the groups of the bootstrap policy, the stored kinds included
+ *   (StatefulSets, Jobs, CronJobs, Ingresses, PVCs, PDBs, EndpointSlices...); the few it names that this
+ *   devcluster does not serve (HPAs, ControllerRevisions, pods/exec...) are harmless.
  */
 import type { InProcessApi } from "../in-process-api.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
