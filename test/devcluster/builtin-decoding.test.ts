@@ -102,6 +102,37 @@ describe("type errors", () => {
     );
   });
 
+  it("names the Go named type of an enum-like field, as k8s.io/api declares it", async () => {
+    const policy = await t.request("POST", DEPLOYMENTS, { body: deployment("policy", { imagePullPolicy: true }) });
+    expect(policy.body.message).toBe(
+      cannotHandle(
+        "Deployment",
+        "v1",
+        "json: cannot unmarshal bool into Go struct field Container.spec.template.spec.containers.imagePullPolicy of type v1.PullPolicy",
+      ),
+    );
+    const caps = await t.request("POST", DEPLOYMENTS, {
+      body: deployment("caps", { securityContext: { capabilities: { add: "NET_ADMIN" } } }),
+    });
+    expect(caps.body.message).toBe(
+      cannotHandle(
+        "Deployment",
+        "v1",
+        "json: cannot unmarshal string into Go struct field Capabilities.spec.template.spec.containers.securityContext.capabilities.add of type []v1.Capability",
+      ),
+    );
+    const uid = await t.request("POST", CONFIGMAPS, {
+      body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "uid", uid: 5 } },
+    });
+    expect(uid.body.message).toBe(
+      cannotHandle(
+        "ConfigMap",
+        "v1",
+        "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.uid of type types.UID",
+      ),
+    );
+  });
+
   it("refuses a ConfigMap data value that is not a string", async () => {
     const res = await t.request("POST", CONFIGMAPS, {
       body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "num" }, data: { port: 8080 } },

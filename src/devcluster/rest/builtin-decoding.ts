@@ -25,9 +25,10 @@
  * - A kind without a client-node model is not checked.
  *
  * ## Caveats
- * - The models name neither Go's named types nor enums: a misfit into `imagePullPolicy` says
- *   `of type string` where Go says `of type v1.PullPolicy`. Struct names (`EnvVar`) and packages
- *   (`v1.PodSpec`) are derived from the model names.
+ * - The models name no Go named types: those of non-struct fields come from a table transcribed from
+ *   k8s.io/api (builtin-named-types.ts: `of type v1.PullPolicy`); struct names (`EnvVar`) and
+ *   packages (`v1.PodSpec`) are derived from the model names; named maps other than ResourceList
+ *   print as `map[string]...`.
  * - Quantity fields are told apart from strings by the table below (client-node types them `string`);
  *   a quantity string is checked only against ParseQuantity's regular expression, a time string not
  *   at all, base64 (`[]byte`) not at all.
@@ -37,11 +38,14 @@
 import { type Attribute, loadModel, modelCandidates } from "../api/builtin-schemas.ts";
 import { type ApiError, badRequest } from "../api/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+import { GO_NAMED_TYPES } from "./builtin-named-types.ts";
 
 /** What a field holds, as far as decoding is concerned. */
 type Shape =
-  | { readonly k: "string" | "bool" | "float" | "bytes" | "time" | "intstr" | "quantity" | "any" }
-  | { readonly k: "int"; readonly go: "int32" | "int64" }
+  | { readonly k: "time" | "intstr" | "quantity" | "any" }
+  /** `go`: the declared named type (`v1.PullPolicy`) when it is not the basic one. */
+  | { readonly k: "string" | "bool" | "float" | "bytes"; readonly go?: string }
+  | { readonly k: "int"; readonly bits: "int32" | "int64"; readonly go?: string }
   | { readonly k: "array" | "map"; readonly of: Shape; readonly go: string }
   | StructShape;
 
@@ -62,8 +66,8 @@ const TIME: Shape = { k: "time" };
 const INT_OR_STRING: Shape = { k: "intstr" };
 const QUANTITY: Shape = { k: "quantity" };
 const ANY: Shape = { k: "any" };
-const INT32: Shape = { k: "int", go: "int32" };
-const INT64: Shape = { k: "int", go: "int64" };
+const INT32: Shape = { k: "int", bits: "int32" };
+const INT64: Shape = { k: "int", bits: "int64" };
 
 /**
  * The fields k8s.io/api declares as resource.Quantity (`q`), []resource.Quantity (`qlist`), or maps of
@@ -186,18 +190,42 @@ async function buildsSettled(): Promise<void> {
 async function buildStruct(model: string): Promise<StructShape | undefined> {
   const attributes = await loadModel(model);
   if (!attributes) return undefined;
-  const named = MODEL_NAME.exec(model);
-  const name = named ? named[2]! : model;
-  const pkg = named ? named[1]!.toLowerCase() : "v1";
+  const parts = MODEL_NAME.exec(model);
+  const name = parts ? parts[2]! : model;
+  const pkg = parts ? parts[1]!.toLowerCase() : "v1";
   const shape: StructShape = { k: "struct", name, go: `${pkg}.${name}`, fields: new Map() };
   building.set(model, shape);
   const shapes = await Promise.all(
-    attributes.map((a) => quantityShape(name, a.baseName) ?? shapeOf(a.type, a.format || undefined)),
+    attributes.map(
+      async (a) =>
+        quantityShape(name, a.baseName) ?? named(name, a.baseName, await shapeOf(a.type, a.format || undefined)),
+    ),
   );
   attributes.forEach((a: Attribute, i) => {
     shape.fields.set(a.baseName, shapes[i]!);
   });
   return shape;
+}
+
+/** `shape` with the Go named type k8s.io/api declares for `struct.field`, if any (GO_NAMED_TYPES). */
+function named(struct: string, field: string, shape: Shape): Shape {
+  const go = GO_NAMED_TYPES[`${struct}.${field}`];
+  if (go === undefined) return shape;
+  switch (shape.k) {
+    case "string":
+    case "bool":
+    case "float":
+    case "bytes":
+    case "int":
+      return { ...shape, go };
+    case "array": {
+      const of = shape.of;
+      if (!go.startsWith("[]") || (of.k !== "string" && of.k !== "int")) return shape;
+      return { k: "array", of: { ...of, go: go.slice(2) }, go };
+    }
+    default:
+      return shape;
+  }
 }
 
 /** Structs whose fields are being filled: recursive references take these rather than awaiting. */
@@ -238,13 +266,15 @@ async function shapeOf(type: string, format: string | undefined): Promise<Shape>
 function goName(shape: Shape): string {
   switch (shape.k) {
     case "string":
-      return "string";
+      return shape.go ?? "string";
     case "bool":
-      return "bool";
+      return shape.go ?? "bool";
     case "float":
-      return "float64";
+      return shape.go ?? "float64";
     case "bytes":
-      return "[]uint8";
+      return shape.go ?? "[]uint8";
+    case "int":
+      return shape.go ?? shape.bits;
     case "time":
       return "v1.Time";
     case "intstr":
@@ -308,20 +338,20 @@ class Decoding {
       case "any":
         return;
       case "string":
-        if (typeof value !== "string") this.misfit(jsonValueName(value), "string");
+        if (typeof value !== "string") this.misfit(jsonValueName(value), goName(shape));
         return;
       case "bool":
-        if (typeof value !== "boolean") this.misfit(jsonValueName(value), "bool");
+        if (typeof value !== "boolean") this.misfit(jsonValueName(value), goName(shape));
         return;
       case "float":
-        if (typeof value !== "number") this.misfit(jsonValueName(value), "float64");
+        if (typeof value !== "number") this.misfit(jsonValueName(value), goName(shape));
         return;
       case "bytes":
-        if (typeof value !== "string") this.misfit(jsonValueName(value), "[]uint8");
+        if (typeof value !== "string") this.misfit(jsonValueName(value), goName(shape));
         return;
       case "int":
-        if (typeof value !== "number") this.misfit(jsonValueName(value), shape.go);
-        else if (!fitsInt(value, shape.go)) this.misfit(`number ${value}`, shape.go);
+        if (typeof value !== "number") this.misfit(jsonValueName(value), goName(shape));
+        else if (!fitsInt(value, shape.bits)) this.misfit(`number ${value}`, goName(shape));
         return;
       case "time":
         // metav1.Time's UnmarshalJSON decodes a string first; its UnmarshalTypeError gets the field's context.
