@@ -60,6 +60,8 @@ const CASES: KindCase[] = [
         persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
         template: templateDefaults,
       },
+      // The counters Go writes without omitempty, zero until a client writes status.
+      status: { replicas: 0, availableReplicas: 0 },
     },
     generation: 1,
   },
@@ -78,6 +80,7 @@ const CASES: KindCase[] = [
         updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
         template: templateDefaults,
       },
+      status: { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 },
     },
     generation: 1,
   },
@@ -188,6 +191,7 @@ const CASES: KindCase[] = [
     expected: {
       metadata: { labels: { app: "legacy" } },
       spec: { replicas: 1, selector: { app: "legacy" }, template: templateDefaults },
+      status: { replicas: 0 },
     },
     generation: 1,
   },
@@ -213,7 +217,7 @@ const CASES: KindCase[] = [
     kind: "PodDisruptionBudget",
     apiVersion: "policy/v1",
     body: { metadata: { name: "db" }, spec: { minAvailable: 1, selector: { matchLabels: { app: "db" } } } },
-    expected: {},
+    expected: { status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 } },
     generation: 1,
   },
   {
@@ -312,7 +316,7 @@ describe("stored built-in kinds over HTTP", () => {
       },
     });
     expect(created.status, created.text).toBe(201);
-    expect(created.body.status).toBeUndefined();
+    expect(created.body.status).toEqual({ replicas: 0, availableReplicas: 0 });
 
     // A label change and a status written on the main resource: no generation bump, status ignored.
     const relabeled = await t.request("PATCH", `${path}/gen-sts`, {
@@ -321,7 +325,7 @@ describe("stored built-in kinds over HTTP", () => {
     });
     expect(relabeled.status, relabeled.text).toBe(200);
     expect(relabeled.body.metadata.generation).toBe(1);
-    expect(relabeled.body.status).toBeUndefined();
+    expect(relabeled.body.status).toEqual({ replicas: 0, availableReplicas: 0 });
 
     const scaled = await t.request("PATCH", `${path}/gen-sts`, {
       body: { spec: { replicas: 3 } },
@@ -334,7 +338,7 @@ describe("stored built-in kinds over HTTP", () => {
       contentType: "application/merge-patch+json",
     });
     expect(status.status, status.text).toBe(200);
-    expect(status.body.status).toEqual({ replicas: 3, readyReplicas: 2, observedGeneration: 2 });
+    expect(status.body.status).toEqual({ replicas: 3, availableReplicas: 0, readyReplicas: 2, observedGeneration: 2 });
     expect(status.body.spec.replicas).toBe(3);
     expect(status.body.metadata.generation).toBe(2);
 

@@ -149,6 +149,18 @@ function integerField(dotted: string): FieldGetter {
   };
 }
 
+/**
+ * Create-time status of the kinds whose status has counters without `omitempty`: PrepareForCreate
+ * resets status to its zero value, and Go writes those counters as 0 (`kubectl get -o yaml` on a
+ * cluster with no controller shows them), where omitempty fields vanish.
+ */
+function zeroCounters(...names: string[]): (obj: JsonObject) => void {
+  return (obj) => {
+    const status = record(obj, "status");
+    for (const name of names) status[name] ??= 0;
+  };
+}
+
 /** The scale subresource of a kind whose replicas are at `.spec.replicas` and `.status.replicas`. */
 const REPLICAS_SCALE = { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" };
 
@@ -382,6 +394,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       generation: "spec",
       fieldSelectors: { "status.replicas": integerField("status.replicas") },
       defaults: defaultReplicationController,
+      defaultOnCreate: zeroCounters("replicas"),
     }),
     served({
       group: "",
@@ -442,6 +455,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       subresources: { status: true, scale: REPLICAS_SCALE },
       generation: "spec",
       defaults: defaultStatefulSet,
+      defaultOnCreate: zeroCounters("replicas", "availableReplicas"),
     }),
     served({
       group: "apps",
@@ -454,7 +468,10 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       subresources: { status: true },
       generation: "spec",
       defaults: defaultDaemonSet,
-      defaultOnCreate: prepareDaemonSet,
+      defaultOnCreate: (ds) => {
+        prepareDaemonSet(ds);
+        zeroCounters("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady")(ds);
+      },
     }),
     served({
       group: "batch",
@@ -522,6 +539,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       shortNames: ["pdb"],
       subresources: { status: true },
       generation: "spec",
+      defaultOnCreate: zeroCounters("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"),
     }),
     served({
       group: "discovery.k8s.io",
