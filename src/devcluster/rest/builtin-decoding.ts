@@ -217,7 +217,7 @@ function named(struct: string, field: string, shape: Shape): Shape {
     case "float":
     case "bytes":
     case "int":
-      return { ...shape, go };
+      return go.startsWith("[]") ? shape : { ...shape, go };
     case "array": {
       const of = shape.of;
       if (!go.startsWith("[]") || (of.k !== "string" && of.k !== "int")) return shape;
