@@ -1,7 +1,7 @@
 /**
  * Field numbers of the Kubernetes protobuf wire format for the kinds kubectl's typed commands send
  * (`kubectl create namespace|configmap|secret|serviceaccount|deployment|service|role|rolebinding|
- * clusterrole|clusterrolebinding|job|cronjob|ingress|pdb|priorityclass`, `kubectl run`), with the message types they reach. Each entry:
+ * clusterrole|clusterrolebinding|job|cronjob|ingress|pdb|priorityclass|quota`, `kubectl run`), with the message types they reach. Each entry:
  * `fieldNumber: [jsonName, kind, messageType?, repeated?]` (jsonName "" for a struct embedded inline in JSON,
  * whose fields join the parent's), kinds: s string, i varint integer, b bool,
  * y bytes (base64 in JSON), d double, m message, M<k> map of string to <k>, and the types JSON writes
@@ -704,6 +704,12 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
   "core.ResourceClaim": { 1: ["name", "s"], 2: ["request", "s"] },
   "core.ResourceFieldSelector": { 1: ["containerName", "s"], 2: ["resource", "s"], 3: ["divisor", "q"] },
   "core.ResourceHealth": { 1: ["resourceID", "s"], 2: ["health", "s"], 6: ["message", "s"] },
+  "core.ResourceQuota": { 1: ["metadata", "m", "meta.ObjectMeta"], 2: ["spec", "m", "core.ResourceQuotaSpec"] },
+  "core.ResourceQuotaSpec": {
+    1: ["hard", "Mq"],
+    2: ["scopes", "s", "", 1],
+    3: ["scopeSelector", "m", "core.ScopeSelector"],
+  },
   "core.ResourceRequirements": {
     1: ["limits", "Mq"],
     2: ["requests", "Mq"],
@@ -723,6 +729,8 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     9: ["fsType", "s"],
     10: ["readOnly", "b"],
   },
+  "core.ScopeSelector": { 1: ["matchExpressions", "m", "core.ScopedResourceSelectorRequirement", 1] },
+  "core.ScopedResourceSelectorRequirement": { 1: ["scopeName", "s"], 2: ["operator", "s"], 3: ["values", "s", "", 1] },
   "core.SeccompProfile": { 1: ["type", "s"], 2: ["localhostProfile", "s"] },
   "core.Secret": {
     1: ["metadata", "m", "meta.ObjectMeta"],

@@ -82,7 +82,7 @@ describe("kubectl and the stored built-in kinds", () => {
     }
   });
 
-  it("kubectl create job/cronjob/ingress/pdb/priorityclass send protobuf bodies that are decoded in full", async () => {
+  it("kubectl create job/cronjob/ingress/pdb/priorityclass/quota send protobuf bodies that are decoded in full", async () => {
     await ok(["create", "job", "pb-job", "--image=busybox:1.36", "--", "echo", "hi"]);
     const job = await getJson(["job", "pb-job"]);
     expect(job.spec.template.spec.containers[0]).toMatchObject({
@@ -138,6 +138,10 @@ describe("kubectl and the stored built-in kinds", () => {
     ]);
     const pc = await getJson(["priorityclass", "pb-pc"]);
     expect(pc).toMatchObject({ value: 1000, description: "important", preemptionPolicy: "Never" });
+
+    await ok(["create", "quota", "pb-quota", "--hard=cpu=1,memory=1G,pods=2", "--scopes=BestEffort"]);
+    const quota = await getJson(["quota", "pb-quota"]);
+    expect(quota.spec).toEqual({ hard: { cpu: "1", memory: "1G", pods: "2" }, scopes: ["BestEffort"] });
   });
 
   it("kubectl scale statefulset writes spec.replicas through /scale and bumps generation", async () => {
