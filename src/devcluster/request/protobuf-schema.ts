@@ -225,19 +225,19 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     3: ["binaryData", "My"],
     4: ["immutable", "b"],
   },
-  "core.ConfigMapEnvSource": { 1: ["localObjectReference", "m", "core.LocalObjectReference"], 2: ["optional", "b"] },
+  "core.ConfigMapEnvSource": { 1: ["", "m", "core.LocalObjectReference"], 2: ["optional", "b"] },
   "core.ConfigMapKeySelector": {
-    1: ["localObjectReference", "m", "core.LocalObjectReference"],
+    1: ["", "m", "core.LocalObjectReference"],
     2: ["key", "s"],
     3: ["optional", "b"],
   },
   "core.ConfigMapProjection": {
-    1: ["localObjectReference", "m", "core.LocalObjectReference"],
+    1: ["", "m", "core.LocalObjectReference"],
     2: ["items", "m", "core.KeyToPath", 1],
     4: ["optional", "b"],
   },
   "core.ConfigMapVolumeSource": {
-    1: ["localObjectReference", "m", "core.LocalObjectReference"],
+    1: ["", "m", "core.LocalObjectReference"],
     2: ["items", "m", "core.KeyToPath", 1],
     3: ["defaultMode", "i"],
     4: ["optional", "b"],
@@ -347,7 +347,7 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     5: ["fileKeyRef", "m", "core.FileKeySelector"],
   },
   "core.EphemeralContainer": {
-    1: ["ephemeralContainerCommon", "m", "core.EphemeralContainerCommon"],
+    1: ["", "m", "core.EphemeralContainerCommon"],
     2: ["targetContainerName", "s"],
   },
   "core.EphemeralContainerCommon": {
@@ -664,7 +664,7 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
   "core.PortworxVolumeSource": { 1: ["volumeID", "s"], 2: ["fsType", "s"], 3: ["readOnly", "b"] },
   "core.PreferredSchedulingTerm": { 1: ["weight", "i"], 2: ["preference", "m", "core.NodeSelectorTerm"] },
   "core.Probe": {
-    1: ["handler", "m", "core.ProbeHandler"],
+    1: ["", "m", "core.ProbeHandler"],
     2: ["initialDelaySeconds", "i"],
     3: ["timeoutSeconds", "i"],
     4: ["periodSeconds", "i"],
@@ -739,14 +739,14 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     4: ["stringData", "Ms"],
     5: ["immutable", "b"],
   },
-  "core.SecretEnvSource": { 1: ["localObjectReference", "m", "core.LocalObjectReference"], 2: ["optional", "b"] },
+  "core.SecretEnvSource": { 1: ["", "m", "core.LocalObjectReference"], 2: ["optional", "b"] },
   "core.SecretKeySelector": {
-    1: ["localObjectReference", "m", "core.LocalObjectReference"],
+    1: ["", "m", "core.LocalObjectReference"],
     2: ["key", "s"],
     3: ["optional", "b"],
   },
   "core.SecretProjection": {
-    1: ["localObjectReference", "m", "core.LocalObjectReference"],
+    1: ["", "m", "core.LocalObjectReference"],
     2: ["items", "m", "core.KeyToPath", 1],
     4: ["optional", "b"],
   },
@@ -852,7 +852,7 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
   },
   "core.TypedLocalObjectReference": { 1: ["apiGroup", "s"], 2: ["kind", "s"], 3: ["name", "s"] },
   "core.TypedObjectReference": { 1: ["apiGroup", "s"], 2: ["kind", "s"], 3: ["name", "s"], 4: ["namespace", "s"] },
-  "core.Volume": { 1: ["name", "s"], 2: ["volumeSource", "m", "core.VolumeSource"] },
+  "core.Volume": { 1: ["name", "s"], 2: ["", "m", "core.VolumeSource"] },
   "core.VolumeDevice": { 1: ["name", "s"], 2: ["devicePath", "s"] },
   "core.VolumeHealthCondition": { 1: ["status", "s"], 2: ["reason", "s"], 3: ["message", "s"] },
   "core.VolumeMount": {

@@ -24,6 +24,9 @@ const GROUP_PACKAGES: Record<string, string> = {
   "scheduling.k8s.io": "scheduling",
 };
 
+/** Fields whose empty object is a value (`emptyDir: {}` is the volume's source, `data: {}` the content). */
+const KEEP_EMPTY = new Set(["data", "emptyDir"]);
+
 /** Integer fields whose 0 is a value, not an absent pointer (the encoder writes pointers only when set). */
 const KEEP_ZERO = new Set(["replicas"]);
 
@@ -240,7 +243,7 @@ function omitEmpty(obj: Record<string, unknown>): Record<string, unknown> {
         typeof value === "object" &&
         !Array.isArray(value) &&
         Object.keys(value).length === 0 &&
-        key !== "data")
+        !KEEP_EMPTY.has(key))
     ) {
       delete obj[key];
     }

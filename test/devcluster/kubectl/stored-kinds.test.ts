@@ -144,6 +144,59 @@ describe("kubectl and the stored built-in kinds", () => {
     expect(quota.spec).toEqual({ hard: { cpu: "1", memory: "1G", pods: "2" }, scopes: ["BestEffort"] });
   });
 
+  it("kubectl create job --from=cronjob keeps the template's inline fields (envFrom names, volume sources, probes)", async () => {
+    const cronJob = {
+      apiVersion: "batch/v1",
+      kind: "CronJob",
+      metadata: { name: "backup" },
+      spec: {
+        schedule: "0 3 * * *",
+        jobTemplate: {
+          spec: {
+            template: {
+              spec: {
+                restartPolicy: "OnFailure",
+                volumes: [
+                  { name: "cfg", configMap: { name: "backup-cfg" } },
+                  { name: "scratch", emptyDir: {} },
+                ],
+                containers: [
+                  {
+                    name: "c",
+                    image: "busybox:1.36",
+                    envFrom: [
+                      { configMapRef: { name: "env-cm" } },
+                      { secretRef: { name: "env-secret", optional: true } },
+                    ],
+                    env: [{ name: "P", valueFrom: { secretKeyRef: { name: "pw", key: "password" } } }],
+                    readinessProbe: { exec: { command: ["cat", "/tmp/ok"] }, periodSeconds: 5 },
+                  },
+                ],
+              },
+            },
+          },
+        },
+      },
+    };
+    const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(cronJob) });
+    expect(applied.code, applied.stderr).toBe(0);
+    await ok(["create", "job", "backup-now", "--from=cronjob/backup"]);
+    const job = await getJson(["job", "backup-now"]);
+    expect(job.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ apiVersion: "batch/v1", kind: "CronJob", name: "backup", controller: true }),
+    ]);
+    const spec = job.spec.template.spec;
+    expect(spec.volumes).toEqual([
+      { name: "cfg", configMap: { name: "backup-cfg" } },
+      { name: "scratch", emptyDir: {} },
+    ]);
+    expect(spec.containers[0]).toMatchObject({
+      envFrom: [{ configMapRef: { name: "env-cm" } }, { secretRef: { name: "env-secret", optional: true } }],
+      env: [{ name: "P", valueFrom: { secretKeyRef: { name: "pw", key: "password" } } }],
+      readinessProbe: { exec: { command: ["cat", "/tmp/ok"] }, periodSeconds: 5 },
+    });
+  });
+
   it("kubectl scale statefulset writes spec.replicas through /scale and bumps generation", async () => {
     const r = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(statefulSet("scaled")) });
     expect(r.code, r.stderr).toBe(0);
