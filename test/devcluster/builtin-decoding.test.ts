@@ -332,6 +332,29 @@ describe("unknown fields", () => {
     expect(warned.body.data).toEqual({ a: "b", c: "d" });
   });
 
+  it("refuses a Strict strategic merge patch's unknown field with patch.go's 422, the patch printed as a Go map", async () => {
+    expect((await t.request("POST", DEPLOYMENTS, { body: deployment("smp") })).status).toBe(201);
+    const res = await t.request("PATCH", `${DEPLOYMENTS}/smp?fieldValidation=Strict`, {
+      body: {
+        spec: {
+          template: { spec: { containers: [{ name: "web", imagee: "nginx", ports: [{ containerPort: 80 }] }] } },
+        },
+      },
+      contentType: "application/strategic-merge-patch+json",
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.reason).toBe("Invalid");
+    const value =
+      "map[spec:map[template:map[spec:map[containers:[map[imagee:nginx name:web ports:[map[containerPort:80]]]]]]]]";
+    const detail = 'strict decoding error: unknown field "spec.template.spec.containers[0].imagee"';
+    expect(res.body.message).toBe(` "" is invalid: patch: Invalid value: ${JSON.stringify(value)}: ${detail}`);
+    expect(res.body.details).toEqual({
+      causes: [
+        { reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${detail}`, field: "patch" },
+      ],
+    });
+  });
+
   it("fails a Strict update with an unknown field in the body", async () => {
     const created = await t.request("POST", CONFIGMAPS, {
       body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "put" } },

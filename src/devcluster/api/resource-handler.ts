@@ -170,7 +170,11 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           name,
           target,
           (current) => patcher(current, body, context),
-          isApply ? computedOptions(writeOptions, manager) : writeOptions,
+          isApply
+            ? computedOptions(writeOptions, manager)
+            : mediaType(ctx.req.headers["content-type"]) === "application/strategic-merge-patch+json"
+              ? { ...writeOptions, strategicPatch: body }
+              : writeOptions,
         );
       } catch (err) {
         // Apply creates what does not exist yet (main resource only), as kube-apiserver does.

@@ -45,7 +45,8 @@ import { trackCreate, trackWrite, type WriteManager } from "../apply/write-track
 import { bucketOf, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { Change, Storage, StoredObject } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage.ts";
-import { type FieldError, invalidStatus } from "../validation/field-errors.ts";
+import { type FieldError, invalid as fieldInvalid, invalidStatus } from "../validation/field-errors.ts";
+import { goValueV } from "../validation/go-format.ts";
 import {
   prepareObjectMetaForUpdate,
   validateObjectMeta,
@@ -141,6 +142,11 @@ export interface WriteOptions {
    * decoded in the version the client sent, and only once.
    */
   decoded?: boolean;
+  /**
+   * The body of a strategic merge patch being applied: patch.go refuses its Strict unknown fields with
+   * a 422 `patch: Invalid value: "<the patch as Go prints a map>"` instead of the decoder's 400.
+   */
+  strategicPatch?: string;
 }
 
 /**
@@ -151,6 +157,9 @@ export interface WriteOptions {
 function reportUnknownFields(served: ServedResource, unknown: readonly string[], options: WriteOptions): void {
   const fields = unknown.map((p) => `unknown field "${p}"`);
   const mode = options.fieldValidation ?? "Warn";
+  if (mode === "Strict" && options.strategicPatch !== undefined) {
+    throw strategicPatchInvalid(options.strategicPatch, `strict decoding error: ${fields.join(", ")}`);
+  }
   if (mode === "Strict") {
     throw badRequest(
       `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: strict decoding error: ${fields.join(", ")}`,
@@ -159,6 +168,20 @@ function reportUnknownFields(served: ServedResource, unknown: readonly string[],
   if (mode === "Warn" && options.warnings) {
     for (const field of fields) if (!options.warnings.includes(field)) options.warnings.push(field);
   }
+}
+
+/** patch.go applyPatchToObject's refusal: a 422 with no kind nor name, the patch printed as Go's `%+v` of a map. */
+function strategicPatchInvalid(patch: string, detail: string): ApiError {
+  let value: unknown;
+  try {
+    value = JSON.parse(patch);
+  } catch {
+    value = patch;
+  }
+  const status = invalidStatus("", "", "", [fieldInvalid("patch", goValueV(value), detail)]);
+  // metav1.StatusDetails' kind is omitempty.
+  const { kind: _kind, ...details } = status.details;
+  return new ApiError({ ...status, details } as unknown as Status);
 }
 
 function writeOptionsOf(options: WriteOptions | boolean | undefined): WriteOptions {

@@ -170,3 +170,19 @@ export function goSprint(value: unknown): string {
   if (value === null || value === undefined) return "<nil>";
   return goJSON(value);
 }
+
+/**
+ * Go's `%v` (and `%+v`) of a decoded JSON value (map[string]interface{} with int64s and float64s):
+ * `map[a:1 b:[x y]]`, keys sorted, strings bare, null as `<nil>`. What patch.go prints for a
+ * strategic merge patch it refuses.
+ */
+export function goValueV(value: unknown): string {
+  if (value === null || value === undefined) return "<nil>";
+  if (Array.isArray(value)) return "[" + value.map(goValueV).join(" ") + "]";
+  if (typeof value === "object") {
+    const rec = value as Record<string, unknown>;
+    const keys = Object.keys(rec).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return "map[" + keys.map((k) => k + ":" + goValueV(rec[k])).join(" ") + "]";
+  }
+  return goSprint(value);
+}

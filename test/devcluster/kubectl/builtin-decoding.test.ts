@@ -61,7 +61,11 @@ describe("kubectl apply of built-in objects", () => {
     const typo = await manifest("existing", ["image: nginx:2", "imagee: nginx"]);
     const res = await cluster.kubectl(["apply", "-f", typo]);
     expect(res.code).not.toBe(0);
-    expect(res.stderr).toContain('strict decoding error: unknown field "spec.template.spec.containers[0].imagee"');
+    // kubectl sends a strategic merge patch: patch.go's 422, the patch printed as a Go map.
+    expect(res.stderr).toContain('The request is invalid: patch: Invalid value: "map[metadata:map[annotations:map[');
+    expect(res.stderr).toContain(
+      'spec:map[template:map[spec:map[$setElementOrder/containers:[map[name:web]] containers:[map[image:nginx:2 imagee:nginx name:web]]]]]]": strict decoding error: unknown field "spec.template.spec.containers[0].imagee"',
+    );
     const get = await cluster.kubectl([
       "get",
       "deployment",
