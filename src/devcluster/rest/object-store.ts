@@ -301,13 +301,7 @@ export class ObjectStore {
     options?: WriteOptions | boolean,
   ): Promise<string> {
     let opts = writeOptionsOf(options);
-    if (this.decoders.length > 0 && !opts.decoded) {
-      const pending = this.decodersPending(served);
-      if (pending) await pending;
-      if (!opts.owned) input = structuredClone(input);
-      this.decode(served, input, opts);
-      opts = { ...opts, owned: true, decoded: true };
-    }
+    if (this.decoders.length > 0 && !opts.decoded) ({ input, opts } = await this.decodeBody(served, input, opts));
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
       return present(served, await this.create(storage, namespace, toStorage(input), opts));
@@ -335,6 +329,22 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * Runs the decoders on a create or update body (once per write: the result is marked decoded, so the
+   * storage-version call a conversion view makes does not decode again).
+   */
+  private async decodeBody(
+    served: ServedResource,
+    input: JsonObject,
+    opts: WriteOptions,
+  ): Promise<{ input: JsonObject; opts: WriteOptions }> {
+    const pending = this.decodersPending(served);
+    if (pending) await pending;
+    const owned = opts.owned ? input : structuredClone(input);
+    this.decode(served, owned, opts);
+    return { input: owned, opts: { ...opts, owned: true, decoded: true } };
+  }
+
   /** Replaces an object (PUT) or its status. Returns the stored object. */
   async update(
     served: ServedResource,
@@ -345,13 +355,7 @@ export class ObjectStore {
     options?: WriteOptions | boolean,
   ): Promise<string> {
     let opts = writeOptionsOf(options);
-    if (this.decoders.length > 0 && !opts.decoded) {
-      const pending = this.decodersPending(served);
-      if (pending) await pending;
-      if (!opts.owned) input = structuredClone(input);
-      this.decode(served, input, opts);
-      opts = { ...opts, owned: true, decoded: true };
-    }
+    if (this.decoders.length > 0 && !opts.decoded) ({ input, opts } = await this.decodeBody(served, input, opts));
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
       return present(served, await this.update(storage, namespace, name, toStorage(input), target, opts));
