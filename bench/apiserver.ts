@@ -6,7 +6,8 @@
  * beside it says how much of that is live JavaScript heap).
  * Goals on a 2-core machine: start < 150 ms, >= 5,000 creates/s, watch p99 < 20 ms, < 2 KiB per object.
  * creates_per_s is the server's steady state: it is measured after WARMUP_CREATES creates that warm both
- * processes' JIT; those are reported beside it as warmup_creates_per_s (a fresh server, cold code).
+ * processes' JIT; those are reported beside it as warmup_creates_per_s (a fresh server, cold code), and
+ * per chunk of 1,000 as warmup_chunk_creates_per_s / warmup_chunk_server_cpu_us_per_create.
  * Also printed: the server's CPU time per create and per get (independent of other load on the
  * machine) and the 1-minute load average while measuring, to read the wall-clock figures against.
  */
@@ -37,6 +38,8 @@ const CONCURRENCY = 32;
  * for the next) and is steady from about 5,000 on.
  */
 const WARMUP_CREATES = 5_000;
+/** The warm-up is timed in chunks of this many creates (printed as arrays, first chunk first). */
+const WARMUP_CHUNK = 1_000;
 /** Enough requests that start-up effects vanish, few enough to finish in seconds. */
 const CREATES = 10_000;
 const GETS = 20_000;
@@ -141,7 +144,7 @@ async function call(p: Pool, token: string, method: "GET" | "POST", path: string
 }
 
 async function main(): Promise<void> {
-  const result: Record<string, number> = {};
+  const result: Record<string, number | number[]> = {};
 
   // Start-up: a first start pays module JIT; report the second, as a test suite starting many servers sees it.
   await (await startApiServer()).stop();
@@ -158,10 +161,22 @@ async function main(): Promise<void> {
     call(p, server.token, "POST", path, JSON.stringify({ metadata: { name }, data: { payload: PAYLOAD } }));
   // Warm up in a namespace of its own, so that the list below still lists exactly CREATES objects.
   await call(p, server.token, "POST", "/api/v1/namespaces", JSON.stringify({ metadata: { name: "warmup" } }));
-  const warmupMs = await runConcurrently(WARMUP_CREATES, (i) =>
-    createConfigMap("/api/v1/namespaces/warmup/configmaps", `cm-${i}`),
-  );
+  // In chunks, so that the line shows the climb (and how cold code costs the server CPU).
+  let warmupMs = 0;
+  const chunkRates: number[] = [];
+  const chunkCpu: number[] = [];
+  for (let offset = 0; offset < WARMUP_CREATES; offset += WARMUP_CHUNK) {
+    const cpu = server.cpuMs();
+    const ms = await runConcurrently(WARMUP_CHUNK, (i) =>
+      createConfigMap("/api/v1/namespaces/warmup/configmaps", `cm-${offset + i}`),
+    );
+    warmupMs += ms;
+    chunkRates.push(Math.round(WARMUP_CHUNK / (ms / 1000)));
+    chunkCpu.push(Math.round(((server.cpuMs() - cpu) * 1000) / WARMUP_CHUNK));
+  }
   result["warmup_creates_per_s"] = Math.round(WARMUP_CREATES / (warmupMs / 1000));
+  result["warmup_chunk_creates_per_s"] = chunkRates;
+  result["warmup_chunk_server_cpu_us_per_create"] = chunkCpu;
   let cpuBefore = server.cpuMs();
   const createMs = await runConcurrently(CREATES, (i) => createConfigMap(cms, `cm-${i}`));
   result["creates_per_s"] = Math.round(CREATES / (createMs / 1000));
