@@ -235,11 +235,8 @@ export function deriveRules(all: readonly PermissionNeed[]): PolicyRule[] {
   for (const grant of grants.values()) {
     const open = grant.names.length === 0 ? undefined : grants.get(JSON.stringify([grant.group, grant.resource, []]));
     const covered = (v: Verb) => open !== undefined && (open.verbs.has(v) || open.verbs.has("*"));
-    const verbs = grant.verbs.has("*")
-      ? covered("*")
-        ? []
-        : (["*"] as Verb[])
-      : VERBS.filter((v) => grant.verbs.has(v) && !covered(v));
+    const granted = grant.verbs.has("*") ? (["*"] as Verb[]) : VERBS.filter((v) => grant.verbs.has(v));
+    const verbs = granted.filter((v) => !covered(v));
     if (verbs.length === 0) continue;
     const key = JSON.stringify([grant.group, verbs, grant.names]);
     const rule = rules.get(key) ?? { group: grant.group, verbs, names: grant.names, resources: [] };

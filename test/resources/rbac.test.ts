@@ -100,6 +100,16 @@ describe("deriveRules", () => {
     expect(deriveRules([...needs.custom(Pod, ["get"], { resourceNames: ["p"] }), ...needs.custom(Pod, ["*"])])).toEqual(
       [{ apiGroups: [""], resources: ["pods"], verbs: ["*"] }],
     );
+    // A restricted `*` goes under an unrestricted `*`, and stays next to an unrestricted grant of fewer verbs.
+    expect(deriveRules([...needs.custom(Pod, ["*"], { resourceNames: ["p"] }), ...needs.custom(Pod, ["*"])])).toEqual([
+      { apiGroups: [""], resources: ["pods"], verbs: ["*"] },
+    ]);
+    expect(deriveRules([...needs.custom(Pod, ["*"], { resourceNames: ["p"] }), ...needs.custom(Pod, ["get"])])).toEqual(
+      [
+        { apiGroups: [""], resources: ["pods"], verbs: ["*"], resourceNames: ["p"] },
+        { apiGroups: [""], resources: ["pods"], verbs: ["get"] },
+      ],
+    );
   });
 
   it("deduplicates repeated needs and unions the verbs of one resource", () => {
