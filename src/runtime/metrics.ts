@@ -29,10 +29,9 @@ import { Counter, exponentialBuckets, Gauge, Registry } from "prom-client";
 import type { ResponseObserver } from "../client/resource-client.ts";
 import { FastHistogram } from "./histogram.ts";
 import type { ReconcileOutcome } from "./reconcile.ts";
+import type { WorkQueueMetrics } from "./workqueue.ts";
 
 const reconcileOutcomes: readonly ReconcileOutcome[] = ["success", "error", "requeue", "requeue_after"];
-
-import type { WorkQueueMetrics } from "./workqueue.ts";
 
 /** controller-runtime's reconcile-time buckets: fine below 1 s, where most reconciles land, up to 60 s. */
 const RECONCILE_BUCKETS = [
