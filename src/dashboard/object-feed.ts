@@ -33,6 +33,7 @@
  *   production cluster with 100,000 pods.
  */
 import { ApiError, isGone } from "../client/errors.ts";
+import { sleep } from "../client/retry.ts";
 import type { KubeObject, ListerWatcher } from "../client/types.ts";
 
 /**
@@ -187,7 +188,8 @@ export class ObjectFeed<T extends KubeObject = KubeObject> {
           this.#fail(feedError(err));
         }
         this.#phase = { phase: "backingOff", delayMs, next };
-        await sleep(delayMs, signal);
+        // Rejects only when the signal aborts, which ends the loop.
+        await sleep(delayMs, signal).catch(() => undefined);
         delayMs = Math.min(delayMs * 2, BACKOFF_MAX_MS);
       }
     }
@@ -270,18 +272,4 @@ export class ObjectFeed<T extends KubeObject = KubeObject> {
       }
     }
   }
-}
-
-/** Waits `ms`, or less if `signal` aborts; never rejects. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
