@@ -12,9 +12,8 @@
  * - A child that ignores SIGTERM gets SIGKILL after {@link KILL_AFTER_MS}.
  * - After `stop()` resolves, the child has exited.
  *
- * ## Caveats
- * - If `capstan dev` itself is killed with SIGKILL, its children keep running until they are
- *   killed too (they would fail against the stopped API server anyway).
+ * - The child has an IPC channel to this process: when `capstan dev` dies, even by SIGKILL, the
+ *   channel closes and `capstan run` stops the operator (no orphan keeps running).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { basename } from "node:path";
