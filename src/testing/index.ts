@@ -41,6 +41,7 @@ export {
 } from "./test-cluster.ts";
 export {
   DEFAULT_WAIT_TIMEOUT,
+  isEstablished,
   type WaitForOptions,
   WaitForTimeoutError,
   waitFor,

@@ -42,7 +42,7 @@ import type { Duration } from "../runtime/duration.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture } from "./log-capture.ts";
-import { DEFAULT_WAIT_TIMEOUT, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
+import { DEFAULT_WAIT_TIMEOUT, isEstablished, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
 
 /**
  * Graceful shutdown allowed to an operator `run` started (unless its options say otherwise): a
@@ -384,10 +384,6 @@ function kubeconfigWithToken(admin: string, username: string, token: string, nam
   config.contexts = [{ name: username, context: { cluster: context.context.cluster, user: username, namespace } }];
   config["current-context"] = username;
   return stringifyYaml(config);
-}
-
-function isEstablished(crd: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
-  return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false;
 }
 
 /**

@@ -86,6 +86,14 @@ export function waitFor<T extends KubeObject>(
 }
 
 /**
+ * A {@link waitFor} predicate: the CustomResourceDefinition has condition `Established=True`, i.e. the
+ * API server serves its kind (`waitFor(client, CustomResourceDefinition, name, isEstablished)`).
+ */
+export function isEstablished(crd: { status?: { conditions?: readonly { type: string; status: string }[] } }): boolean {
+  return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false;
+}
+
+/**
  * Waits until the object `key` of `kind` does not exist (deleted, or never created).
  * @throws WaitForTimeoutError after the timeout, showing the object as last seen.
  */
