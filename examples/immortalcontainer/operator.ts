@@ -271,14 +271,16 @@ async function checkExisting(
   if (pod.metadata?.labels?.[NAME_LABEL] !== ctx.key.name) {
     // Ours, but someone removed our label: the cache (which selects on it) would never show the pod
     // again, and its exit would go unnoticed. Put the label back; the pod's watch event follows.
-    // The uid makes the patch fail with 409 if the pod was replaced since the read.
+    // The uid makes the patch fail if the pod was replaced since the read: a merge patch is not a
+    // precondition, it would change metadata.uid, which is immutable (422 Invalid, as kube-apiserver's
+    // ValidateObjectMetaUpdate answers); a pod deleted meanwhile gives 404.
     const patch = { metadata: { labels: { [NAME_LABEL]: ctx.key.name }, uid: pod.metadata?.uid } };
     try {
       await ctx.client
         .resource(Pod, ctx.key.namespace)
         .patch(podNameFor(ctx.key.name), patch, { type: "merge", signal: ctx.signal });
     } catch (err) {
-      if (isNotFound(err) || isConflict(err)) return { requeue: true };
+      if (isNotFound(err) || isInvalid(err)) return { requeue: true };
       throw err;
     }
     return;
