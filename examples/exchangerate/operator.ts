@@ -109,9 +109,9 @@ export function exchangeRateOperator(overrides: Partial<ExchangeRateSettings> = 
   const settings = checkSettings({ ...DEFAULT_SETTINGS, ...overrides });
   const refreshMs = toMilliseconds(settings.refreshInterval);
   // Handlers write the ConfigMap through `api`, which registration cannot see: declare it, so
-  // `capstan generate rbac` grants it. Server-side apply is a patch, and one that creates the
-  // object also needs create; nothing reads ConfigMaps, so no get/list/watch.
-  const op = operator({ name: OPERATOR_NAME, permissions: [needs.custom(ConfigMap, ["create", "patch"])] });
+  // `capstan generate rbac` grants it. `needs.apply` is what server-side apply sends (patch, and
+  // create when the apply creates the object); nothing reads ConfigMaps, so no get/list/watch.
+  const op = operator({ name: OPERATOR_NAME, permissions: [needs.apply(ConfigMap)] });
 
   // A field handler runs on create (the field appears) and on every change of the field: the
   // seed's on.create and its currency update in one handler.
