@@ -120,9 +120,31 @@ export function formatLabelSelector(selector: unknown): string {
     .join(",");
 }
 
+/** layoutContainerCells: the template's container names and images, comma-separated. */
 function containerCells(podSpec: unknown): [string, string] {
   const containers = arr(obj(podSpec)["containers"]).map(obj);
   return [containers.map((c) => str(c["name"])).join(","), containers.map((c) => str(c["image"])).join(",")];
+}
+
+const CONTAINERS_DESCRIPTION = "Names of each container in the template.";
+const IMAGES_DESCRIPTION = "Images referenced by each container in the template.";
+
+/**
+ * The wide columns every printer of a kind with a pod template ends with: Containers and Images, then
+ * Selector (described by the kind's own selector field doc) where the printer shows one.
+ */
+function templateColumns(selectorDescription?: string): TableColumnDefinition[] {
+  const columns = [
+    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
+    column("Images", "string", IMAGES_DESCRIPTION, 1),
+  ];
+  if (selectorDescription !== undefined) columns.push(column("Selector", "string", selectorDescription, 1));
+  return columns;
+}
+
+/** metav1.FormatLabelSelector: the selector string, `<none>` when it selects everything. */
+function selectorCell(selector: unknown): string {
+  return orNone(formatLabelSelector(selector));
 }
 
 // --- built-in printers ---------------------------------------------------------------------------
@@ -291,13 +313,8 @@ const deploymentPrinter: TablePrinter = {
       "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
     ),
     ageColumn(),
-    column("Containers", "string", "Names of each container in the template.", 1),
-    column("Images", "string", "Images referenced by each container in the template.", 1),
-    column(
-      "Selector",
-      "string",
+    ...templateColumns(
       "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
-      1,
     ),
   ],
   cells(d, now) {
@@ -317,46 +334,57 @@ const deploymentPrinter: TablePrinter = {
   },
 };
 
-const replicaSetPrinter: TablePrinter = {
-  columns: [
-    nameColumn(),
-    column(
-      "Desired",
-      "integer",
+/** The field docs a replica-count printer describes its columns with. */
+interface ReplicaCountDocs {
+  desired: string;
+  current: string;
+  ready: string;
+  selector: string;
+}
+
+/**
+ * printReplicaSet and printReplicationController: desired, current and ready counts, then the
+ * template columns. The kinds differ in their field docs and their selector's type (a LabelSelector
+ * printed by metav1.FormatLabelSelector, a plain map printed by labels.FormatLabels).
+ */
+function replicaCountPrinter(docs: ReplicaCountDocs, selector: (spec: Json) => string): TablePrinter {
+  return {
+    columns: [
+      nameColumn(),
+      column("Desired", "integer", docs.desired),
+      column("Current", "integer", docs.current),
+      column("Ready", "integer", docs.ready),
+      ageColumn(),
+      ...templateColumns(docs.selector),
+    ],
+    cells(o, now) {
+      const spec = obj(o["spec"]);
+      const status = obj(o["status"]);
+      return [
+        nameOf(o),
+        num(spec["replicas"]),
+        num(status["replicas"]),
+        num(status["readyReplicas"]),
+        ageOf(o, now),
+        ...containerCells(obj(spec["template"])["spec"]),
+        selector(spec),
+      ];
+    },
+  };
+}
+
+const replicaSetPrinter = replicaCountPrinter(
+  {
+    desired:
       "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller",
-    ),
-    column(
-      "Current",
-      "integer",
+    current:
       "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller",
-    ),
-    column("Ready", "integer", "The number of ready replicas for this replica set."),
-    ageColumn(),
-    column("Containers", "string", "Names of each container in the template.", 1),
-    column("Images", "string", "Images referenced by each container in the template.", 1),
-    column(
-      "Selector",
-      "string",
+    ready: "The number of ready replicas for this replica set.",
+    selector:
       "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-      1,
-    ),
-  ],
-  cells(rs, now) {
-    const spec = obj(rs["spec"]);
-    const status = obj(rs["status"]);
-    const [containers, images] = containerCells(obj(spec["template"])["spec"]);
-    return [
-      nameOf(rs),
-      num(spec["replicas"]),
-      num(status["replicas"]),
-      num(status["readyReplicas"]),
-      ageOf(rs, now),
-      containers,
-      images,
-      formatLabelSelector(spec["selector"]),
-    ];
   },
-};
+  (spec) => selectorCell(spec["selector"]),
+);
 
 const namespacePrinter: TablePrinter = {
   columns: [nameColumn(), column("Status", "string", "The status of the namespace"), ageColumn()],
@@ -760,14 +788,6 @@ const FIELD_DOCS = {
 
 // --- the kinds served as stored objects (no controllers): workloads, networking, storage, policy ---------
 
-const CONTAINERS_DESCRIPTION = "Names of each container in the template.";
-const IMAGES_DESCRIPTION = "Images referenced by each container in the template.";
-
-/** metav1.FormatLabelSelector: the selector string, `<none>` when it selects everything. */
-function selectorCell(selector: unknown): string {
-  return orNone(formatLabelSelector(selector));
-}
-
 /** printBoolPtr: `<unset>` for an absent bool, else True/False. */
 function boolPtrCell(value: unknown): string {
   if (typeof value !== "boolean") return "<unset>";
@@ -814,8 +834,7 @@ const statefulSetPrinter: TablePrinter = {
     nameColumn(),
     column("Ready", "string", "Number of the pod with ready state"),
     ageColumn(),
-    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
-    column("Images", "string", IMAGES_DESCRIPTION, 1),
+    ...templateColumns(),
   ],
   cells(sts, now) {
     const spec = obj(sts["spec"]);
@@ -840,9 +859,7 @@ const daemonSetPrinter: TablePrinter = {
     column("Available", "integer", FIELD_DOCS["DaemonSetStatus.numberAvailable"]),
     column("Node Selector", "string", FIELD_DOCS["PodSpec.nodeSelector"]),
     ageColumn(),
-    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
-    column("Images", "string", IMAGES_DESCRIPTION, 1),
-    column("Selector", "string", FIELD_DOCS["DaemonSetSpec.selector"], 1),
+    ...templateColumns(FIELD_DOCS["DaemonSetSpec.selector"]),
   ],
   cells(ds, now) {
     const spec = obj(ds["spec"]);
@@ -888,9 +905,7 @@ const jobPrinter: TablePrinter = {
     column("Completions", "string", FIELD_DOCS["JobStatus.succeeded"]),
     column("Duration", "string", "Time required to complete the job."),
     ageColumn(),
-    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
-    column("Images", "string", IMAGES_DESCRIPTION, 1),
-    column("Selector", "string", FIELD_DOCS["JobSpec.selector"], 1),
+    ...templateColumns(FIELD_DOCS["JobSpec.selector"]),
   ],
   cells(job, now) {
     const spec = obj(job["spec"]);
@@ -927,9 +942,7 @@ const cronJobPrinter: TablePrinter = {
     column("Active", "integer", FIELD_DOCS["CronJobStatus.active"]),
     column("Last Schedule", "string", FIELD_DOCS["CronJobStatus.lastScheduleTime"]),
     ageColumn(),
-    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
-    column("Images", "string", IMAGES_DESCRIPTION, 1),
-    column("Selector", "string", FIELD_DOCS["JobSpec.selector"], 1),
+    ...templateColumns(FIELD_DOCS["JobSpec.selector"]),
   ],
   cells(cj, now) {
     const spec = obj(cj["spec"]);
@@ -1141,33 +1154,15 @@ const endpointSlicePrinter: TablePrinter = {
   },
 };
 
-const replicationControllerPrinter: TablePrinter = {
-  columns: [
-    nameColumn(),
-    column("Desired", "integer", FIELD_DOCS["ReplicationControllerSpec.replicas"]),
-    column("Current", "integer", FIELD_DOCS["ReplicationControllerStatus.replicas"]),
-    column("Ready", "integer", FIELD_DOCS["ReplicationControllerStatus.readyReplicas"]),
-    ageColumn(),
-    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
-    column("Images", "string", IMAGES_DESCRIPTION, 1),
-    column("Selector", "string", FIELD_DOCS["ReplicationControllerSpec.selector"], 1),
-  ],
-  cells(rc, now) {
-    const spec = obj(rc["spec"]);
-    const status = obj(rc["status"]);
-    const [containers, images] = containerCells(obj(spec["template"])["spec"]);
-    return [
-      nameOf(rc),
-      num(spec["replicas"]),
-      num(status["replicas"]),
-      num(status["readyReplicas"]),
-      ageOf(rc, now),
-      containers,
-      images,
-      formatLabels(spec["selector"]),
-    ];
+const replicationControllerPrinter = replicaCountPrinter(
+  {
+    desired: FIELD_DOCS["ReplicationControllerSpec.replicas"],
+    current: FIELD_DOCS["ReplicationControllerStatus.replicas"],
+    ready: FIELD_DOCS["ReplicationControllerStatus.readyReplicas"],
+    selector: FIELD_DOCS["ReplicationControllerSpec.selector"],
   },
-};
+  (spec) => formatLabels(spec["selector"]),
+);
 
 const resourceQuotaPrinter: TablePrinter = {
   columns: [

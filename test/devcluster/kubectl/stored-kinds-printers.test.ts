@@ -156,4 +156,29 @@ describe("printers of the stored built-in kinds", () => {
     expect(sts).toEqual(["db", "2/3", "5m", "a,b", "x:1,y:2"]);
     expect(builtinPrinter("", "limitranges")).toBe(defaultPrinter);
   });
+  it("ReplicaSet and ReplicationController: desired/current/ready, template columns, selector by its type", () => {
+    const template = { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "nginx:1" }] } };
+    const status = { replicas: 2, readyReplicas: 1 };
+    const expected = ["Name", "Desired", "Current", "Ready", "Age", "Containers", "Images", "Selector"];
+    expect(names("apps", "replicasets")).toEqual(expected);
+    expect(names("", "replicationcontrollers")).toEqual(expected);
+    const rs = cells("apps", "replicasets", {
+      metadata: { name: "rs", ...created },
+      spec: { replicas: 3, selector: { matchLabels: { app: "web" } }, template },
+      status,
+    });
+    expect(rs).toEqual(["rs", 3, 2, 1, "5m", "c", "nginx:1", "app=web"]);
+    // metav1.FormatLabelSelector: a selector that selects everything prints as <none>.
+    expect(cells("apps", "replicasets", { metadata: { name: "e", ...created }, spec: { selector: {} } })[7]).toBe(
+      "<none>",
+    );
+    const rc = cells("", "replicationcontrollers", {
+      metadata: { name: "rc", ...created },
+      spec: { replicas: 3, selector: { tier: "a", app: "web" }, template },
+      status,
+    });
+    expect(rc).toEqual(["rc", 3, 2, 1, "5m", "c", "nginx:1", "app=web,tier=a"]);
+    const wide = builtinPrinter("", "replicationcontrollers").columns.filter((c) => c.priority === 1);
+    expect(wide.map((c) => c.name)).toEqual(["Containers", "Images", "Selector"]);
+  });
 });
