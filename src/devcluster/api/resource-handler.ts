@@ -56,17 +56,6 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
   const target = subresourceTarget(served, subresource);
   const query = url.searchParams;
   const store = deps.store;
-  const dryRun = query.getAll("dryRun").includes("All");
-  const warnings: string[] = [];
-  // managerOrUserAgent: the writer named in managedFields (`kubectl-create`, or the User-Agent's program).
-  const manager = managerOrUserAgent(query.get("fieldManager"), ctx.req.headers["user-agent"]);
-  const writeOptions: WriteOptions = {
-    dryRun,
-    fieldValidation: fieldValidationOf(query),
-    warnings,
-    owned: true,
-    fieldManager: { manager },
-  };
 
   switch (info.verb) {
     case "get": {
@@ -115,6 +104,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     }
     case "create": {
       if (subresource !== "" || info.name !== "") throw methodNotSupported(gr(served), "create");
+      const { writeOptions, warnings } = writeRequestOf(ctx, query);
       checkWriteFieldManager(query, "CreateOptions");
       const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
       checkKind(served, obj);
@@ -123,6 +113,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "update": {
+      const { writeOptions, warnings, manager } = writeRequestOf(ctx, query);
       checkWriteFieldManager(query, "UpdateOptions");
       const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
       if (target === "scale") {
@@ -143,9 +134,11 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "patch": {
+      const { writeOptions, warnings, manager } = writeRequestOf(ctx, query);
       const body = (await readBody(ctx.req)).toString("utf8");
-      const patcher = deps.patchTypes.resolve(mediaType(ctx.req.headers["content-type"]), served);
-      const isApply = mediaType(ctx.req.headers["content-type"]) === "application/apply-patch+yaml";
+      const patchType = mediaType(ctx.req.headers["content-type"]);
+      const patcher = deps.patchTypes.resolve(patchType, served);
+      const isApply = patchType === "application/apply-patch+yaml";
       const context = { served, query, ...(target === "main" ? {} : { subresource: target }) };
       if (target === "scale") {
         const data = await store.guaranteedUpdate(
@@ -172,7 +165,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
           (current) => patcher(current, body, context),
           isApply
             ? computedOptions(writeOptions, manager)
-            : mediaType(ctx.req.headers["content-type"]) === "application/strategic-merge-patch+json"
+            : patchType === "application/strategic-merge-patch+json"
               ? { ...writeOptions, strategicPatch: body }
               : writeOptions,
         );
@@ -191,7 +184,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     case "delete": {
       if (subresource !== "") throw methodNotSupported(gr(served), "delete");
       const options = await deleteOptionsOf(ctx, query);
-      const result = await store.delete(served, namespace, name, { ...options, dryRun });
+      const result = await store.delete(served, namespace, name, { ...options, dryRun: dryRunOf(query) });
       // 202 only when not deleted yet and the client asked for orphanDependents=false (handlers/delete.go).
       const code = !result.deleted && options.orphanDependents === false ? 202 : 200;
       return sendJson(ctx.res, code, JSON.stringify(result.body));
@@ -199,7 +192,10 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     case "deletecollection": {
       if (subresource !== "") throw methodNotSupported(gr(served), "deletecollection");
       const options = await deleteOptionsOf(ctx, query);
-      const list = await store.deleteCollection(served, namespace, listQueryOf(query), { ...options, dryRun });
+      const list = await store.deleteCollection(served, namespace, listQueryOf(query), {
+        ...options,
+        dryRun: dryRunOf(query),
+      });
       return sendJson(ctx.res, 200, JSON.stringify(list));
     }
     default:
@@ -402,6 +398,32 @@ function listMetaOf(page: { resourceVersion: string; continue?: string; remainin
   if (page.continue) meta["continue"] = page.continue;
   if (page.remainingItemCount !== undefined) meta["remainingItemCount"] = page.remainingItemCount;
   return meta;
+}
+
+/** What a create, update or patch takes from the request; only those verbs build it (a get makes none of it). */
+interface WriteRequest {
+  writeOptions: WriteOptions;
+  /** Filled by the store (unknown fields under fieldValidation=Warn), sent by {@link setWarnings}. */
+  warnings: string[];
+  /** The writer named in managedFields (`kubectl-create`, or the User-Agent's program). */
+  manager: string;
+}
+
+function writeRequestOf(ctx: RequestContext, query: URLSearchParams): WriteRequest {
+  const warnings: string[] = [];
+  const manager = managerOrUserAgent(query.get("fieldManager"), ctx.req.headers["user-agent"]);
+  const writeOptions: WriteOptions = {
+    dryRun: dryRunOf(query),
+    fieldValidation: fieldValidationOf(query),
+    warnings,
+    owned: true,
+    fieldManager: { manager },
+  };
+  return { writeOptions, warnings, manager };
+}
+
+function dryRunOf(query: URLSearchParams): boolean {
+  return query.getAll("dryRun").includes("All");
 }
 
 /**
