@@ -11,6 +11,8 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { Type } from "typebox";
+import { defineResource } from "../resources/define-resource.ts";
 import { parseCommandArgs } from "./command-args.ts";
 import { type ProjectSpec, projectFiles } from "./project-template.ts";
 
@@ -97,6 +99,9 @@ function parse(args: string[]): { dir: string; spec: ProjectSpec } | "help" {
   if (!GROUP.test(group)) throw new Error(`--group "${group}" must be a DNS subdomain with a dot (e.g. example.com)`);
   const version = values.version;
   if (!VERSION.test(version)) throw new Error(`--version "${version}" must look like v1, v1alpha1 or v2beta3`);
+  // The generated resources.ts calls defineResource with these names: its own checks (a group
+  // reserved for Kubernetes, too long a name) refuse here rather than in the new project at load.
+  defineResource({ group, version, kind, scope: "Namespaced", spec: Type.Object({}) });
   return { dir, spec: { name, group, version, kind, capstanDependency: values.capstan ?? ownDependency() } };
 }
 

@@ -51,6 +51,7 @@ describe("capstan new", () => {
       [["new", "ok-operator", "--kind", "lower"], /--kind "lower" must be PascalCase/],
       [["new", "ok-operator", "--group", "nodot"], /--group "nodot" must be a DNS subdomain with a dot/],
       [["new", "ok-operator", "--version", "1"], /--version "1" must look like v1/],
+      [["new", "ok-operator", "--group", "widgets.k8s.io"], /group "widgets.k8s.io" is reserved for Kubernetes APIs/],
       [["new"], /expected one directory/],
     ];
     for (const [args, message] of cases) {
