@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KubeClient } from "capstan";
 import { CustomResourceDefinition } from "capstan/core";
-import { waitFor } from "capstan/testing";
+import { isEstablished, waitFor } from "capstan/testing";
 import exchangerate from "./exchangerate/operator.ts";
 import { RATES_URL_ENV, startRatesServer } from "./exchangerate/rates-server.ts";
 import guitar from "./guitar/operator.ts";
@@ -90,10 +90,6 @@ async function hintWhenServed(): Promise<void> {
   } finally {
     await client.close();
   }
-}
-
-function isEstablished(crd: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
-  return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false;
 }
 
 // Ctrl-C signals the whole foreground group: `capstan dev` stops itself; this script waits for it.
