@@ -51,11 +51,26 @@ export function customObjectValidator(rules: ValidationRulesEvaluator = evaluate
     if (old === undefined || validateListSetsAndMaps(schema, old).length === 0) {
       errs.push(...validateListSetsAndMaps(schema, obj));
     }
-    if (!hasRules(schema)) return errs;
-    if (errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type))) errs.push(invalid("<nil>", null, RULES_SKIPPED_MESSAGE));
-    else errs.push(...rules(schema, obj, old));
-    return errs;
+    return withRuleErrors(schema, obj, old, errs, rules);
   };
+}
+
+/**
+ * `errs` followed by the x-kubernetes-validations rules' errors, or by the "rules were not checked"
+ * message when a blocking error came first. The CEL validator exists only for schemas with rules: no
+ * message for a schema without any.
+ */
+export function withRuleErrors(
+  schema: JSONSchemaProps,
+  obj: JsonObject,
+  old: JsonObject | undefined,
+  errs: FieldError[],
+  rules: ValidationRulesEvaluator,
+): FieldError[] {
+  if (!hasRules(schema)) return errs;
+  if (errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type))) errs.push(invalid("<nil>", null, RULES_SKIPPED_MESSAGE));
+  else errs.push(...rules(schema, obj, old));
+  return errs;
 }
 
 /** hasValidationRules, once per schema object (a served CRD version keeps its schema object). */

@@ -25,28 +25,12 @@
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { evaluateCelRules } from "../validation/cel/evaluate.ts";
 import { validateScaleStatus } from "../validation/custom-resource.ts";
-import { type FieldError, invalid } from "../validation/field-errors.ts";
+import type { FieldError } from "../validation/field-errors.ts";
 import { validateListSetsAndMaps } from "../validation/list-types.ts";
 import type { JSONSchemaProps } from "../validation/schema-types.ts";
-import {
-  BLOCKING_ERROR_TYPES,
-  hasValidationRules,
-  RULES_SKIPPED_MESSAGE,
-  type ValidationRulesEvaluator,
-  validateCustomObject,
-} from "../validation/schema-validate.ts";
+import { type ValidationRulesEvaluator, validateCustomObject } from "../validation/schema-validate.ts";
+import { withRuleErrors } from "./custom-objects.ts";
 import type { ObjectValidator } from "./object-store.ts";
-
-/** hasValidationRules once per schema object (a served CRD version keeps its schema object). */
-const rulesCache = new WeakMap<JSONSchemaProps, boolean>();
-function hasRules(schema: JSONSchemaProps): boolean {
-  let has = rulesCache.get(schema);
-  if (has === undefined) {
-    has = hasValidationRules(schema);
-    rulesCache.set(schema, has);
-  }
-  return has;
-}
 
 /**
  * The validator of `/status` writes of custom resources: `obj` is the object about to be stored (the
@@ -70,11 +54,6 @@ export function customObjectStatusValidator(rules: ValidationRulesEvaluator = ev
     errs.push(...validateScaleStatus(obj, served.subresources.scale));
     const listErrs = validateListSetsAndMaps(schema, obj);
     if (listErrs.length > 0 && validateListSetsAndMaps(schema, old).length === 0) errs.push(...listErrs);
-    // The CEL validator exists only for schemas with rules: no "not checked" message otherwise.
-    if (hasRules(schema)) {
-      if (errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type))) errs.push(invalid("<nil>", null, RULES_SKIPPED_MESSAGE));
-      else errs.push(...rules(schema, obj, old));
-    }
-    return errs;
+    return withRuleErrors(schema, obj, old, errs, rules);
   };
 }
