@@ -90,6 +90,19 @@ describe("watch stream decoding", () => {
     expect(seen).toEqual(["a"]);
   });
 
+  it("ends quietly when the body is destroyed without an error (its pool closed), after the events that arrived", async () => {
+    const body = new PassThrough();
+    const seen: string[] = [];
+    const done = (async () => {
+      for await (const e of decodeWatchStream(body)) seen.push(e.object.metadata?.name ?? "");
+    })();
+    body.write(line("ADDED", "a") + line("MODIFIED", "a"));
+    await delay(5);
+    body.destroy(); // 'close' only: no 'end', no 'error'
+    await expect(done).resolves.toBeUndefined();
+    expect(seen).toEqual(["a", "a"]);
+  });
+
   it("fails with other errors of the body, and stops and destroys the body when the consumer breaks", async () => {
     const failing = new PassThrough();
     const failed = (async () => {
