@@ -37,6 +37,7 @@ import { KubeClient } from "../client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
 import { type ApiServer, startApiServer } from "../devcluster/index.ts";
+import { Namespace, ServiceAccount } from "../resources/builtins.ts";
 import { CRD_KIND } from "../runtime/crd-registration.ts";
 import type { Duration } from "../runtime/duration.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
@@ -321,8 +322,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     if (!(options.rbac ?? false)) {
       throw new Error("serviceAccount: the cluster issues ServiceAccount tokens only when started with { rbac: true }");
     }
-    await createIfMissing(client, "/api/v1/namespaces", { metadata: { name: namespace } });
-    await createIfMissing(client, `/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name } });
+    await createIfMissing(() => client.resource(Namespace).create({ metadata: { name: namespace } }));
+    await createIfMissing(() => client.resource(ServiceAccount, namespace).create({ metadata: { name } }));
+    // TokenRequest is a create on a subresource, which the typed client has no verb for.
     const review = await client.request<{ status: { token: string } }>(
       "POST",
       `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
@@ -363,9 +365,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   };
 }
 
-async function createIfMissing(client: KubeClient, path: string, body: unknown): Promise<void> {
+async function createIfMissing(create: () => Promise<unknown>): Promise<void> {
   try {
-    await client.request("POST", path, { body });
+    await create();
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }
