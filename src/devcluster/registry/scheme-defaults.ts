@@ -7,8 +7,9 @@
  * What only a create does (a pod's `Pending` phase, a namespace's `kubernetes` finalizer, a service's
  * cluster IP, pod priority from admission) is not here: builtins.ts keeps it as `defaultOnCreate`.
  *
- * Guarantees: each function only fills fields that are absent (`??=`), so a stored object defaulted
- * before is unchanged, and a write that changes nothing stays a no-op.
+ * Guarantees: each function only fills fields that are unset as Go sees them (a nil pointer: absent,
+ * `??=`; a string: absent or empty, `||=`), so a stored object defaulted before is unchanged, and a
+ * write that changes nothing stays a no-op.
  */
 import type { JsonObject } from "./served-resource.ts";
 
@@ -26,38 +27,63 @@ function objectsOf(list: unknown): Record<string, unknown>[] {
   return list.filter((x): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x));
 }
 
-/** SetDefaults_Container's pull policy: Always for `:latest` or untagged images, else IfNotPresent. */
+/**
+ * SetDefaults_Container's pull policy: Always when parsers.ParseImageName finds the tag `latest` (given,
+ * or implied by an image with neither tag nor digest), else IfNotPresent. An image that does not parse,
+ * such as the empty image a workload's template may leave to be filled in later, has no tag.
+ */
 function pullPolicyOf(image: string): string {
-  // A digest pins the image: no tag means "latest" only when there is no digest either.
-  if (image.includes("@")) return "IfNotPresent";
-  return image.endsWith(":latest") || !/:[^/]+$/.test(image) ? "Always" : "IfNotPresent";
+  if (image === "") return "IfNotPresent";
+  const at = image.indexOf("@");
+  const named = at === -1 ? image : image.slice(0, at);
+  const colon = named.lastIndexOf(":");
+  const tag = colon > named.lastIndexOf("/") ? named.slice(colon + 1) : "";
+  return tag === "latest" || (tag === "" && at === -1) ? "Always" : "IfNotPresent";
 }
 
 /** SetDefaults_Container (and the same for init containers): what every container gets. */
 function defaultContainer(c: Record<string, unknown>): void {
-  c["terminationMessagePath"] ??= "/dev/termination-log";
-  c["terminationMessagePolicy"] ??= "File";
+  c["terminationMessagePath"] ||= "/dev/termination-log";
+  c["terminationMessagePolicy"] ||= "File";
   c["resources"] ??= {};
-  for (const port of objectsOf(c["ports"])) port["protocol"] ??= "TCP";
-  c["imagePullPolicy"] ??= pullPolicyOf(typeof c["image"] === "string" ? c["image"] : "");
+  for (const port of objectsOf(c["ports"])) port["protocol"] ||= "TCP";
+  c["imagePullPolicy"] ||= pullPolicyOf(typeof c["image"] === "string" ? c["image"] : "");
 }
 
 /** SetDefaults_PodSpec and the containers': shared by pods and pod templates. */
 export function defaultPodSpec(spec: Record<string, unknown>): void {
-  spec["restartPolicy"] ??= "Always";
+  spec["restartPolicy"] ||= "Always";
   spec["terminationGracePeriodSeconds"] ??= 30;
-  spec["dnsPolicy"] ??= "ClusterFirst";
-  spec["schedulerName"] ??= "default-scheduler";
+  spec["dnsPolicy"] ||= "ClusterFirst";
+  spec["schedulerName"] ||= "default-scheduler";
   spec["securityContext"] ??= {};
   for (const c of objectsOf(spec["containers"])) defaultContainer(c);
   for (const c of objectsOf(spec["initContainers"])) defaultContainer(c);
 }
 
-/** Pods: SetDefaults_Pod (enableServiceLinks) and the pod spec's defaults. */
+/**
+ * Pods: the pod spec's defaults and SetDefaults_Pod's, which pod templates do not get: a container's
+ * requests default to its limits, enableServiceLinks, and host ports from container ports on the
+ * host network. Caveat: pod-level resources (alpha in 1.32) are not defaulted.
+ */
 export function defaultPod(pod: JsonObject): void {
   const spec = record(pod, "spec");
   defaultPodSpec(spec);
+  const containers = [...objectsOf(spec["containers"]), ...objectsOf(spec["initContainers"])];
+  for (const c of containers) {
+    const limits = record(c, "resources")["limits"];
+    if (limits === null || typeof limits !== "object" || Array.isArray(limits)) continue;
+    const requests = record(record(c, "resources"), "requests");
+    for (const [name, quantity] of Object.entries(limits)) requests[name] ??= quantity;
+  }
   spec["enableServiceLinks"] ??= true;
+  if (spec["hostNetwork"] === true) {
+    for (const c of containers) {
+      for (const port of objectsOf(c["ports"])) {
+        if (port["hostPort"] === undefined || port["hostPort"] === 0) port["hostPort"] = port["containerPort"];
+      }
+    }
+  }
 }
 
 function defaultPodTemplateOf(spec: Record<string, unknown>): void {
@@ -94,7 +120,7 @@ export function defaultReplicaSet(rs: JsonObject): void {
 
 /** SetDefaults_Secret. */
 export function defaultSecret(secret: JsonObject): void {
-  secret["type"] ??= "Opaque";
+  secret["type"] ||= "Opaque";
 }
 
 /** SetDefaults_Namespace: every namespace carries its own name as a label (NamespaceDefaultLabelName). */
@@ -104,16 +130,45 @@ export function defaultNamespace(ns: JsonObject): void {
   record(meta, "labels")["kubernetes.io/metadata.name"] = meta["name"];
 }
 
-/** SetDefaults_Service: type, session affinity, port protocol and target port, traffic policy. */
+/** v1.DefaultClientIPServiceAffinitySeconds: three hours. */
+const CLIENT_IP_AFFINITY_SECONDS = 10800;
+
+/**
+ * SetDefaults_Service: type, session affinity (and its config: dropped for None, a 3-hour timeout for
+ * ClientIP), port protocol and target port, the traffic policies, and for LoadBalancers node-port
+ * allocation and the VIP ipMode of their ingress IPs.
+ */
 export function defaultService(svc: JsonObject): void {
   const spec = record(svc, "spec");
-  spec["type"] ??= "ClusterIP";
-  spec["sessionAffinity"] ??= "None";
-  if (spec["type"] !== "ExternalName") spec["internalTrafficPolicy"] ??= "Cluster";
-  if (spec["type"] === "NodePort" || spec["type"] === "LoadBalancer") spec["externalTrafficPolicy"] ??= "Cluster";
+  spec["sessionAffinity"] ||= "None";
+  if (spec["sessionAffinity"] === "None") delete spec["sessionAffinityConfig"];
+  if (spec["sessionAffinity"] === "ClientIP") {
+    const config = spec["sessionAffinityConfig"] as { clientIP?: { timeoutSeconds?: unknown } } | null | undefined;
+    if (config?.clientIP?.timeoutSeconds === undefined || config.clientIP.timeoutSeconds === null) {
+      spec["sessionAffinityConfig"] = { clientIP: { timeoutSeconds: CLIENT_IP_AFFINITY_SECONDS } };
+    }
+  }
+  spec["type"] ||= "ClusterIP";
   for (const p of objectsOf(spec["ports"])) {
-    p["protocol"] ??= "TCP";
-    p["targetPort"] ??= p["port"];
+    p["protocol"] ||= "TCP";
+    if (p["targetPort"] === undefined || p["targetPort"] === 0 || p["targetPort"] === "") p["targetPort"] = p["port"];
+  }
+  const type = spec["type"];
+  const externalIPs = spec["externalIPs"];
+  // service.ExternallyAccessible: a LoadBalancer, a NodePort, or a ClusterIP with external IPs.
+  const externallyAccessible =
+    type === "LoadBalancer" ||
+    type === "NodePort" ||
+    (type === "ClusterIP" && Array.isArray(externalIPs) && externalIPs.length > 0);
+  if (externallyAccessible) spec["externalTrafficPolicy"] ||= "Cluster";
+  if (type === "ClusterIP" || type === "NodePort" || type === "LoadBalancer")
+    spec["internalTrafficPolicy"] ??= "Cluster";
+  if (type === "LoadBalancer") {
+    spec["allocateLoadBalancerNodePorts"] ??= true;
+    const ingress = (svc["status"] as { loadBalancer?: { ingress?: unknown } } | undefined)?.loadBalancer?.ingress;
+    for (const entry of objectsOf(ingress)) {
+      if (typeof entry["ip"] === "string" && entry["ip"] !== "") entry["ipMode"] ??= "VIP";
+    }
   }
 }
 
