@@ -27,9 +27,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { builtinPatchMeta, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import { nowRfc3339 } from "../rest/timestamps.ts";
 import { createdFieldsV1 } from "./created-fields.ts";
 import { type KubeJson, statusResetFields, statusSubresourceResetFields, trackUpdate } from "./field-manager.ts";
-import { formatManagedTime, type ManagedFieldsEntry } from "./managed-fields.ts";
+import type { ManagedFieldsEntry } from "./managed-fields.ts";
 import type { Json } from "./path-element.ts";
 import { type StructuralSchema, typeFromStructuralSchema } from "./type-info.ts";
 
@@ -141,18 +142,6 @@ export function trackCreate(served: ServedResource, obj: JsonObject, writer: Wri
   else meta["managedFields"] = entries;
 }
 
-/** The managedFields time of now, formatted once per second (every create stamps one). */
-let clockSecond = -1;
-let clockText = "";
-function currentSecond(): string {
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== clockSecond) {
-    clockSecond = second;
-    clockText = formatManagedTime(new Date(second * 1000));
-  }
-  return clockText;
-}
-
 function createdEntry(
   manager: string,
   apiVersion: string,
@@ -163,7 +152,7 @@ function createdEntry(
     manager,
     operation: "Update",
     apiVersion,
-    time: currentSecond(),
+    time: nowRfc3339(),
     fieldsType: "FieldsV1",
     fieldsV1,
   };

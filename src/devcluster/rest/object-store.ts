@@ -57,6 +57,7 @@ import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
 import { checkMetadataTypes } from "./meta-types.ts";
 import { jsonEqual } from "./semantic-equal.ts";
+import { nowRfc3339, rfc3339 } from "./timestamps.ts";
 
 /** ObjectMeta as the server writes it: the fields kubernetes-types marks readonly are the server's to set. */
 type MutableMeta = { -readonly [K in keyof ObjectMeta]: ObjectMeta[K] } & Record<string, unknown>;
@@ -1080,20 +1081,4 @@ function randomSuffix(): string {
   let out = "";
   for (const b of bytes) out += GENERATE_NAME_ALPHABET[b % GENERATE_NAME_ALPHABET.length];
   return out;
-}
-
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-/** The current second as RFC 3339, formatted once per second (every create stamps creationTimestamp). */
-let clockSecond = -1;
-let clockText = "";
-function nowRfc3339(): string {
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== clockSecond) {
-    clockSecond = second;
-    clockText = rfc3339(new Date(second * 1000));
-  }
-  return clockText;
 }
