@@ -349,6 +349,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
+  private requireClient(): KubeClient {
+    if (this.options.client === undefined) throw new Error(`controller ${this.name} has no client`);
+    return this.options.client;
+  }
+
   /**
    * The resource client for `kind` in `namespace`, built once and reused: a reconcile's writes
    * should cost the API call, not a client object and its URL prefix each time.
@@ -357,8 +362,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     kind: ResourceKind<K>,
     namespace: string | undefined,
   ): ResourceClient<K> {
-    const client = this.options.client;
-    if (client === undefined) throw new Error(`controller ${this.name} has no client`);
+    const client = this.requireClient();
     let byNamespace = this.clients.get(kind);
     if (byNamespace === undefined) {
       byNamespace = new Map();
@@ -395,8 +399,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         return logger;
       },
       get client(): KubeClient {
-        if (controller.options.client === undefined) throw new Error(`controller ${controller.name} has no client`);
-        return controller.options.client;
+        return controller.requireClient();
       },
       cache<K extends KubeObject>(kind: ResourceKind<K>): CacheReader<K> {
         return controller.cacheOf(kind);

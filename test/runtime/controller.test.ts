@@ -153,6 +153,23 @@ describe("reconcile input", () => {
 });
 
 describe("context writes", () => {
+  it("without a client, client throws and apply() / patchStatus() reject, each naming the controller", async () => {
+    const source = new FakeSource<Widget>();
+    let ctx: ReconcileContext<Widget> | undefined;
+    const c = makeController(source, (_t, context) => {
+      ctx = context;
+    });
+    c.start();
+    source.upsert(widget("a"));
+    await eventually(() => ctx !== undefined, 2000, "reconcile");
+    const context = ctx as ReconcileContext<Widget>;
+    expect(() => context.client).toThrow("controller widget has no client");
+    await expect(context.apply(ConfigMap, { metadata: { name: "x" } })).rejects.toThrow(
+      "controller widget has no client",
+    );
+    await expect(context.patchStatus({ seen: 1 })).rejects.toThrow("controller widget has no client");
+  });
+
   it("apply() is a forced server-side apply owned by the controller, in the object's namespace by default", async () => {
     const source = new FakeSource<Widget>();
     const calls: { kind: string; namespace?: string; obj: KubeObject; opts: Record<string, unknown> }[] = [];
