@@ -23,10 +23,10 @@ import type { KubeClient } from "../client/resource-client.ts";
 import type { KubeObject } from "../client/types.ts";
 import type { ClusterView, ViewChange, ViewedKind } from "./cluster-view.ts";
 import { hostAllowed } from "./host-guard.ts";
-import type { CustomResourceDefinition, DashboardKind, PrinterColumn } from "./kinds.ts";
+import type { CustomResourceDefinition, PrinterColumn } from "./kinds.ts";
 import { type LogFeed, type LogFilter, matchesLogFilter } from "./log-feed.ts";
 import { type ObjectDetail, objectDetail } from "./object-detail.ts";
-import { type FeedError, feedError, type ObjectFeed } from "./object-feed.ts";
+import { type FeedError, feedError, type ObjectFeed, objectKey } from "./object-feed.ts";
 import { columnError, objectRow } from "./object-row.ts";
 import { SseStream } from "./sse.ts";
 
@@ -198,19 +198,18 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
   async function object(res: ServerResponse, id: string, namespace: string, name: string): Promise<void> {
     const viewed = options.view.kind(id);
     if (viewed === undefined) return unknownKind(res, id);
-    const result = await fetchObject(viewed.kind, namespace, name);
+    const result = await fetchObject(viewed, namespace, name);
     if ("error" in result) return sendJson(res, httpCodeOf(result.error), result);
     sendJson(res, 200, objectDetail(options.view, viewed.kind, result.object));
   }
 
   /** From the feed when it holds the object, else from the cluster (whose 404 or 403 is the answer). */
   async function fetchObject(
-    kind: DashboardKind,
+    { kind, feed }: ViewedKind,
     namespace: string,
     name: string,
   ): Promise<{ object: KubeObject } | ErrorBody> {
-    const viewed = options.view.kind(kind.id);
-    const cached = viewed?.feed.get(kind.namespaced ? `${namespace}/${name}` : name);
+    const cached = feed.get(kind.namespaced ? `${namespace}/${name}` : name);
     if (cached !== undefined) return { object: cached };
     const ns = kind.namespaced ? namespace : undefined;
     if (name === "" || (kind.namespaced && namespace === "")) {
@@ -273,7 +272,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
         case "modified":
           return stream.send("upsert", objectRow(change.kind, c.object));
         case "deleted":
-          return stream.send("remove", { key: objectRow(change.kind, c.object).key });
+          return stream.send("remove", { key: objectKey(c.object) });
         case "synced":
           return stream.send("status", { synced: true });
         case "failed":
@@ -286,7 +285,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
   async function streamObject(res: ServerResponse, id: string, namespace: string, name: string): Promise<void> {
     const viewed = options.view.kind(id);
     if (viewed === undefined) return unknownKind(res, id);
-    const first = await fetchObject(viewed.kind, namespace, name);
+    const first = await fetchObject(viewed, namespace, name);
     if ("error" in first) return sendJson(res, httpCodeOf(first.error), first);
     const stream = open(res);
     const key = viewed.kind.namespaced ? `${namespace}/${name}` : name;

@@ -134,7 +134,7 @@ describe("dashboard objects", () => {
       expect(updated.cells).toEqual([3, 1.25]);
 
       await api.delete("g1");
-      await nextOf("remove");
+      expect(await nextOf("remove")).toEqual({ key: "default/g1" });
       expect(seen).toEqual(["upsert", "upsert", "remove"]);
       const after = await getJson(dashboard, `/api/objects?kind=${GIZMOS}`);
       expect(after.body.rows.some((r: { key: string }) => r.key === "default/g1")).toBe(false);
