@@ -41,6 +41,103 @@ function pullPolicyOf(image: string): string {
   return tag === "latest" || (tag === "" && at === -1) ? "Always" : "IfNotPresent";
 }
 
+/** A nested object, when it is one: the defaults of optional structs apply only where they are given. */
+function objectAt(obj: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
+  const value = obj[key];
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** SetDefaults_HTTPGetAction (and the GRPCAction's declarative default): of a probe or a lifecycle hook. */
+function defaultHandler(handler: Record<string, unknown> | undefined): void {
+  const httpGet = handler && objectAt(handler, "httpGet");
+  if (httpGet) {
+    httpGet["path"] ||= "/";
+    httpGet["scheme"] ||= "HTTP";
+  }
+  const grpc = handler && objectAt(handler, "grpc");
+  if (grpc) grpc["service"] ??= "";
+}
+
+/** SetDefaults_Probe: one-second timeout, every ten seconds, one success, three failures. */
+function defaultProbe(probe: Record<string, unknown> | undefined): void {
+  if (!probe) return;
+  probe["timeoutSeconds"] ||= 1;
+  probe["periodSeconds"] ||= 10;
+  probe["successThreshold"] ||= 1;
+  probe["failureThreshold"] ||= 3;
+  defaultHandler(probe);
+}
+
+/** SetDefaults_ObjectFieldSelector: a downward-API field reference reads the v1 object. */
+function defaultFieldRef(holder: Record<string, unknown> | undefined): void {
+  const fieldRef = holder && objectAt(holder, "fieldRef");
+  if (fieldRef) fieldRef["apiVersion"] ||= "v1";
+}
+
+/** The default file mode of secret, config map, downward-API and projected volumes: 0644. */
+const VOLUME_DEFAULT_MODE = 0o644;
+
+/** ServiceAccountTokenProjection's default expiry: one hour. */
+const PROJECTED_TOKEN_SECONDS = 3600;
+
+/** The volume sources a volume can have; one without any is an emptyDir (SetDefaults_Volume). */
+const VOLUME_SOURCES = [
+  "hostPath",
+  "emptyDir",
+  "gcePersistentDisk",
+  "awsElasticBlockStore",
+  "gitRepo",
+  "secret",
+  "nfs",
+  "iscsi",
+  "glusterfs",
+  "persistentVolumeClaim",
+  "rbd",
+  "flexVolume",
+  "cinder",
+  "cephfs",
+  "flocker",
+  "downwardAPI",
+  "fc",
+  "azureFile",
+  "configMap",
+  "vsphereVolume",
+  "quobyte",
+  "azureDisk",
+  "photonPersistentDisk",
+  "projected",
+  "portworxVolume",
+  "scaleIO",
+  "storageos",
+  "csi",
+  "ephemeral",
+  "image",
+];
+
+/**
+ * SetDefaults_Volume and its sources' defaults: an emptyDir when no source is given, file modes,
+ * hostPath's unset type, downward-API field references, projected token expiry. Caveat: the
+ * declarative defaults of the legacy in-tree sources (rbd, iscsi, azureDisk, scaleIO) are not applied.
+ */
+function defaultVolume(volume: Record<string, unknown>): void {
+  if (!VOLUME_SOURCES.some((source) => volume[source] !== undefined && volume[source] !== null))
+    volume["emptyDir"] = {};
+  const hostPath = objectAt(volume, "hostPath");
+  if (hostPath) hostPath["type"] ??= "";
+  for (const source of ["secret", "configMap", "downwardAPI", "projected"]) {
+    const fileSource = objectAt(volume, source);
+    if (fileSource) fileSource["defaultMode"] ??= VOLUME_DEFAULT_MODE;
+  }
+  for (const item of objectsOf(objectAt(volume, "downwardAPI")?.["items"])) defaultFieldRef(item);
+  for (const projection of objectsOf(objectAt(volume, "projected")?.["sources"])) {
+    for (const item of objectsOf(objectAt(projection, "downwardAPI")?.["items"])) defaultFieldRef(item);
+    const token = objectAt(projection, "serviceAccountToken");
+    if (token) token["expirationSeconds"] ??= PROJECTED_TOKEN_SECONDS;
+  }
+}
+
 /** SetDefaults_Container (and the same for init containers): what every container gets. */
 function defaultContainer(c: Record<string, unknown>): void {
   c["terminationMessagePath"] ||= "/dev/termination-log";
@@ -48,6 +145,10 @@ function defaultContainer(c: Record<string, unknown>): void {
   c["resources"] ??= {};
   for (const port of objectsOf(c["ports"])) port["protocol"] ||= "TCP";
   c["imagePullPolicy"] ||= pullPolicyOf(typeof c["image"] === "string" ? c["image"] : "");
+  for (const probe of ["livenessProbe", "readinessProbe", "startupProbe"]) defaultProbe(objectAt(c, probe));
+  const lifecycle = objectAt(c, "lifecycle");
+  if (lifecycle) for (const hook of ["postStart", "preStop"]) defaultHandler(objectAt(lifecycle, hook));
+  for (const env of objectsOf(c["env"])) defaultFieldRef(objectAt(env, "valueFrom"));
 }
 
 /** SetDefaults_PodSpec and the containers': shared by pods and pod templates. */
@@ -57,8 +158,10 @@ export function defaultPodSpec(spec: Record<string, unknown>): void {
   spec["dnsPolicy"] ||= "ClusterFirst";
   spec["schedulerName"] ||= "default-scheduler";
   spec["securityContext"] ??= {};
-  for (const c of objectsOf(spec["containers"])) defaultContainer(c);
-  for (const c of objectsOf(spec["initContainers"])) defaultContainer(c);
+  for (const key of ["containers", "initContainers", "ephemeralContainers"]) {
+    for (const c of objectsOf(spec[key])) defaultContainer(c);
+  }
+  for (const volume of objectsOf(spec["volumes"])) defaultVolume(volume);
 }
 
 /**

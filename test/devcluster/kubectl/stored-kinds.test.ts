@@ -186,8 +186,9 @@ describe("kubectl and the stored built-in kinds", () => {
       expect.objectContaining({ apiVersion: "batch/v1", kind: "CronJob", name: "backup", controller: true }),
     ]);
     const spec = job.spec.template.spec;
+    // The volume as the scheme's defaulting leaves it (SetDefaults_ConfigMapVolumeSource's 0644), as on a cluster.
     expect(spec.volumes).toEqual([
-      { name: "cfg", configMap: { name: "backup-cfg" } },
+      { name: "cfg", configMap: { name: "backup-cfg", defaultMode: 420 } },
       { name: "scratch", emptyDir: {} },
     ]);
     expect(spec.containers[0]).toMatchObject({

@@ -127,3 +127,69 @@ describe("SetDefaults_Service", () => {
     expect(ports.map((p) => p["targetPort"])).toEqual([80, 81, "web"]);
   });
 });
+
+describe("the pod spec's nested defaults (probes, hooks, field references, volumes)", () => {
+  it("fills a probe's timings and its HTTP GET's path and scheme, and a hook's HTTP GET", () => {
+    const spec: Obj = {
+      containers: [
+        {
+          name: "a",
+          image: "x:1",
+          readinessProbe: { httpGet: { port: 8080 }, periodSeconds: 5 },
+          livenessProbe: { grpc: { port: 9000 } },
+          lifecycle: { preStop: { httpGet: { port: 80, path: "/stop" } } },
+          env: [{ name: "NODE", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } }],
+        },
+      ],
+    };
+    defaultPodSpec(spec);
+    const c = (spec["containers"] as Obj[])[0]!;
+    expect(c["readinessProbe"]).toEqual({
+      httpGet: { port: 8080, path: "/", scheme: "HTTP" },
+      periodSeconds: 5,
+      timeoutSeconds: 1,
+      successThreshold: 1,
+      failureThreshold: 3,
+    });
+    expect((c["livenessProbe"] as Obj)["grpc"]).toEqual({ port: 9000, service: "" });
+    expect((c["lifecycle"] as { preStop: Obj }).preStop).toEqual({
+      httpGet: { port: 80, path: "/stop", scheme: "HTTP" },
+    });
+    expect((c["env"] as Obj[])[0]).toEqual({
+      name: "NODE",
+      valueFrom: { fieldRef: { fieldPath: "spec.nodeName", apiVersion: "v1" } },
+    });
+  });
+
+  it("makes a volume without a source an emptyDir and gives file sources mode 0644 and tokens an hour", () => {
+    const spec: Obj = {
+      containers: [],
+      volumes: [
+        { name: "scratch" },
+        { name: "cfg", configMap: { name: "c" } },
+        { name: "host", hostPath: { path: "/tmp" } },
+        { name: "info", downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }] } },
+        { name: "proj", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } },
+        { name: "claim", persistentVolumeClaim: { claimName: "data" } },
+      ],
+    };
+    defaultPodSpec(spec);
+    expect(spec["volumes"]).toEqual([
+      { name: "scratch", emptyDir: {} },
+      { name: "cfg", configMap: { name: "c", defaultMode: 420 } },
+      { name: "host", hostPath: { path: "/tmp", type: "" } },
+      {
+        name: "info",
+        downwardAPI: {
+          items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels", apiVersion: "v1" } }],
+          defaultMode: 420,
+        },
+      },
+      {
+        name: "proj",
+        projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3600 } }], defaultMode: 420 },
+      },
+      { name: "claim", persistentVolumeClaim: { claimName: "data" } },
+    ]);
+  });
+});
