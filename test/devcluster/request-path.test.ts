@@ -119,3 +119,17 @@ describe("the JSON a create writes", () => {
     );
   });
 });
+
+describe("write parameters", () => {
+  it("are read by writes only: a get ignores a bad fieldValidation, as GetOptions has no such field", async () => {
+    expect((await t.request("POST", CMS, { body: configMap("params") })).status).toBe(201);
+    const got = await t.request("GET", `${CMS}/params?fieldValidation=Bogus&dryRun=All`);
+    expect(got.status).toBe(200);
+    expect(got.body.metadata.name).toBe("params");
+    const listed = await t.request("GET", `${CMS}?fieldValidation=Bogus`);
+    expect(listed.status).toBe(200);
+    const refused = await t.request("POST", `${CMS}?fieldValidation=Bogus`, { body: configMap("params-2") });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe('fieldValidation must be one of Ignore, Warn, or Strict, got "Bogus"');
+  });
+});
