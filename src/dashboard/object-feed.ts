@@ -12,7 +12,8 @@
  * ## States ({@link FeedPhase})
  * - `listing`: list every page; on success the store is replaced by the list (the differences are
  *   told to subscribers as added / modified / deleted) and the feed is `synced`.
- * - `watching`: watch from the last seen resourceVersion with bookmarks. A watch the server ends is
+ * - `watching`: watch from the last seen resourceVersion with bookmarks. A watch the server ends,
+ *   or one still open {@link WATCH_GRACE_MS} after its `timeoutSeconds` (a dead connection), is
  *   re-opened from that version; one that ended within {@link SHORT_WATCH_MS} with no event first
  *   waits that long (no hot loop against a server that closes every watch at once).
  * - `backingOff`: after an error, wait ({@link BACKOFF_INITIAL_MS} doubling up to
@@ -48,11 +49,14 @@ export const BACKOFF_INITIAL_MS = 500;
 export const BACKOFF_MAX_MS = 10_000;
 /** A watch ending this quickly without any event is "short" (see the module documentation). */
 export const SHORT_WATCH_MS = 1_000;
-/**
- * The watch's `timeoutSeconds`: the server ends each watch after 5 minutes, so a dead connection
- * (no error, no data) is noticed and replaced at most that late.
- */
+/** The watch's `timeoutSeconds`: the server ends each watch after 5 minutes. */
 export const WATCH_TIMEOUT_SECONDS = 300;
+/**
+ * How long past {@link WATCH_TIMEOUT_SECONDS} a watch may stay open before the feed presumes the
+ * connection dead (a half-open connection never ends on its own) and re-watches: generous against
+ * a slow server, small against the 5 minutes the watch is meant to last.
+ */
+export const WATCH_GRACE_MS = 30_000;
 /** Items per list page: client-go's pager default, one request for any development cluster. */
 export const LIST_PAGE_SIZE = 500;
 
@@ -232,28 +236,39 @@ export class ObjectFeed<T extends KubeObject = KubeObject> {
     const started = Date.now();
     let resourceVersion = from;
     let delivered = false;
-    const events = await this.source.watch({
-      resourceVersion: from,
-      allowWatchBookmarks: true,
-      timeoutSeconds: WATCH_TIMEOUT_SECONDS,
-      signal,
-    });
-    if (this.#status.error !== undefined) {
-      // The server is back: the store is current again from here on.
-      this.#status = { synced: true };
-      this.#emit({ type: "synced" });
-    }
-    for await (const event of events) {
-      resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
-      if (event.type === "BOOKMARK") continue;
-      delivered = true;
-      const key = objectKey(event.object);
-      if (event.type === "DELETED") this.#store.delete(key);
-      else this.#store.set(key, event.object);
-      this.#emit({
-        type: event.type === "ADDED" ? "added" : event.type === "MODIFIED" ? "modified" : "deleted",
-        object: event.object,
+    // The server ends the watch after timeoutSeconds; one that outlives it by the grace period is
+    // presumed dead and ends here (the stream ends quietly when its signal aborts).
+    const watchdog = new AbortController();
+    const stopWatch = () => watchdog.abort();
+    signal.addEventListener("abort", stopWatch, { once: true });
+    const deadline = setTimeout(stopWatch, WATCH_TIMEOUT_SECONDS * 1000 + WATCH_GRACE_MS);
+    try {
+      const events = await this.source.watch({
+        resourceVersion: from,
+        allowWatchBookmarks: true,
+        timeoutSeconds: WATCH_TIMEOUT_SECONDS,
+        signal: watchdog.signal,
       });
+      if (this.#status.error !== undefined) {
+        // The server is back: the store is current again from here on.
+        this.#status = { synced: true };
+        this.#emit({ type: "synced" });
+      }
+      for await (const event of events) {
+        resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
+        if (event.type === "BOOKMARK") continue;
+        delivered = true;
+        const key = objectKey(event.object);
+        if (event.type === "DELETED") this.#store.delete(key);
+        else this.#store.set(key, event.object);
+        this.#emit({
+          type: event.type === "ADDED" ? "added" : event.type === "MODIFIED" ? "modified" : "deleted",
+          object: event.object,
+        });
+      }
+    } finally {
+      clearTimeout(deadline);
+      signal.removeEventListener("abort", stopWatch);
     }
     return { resourceVersion, delivered, short: !delivered && Date.now() - started < SHORT_WATCH_MS };
   }

@@ -2,7 +2,7 @@
  * The dashboard's list+watch loop: it resumes watches from the last seen resourceVersion, relists
  * after a 410 and tells the changes the watch missed, and reports list errors until it recovers.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../src/client/errors.ts";
 import type {
   KubeObject,
@@ -12,7 +12,7 @@ import type {
   WatchEvent,
   WatchOptions,
 } from "../../src/client/types.ts";
-import { type FeedChange, ObjectFeed } from "../../src/dashboard/object-feed.ts";
+import { type FeedChange, ObjectFeed, WATCH_GRACE_MS, WATCH_TIMEOUT_SECONDS } from "../../src/dashboard/object-feed.ts";
 import { ConfigMap, Namespace } from "../../src/resources/builtins.ts";
 import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
 
@@ -90,6 +90,28 @@ describe("object feed (scripted server)", () => {
     expect(changes).toEqual(["added a", "synced", "modified a", "added b"]);
     expect(lw.watchedFrom).toEqual(["10", "11", "15"]);
     expect(lw.lists).toBe(1);
+  });
+
+  it("re-watches from the same version when a watch outlives its timeout by the grace period (a dead connection)", async () => {
+    vi.useFakeTimers();
+    try {
+      const lw = scripted([{ metadata: { resourceVersion: "10" }, items: [] }], ["hang", "hang"]);
+      const feed = new ObjectFeed(lw);
+      const abort = new AbortController();
+      const running = feed.run(abort.signal);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(lw.watchedFrom).toEqual(["10"]);
+      await vi.advanceTimersByTimeAsync(WATCH_TIMEOUT_SECONDS * 1000 + WATCH_GRACE_MS - 1);
+      expect(lw.watchedFrom).toEqual(["10"]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(lw.watchedFrom).toEqual(["10", "10"]);
+      expect(feed.status).toEqual({ synced: true });
+      abort.abort();
+      await running;
+      expect(feed.phase).toEqual({ phase: "stopped" });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("re-lists after a 410 and tells the additions, changes and deletions the watch missed", async () => {
