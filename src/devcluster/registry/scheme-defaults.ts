@@ -189,13 +189,24 @@ export function defaultPod(pod: JsonObject): void {
   }
 }
 
+/** The pod template at `spec.template`, if any: its spec gets the pod spec's defaults. */
 function defaultPodTemplateOf(spec: Record<string, unknown>): void {
-  const template = spec["template"];
-  if (template === null || typeof template !== "object" || Array.isArray(template)) return;
-  const templateSpec = (template as Record<string, unknown>)["spec"];
-  if (templateSpec !== null && typeof templateSpec === "object" && !Array.isArray(templateSpec)) {
-    defaultPodSpec(templateSpec as Record<string, unknown>);
-  }
+  const templateSpec = objectAt(objectAt(spec, "template") ?? {}, "spec");
+  if (templateSpec) defaultPodSpec(templateSpec);
+}
+
+/**
+ * The labels of the pod template at `spec.template`, when it has some. Go copies a non-nil empty map
+ * too, but that serializes as nothing (omitempty), so an empty one counts as none here.
+ */
+function templateLabelsOf(spec: Record<string, unknown>): Record<string, unknown> | undefined {
+  const labels = objectAt(objectAt(objectAt(spec, "template") ?? {}, "metadata") ?? {}, "labels");
+  return labels && Object.keys(labels).length > 0 ? labels : undefined;
+}
+
+/** Go's `len(m) == 0` for a map field: absent, null or without keys. */
+function isEmptyMap(value: unknown): boolean {
+  return value === undefined || value === null || Object.keys(value as object).length === 0;
 }
 
 /** SetDefaults_Deployment (apps/v1) and its pod template's defaults. */
@@ -275,14 +286,6 @@ export function defaultService(svc: JsonObject): void {
   }
 }
 
-/** The pod template at `spec.template`, if any: its spec gets the pod spec's defaults. */
-function templateOf(spec: Record<string, unknown>): Record<string, unknown> | undefined {
-  const template = spec["template"];
-  return template !== null && typeof template === "object" && !Array.isArray(template)
-    ? (template as Record<string, unknown>)
-    : undefined;
-}
-
 /** SetDefaults_StatefulSet (apps/v1, StatefulSetAutoDeletePVC on since 1.27) and its pod template's defaults. */
 export function defaultStatefulSet(sts: JsonObject): void {
   const spec = record(sts, "spec");
@@ -334,19 +337,9 @@ export function defaultJob(job: JsonObject): void {
   }
   spec["parallelism"] ??= 1;
   spec["backoffLimit"] ??= spec["backoffLimitPerIndex"] !== undefined ? MAX_INT32 : 6;
-  const template = templateOf(spec);
-  const templateLabels = template
-    ? (template["metadata"] as Record<string, unknown> | undefined)?.["labels"]
-    : undefined;
+  const templateLabels = templateLabelsOf(spec);
   const meta = record(job, "metadata");
-  const labels = meta["labels"];
-  if (
-    templateLabels !== null &&
-    typeof templateLabels === "object" &&
-    (labels === undefined || labels === null || Object.keys(labels as object).length === 0)
-  ) {
-    meta["labels"] = structuredClone(templateLabels);
-  }
+  if (templateLabels && isEmptyMap(meta["labels"])) meta["labels"] = structuredClone(templateLabels);
   spec["completionMode"] ??= "NonIndexed";
   spec["suspend"] ??= false;
   spec["podReplacementPolicy"] ??= spec["podFailurePolicy"] !== undefined ? "Failed" : "TerminatingOrFailed";
@@ -363,30 +356,18 @@ export function defaultCronJob(cj: JsonObject): void {
   spec["suspend"] ??= false;
   spec["successfulJobsHistoryLimit"] ??= 3;
   spec["failedJobsHistoryLimit"] ??= 1;
-  const jobTemplate = spec["jobTemplate"];
-  if (jobTemplate !== null && typeof jobTemplate === "object" && !Array.isArray(jobTemplate)) {
-    const jobSpec = (jobTemplate as Record<string, unknown>)["spec"];
-    if (jobSpec !== null && typeof jobSpec === "object" && !Array.isArray(jobSpec)) {
-      defaultPodTemplateOf(jobSpec as Record<string, unknown>);
-    }
-  }
+  const jobSpec = objectAt(objectAt(spec, "jobTemplate") ?? {}, "spec");
+  if (jobSpec) defaultPodTemplateOf(jobSpec);
 }
 
 /** SetDefaults_ReplicationController: selector and labels from the template's labels, one replica. */
 export function defaultReplicationController(rc: JsonObject): void {
   const spec = record(rc, "spec");
-  const template = templateOf(spec);
-  const labels = template ? (template["metadata"] as Record<string, unknown> | undefined)?.["labels"] : undefined;
-  if (labels !== null && typeof labels === "object" && Object.keys(labels).length > 0) {
-    const selector = spec["selector"];
-    if (selector === undefined || selector === null || Object.keys(selector as object).length === 0) {
-      spec["selector"] = structuredClone(labels);
-    }
+  const labels = templateLabelsOf(spec);
+  if (labels) {
+    if (isEmptyMap(spec["selector"])) spec["selector"] = structuredClone(labels);
     const meta = record(rc, "metadata");
-    const own = meta["labels"];
-    if (own === undefined || own === null || Object.keys(own as object).length === 0) {
-      meta["labels"] = structuredClone(labels);
-    }
+    if (isEmptyMap(meta["labels"])) meta["labels"] = structuredClone(labels);
   }
   spec["replicas"] ??= 1;
   defaultPodTemplateOf(spec);

@@ -3,7 +3,13 @@
  * (SetDefaults_Container, SetDefaults_Pod, SetDefaults_Service).
  */
 import { describe, expect, it } from "vitest";
-import { defaultPod, defaultPodSpec, defaultService } from "../../../src/devcluster/registry/scheme-defaults.ts";
+import {
+  defaultJob,
+  defaultPod,
+  defaultPodSpec,
+  defaultReplicationController,
+  defaultService,
+} from "../../../src/devcluster/registry/scheme-defaults.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -191,5 +197,29 @@ describe("the pod spec's nested defaults (probes, hooks, field references, volum
       },
       { name: "claim", persistentVolumeClaim: { claimName: "data" } },
     ]);
+  });
+});
+
+describe("labels copied from the pod template", () => {
+  it("ReplicationController: selector and labels from the template's labels when they have none", () => {
+    const template = { metadata: { labels: { app: "web" } }, spec: { containers: [] } };
+    const rc: Obj = { metadata: { name: "rc" }, spec: { template } };
+    defaultReplicationController(rc);
+    expect(rc).toMatchObject({ metadata: { labels: { app: "web" } }, spec: { selector: { app: "web" }, replicas: 1 } });
+    const own: Obj = {
+      metadata: { name: "rc", labels: { mine: "x" } },
+      spec: { selector: { app: "web", v: "1" }, template },
+    };
+    defaultReplicationController(own);
+    expect(own).toMatchObject({ metadata: { labels: { mine: "x" } }, spec: { selector: { app: "web", v: "1" } } });
+  });
+
+  it("Job: labels from the template's labels, none written when the template has none", () => {
+    const job: Obj = { metadata: { name: "j" }, spec: { template: { metadata: { labels: { a: "b" } }, spec: {} } } };
+    defaultJob(job);
+    expect((job["metadata"] as Obj)["labels"]).toEqual({ a: "b" });
+    const bare: Obj = { metadata: { name: "j" }, spec: { template: { metadata: { labels: {} }, spec: {} } } };
+    defaultJob(bare);
+    expect(bare["metadata"]).not.toHaveProperty("labels");
   });
 });
