@@ -14,6 +14,7 @@
  *
  * Caveats: no aggregation or spam filtering (each occurrence is its own Event).
  */
+import { randomUUID } from "node:crypto";
 import type { JsonObject } from "../registry/served-resource.ts";
 import type { ControllerContext } from "./cluster-view.ts";
 import { metaOf } from "./cluster-view.ts";
@@ -39,7 +40,20 @@ function unixNanos(): bigint {
   return lastNanos;
 }
 
-/** Records one Event about `object`. */
+/** DNS-1123 subdomain (what an Event's name must be): at most 253 lowercase alphanumerics, `-` and `.`. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_SUBDOMAIN_MAX = 253;
+
+/** util.GenerateEventName: `<object>.<unix nanos hex>`, or a UUID when that is no valid name (too long). */
+function eventName(objectName: string, nanos: bigint): string {
+  const name = `${objectName}.${nanos.toString(16)}`;
+  return name.length <= DNS_SUBDOMAIN_MAX && DNS_SUBDOMAIN.test(name) ? name : randomUUID();
+}
+
+/**
+ * Records one Event about `object`, in the object's namespace or, for a cluster-scoped object, in
+ * `default` (as both client-go recorders' makeEvent place it).
+ */
 export async function recordEvent(
   ctx: ControllerContext,
   object: JsonObject,
@@ -51,6 +65,7 @@ export async function recordEvent(
   if (!served || !meta.name) return;
   const nanos = unixNanos();
   const now = new Date(Number(nanos / 1_000_000n));
+  const namespace = meta.namespace || "default";
   const involvedObject = {
     kind: object.kind,
     namespace: meta.namespace,
@@ -62,7 +77,7 @@ export async function recordEvent(
   const base = {
     apiVersion: "v1",
     kind: "Event",
-    metadata: { name: `${meta.name}.${nanos.toString(16)}`, namespace: meta.namespace },
+    metadata: { name: eventName(meta.name, nanos), namespace },
     involvedObject,
     reason: event.reason,
     message: event.message,
@@ -87,7 +102,7 @@ export async function recordEvent(
           reportingInstance: source.instance,
         };
   try {
-    await ctx.store.create(served, meta.namespace ?? "", body);
+    await ctx.store.create(served, namespace, body);
   } catch {
     // Best effort, as client-go's recorders: the namespace may be terminating, the object gone.
   }

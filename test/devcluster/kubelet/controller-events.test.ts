@@ -4,6 +4,7 @@
  * recorder for the scheduler.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { recordEvent } from "../../../src/devcluster/controllers/event-recorder.ts";
 import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
 import { eventually } from "../kubectl/support/cluster.ts";
 
@@ -102,5 +103,18 @@ describe("controller events", () => {
     // Readable through events.k8s.io/v1 too, where the scheduler's event names its reporting controller.
     const v1 = api.list(EVENTS_V1, "default").items as { reason: string; reportingController?: string }[];
     expect(v1.find((e) => e.reason === "Scheduled")?.reportingController).toBe("default-scheduler");
+  });
+  it("puts the Event of a cluster-scoped object in default, and names one whose name would be too long by UUID", async () => {
+    server = await startApiServer();
+    const { store, registry } = server.internals;
+    const source = { kind: "core", component: "test-controller" } as const;
+    const node = { apiVersion: "v1", kind: "Node", metadata: { name: "n1", uid: "u1" } };
+    await recordEvent({ store, registry }, node, source, { type: "Normal", reason: "Seen", message: "node seen" });
+    const long = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x".repeat(250), namespace: "default" } };
+    await recordEvent({ store, registry }, long, source, { type: "Normal", reason: "Long", message: "long name" });
+    const seen = events().find((e) => e.reason === "Seen");
+    expect(seen?.involvedObject).toMatchObject({ kind: "Node", name: "n1" });
+    expect(seen?.metadata.name).toMatch(/^n1\.[0-9a-f]+$/);
+    expect(events().find((e) => e.reason === "Long")?.metadata.name).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-/);
   });
 });
