@@ -105,34 +105,34 @@ export function childrenOf(view: ClusterView, uid: string): ObjectLink[] {
   return out;
 }
 
+/**
+ * The core/v1 Event fields read here. The feed watches core/v1 only: the API server serves an
+ * events.k8s.io/v1 Event there converted (`regarding` -> `involvedObject`, `note` -> `message`,
+ * `reportingController` -> `reportingComponent`), so the events.k8s.io names never appear.
+ */
 interface CoreEvent extends KubeObject {
   involvedObject?: { uid?: string };
-  regarding?: { uid?: string };
   type?: string;
   reason?: string;
   message?: string;
-  note?: string;
   count?: number;
   lastTimestamp?: string;
   eventTime?: string;
   series?: { count?: number; lastObservedTime?: string };
   source?: { component?: string };
   reportingComponent?: string;
-  reportingController?: string;
 }
 
-/** The Events whose involvedObject (core/v1) or regarding (events.k8s.io) is `uid`, newest first. */
+/** The Events whose involvedObject is `uid`, newest first. */
 export function eventsAbout(view: ClusterView, uid: string): EventSummary[] {
-  const events = (view.events.objects() as CoreEvent[]).filter(
-    (e) => e.involvedObject?.uid === uid || e.regarding?.uid === uid,
-  );
+  const events = (view.events.objects() as CoreEvent[]).filter((e) => e.involvedObject?.uid === uid);
   const summaries = events.map((e) => {
     const last = e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp;
-    const source = e.source?.component || e.reportingController || e.reportingComponent;
+    const source = e.source?.component || e.reportingComponent;
     return {
       type: e.type ?? "",
       reason: e.reason ?? "",
-      message: e.message ?? e.note ?? "",
+      message: e.message ?? "",
       count: e.series?.count ?? e.count ?? 1,
       ...(last ? { last: String(last) } : {}),
       ...(source ? { source } : {}),

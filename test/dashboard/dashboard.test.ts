@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Dashboard, LogFeed, startDashboard } from "../../src/dashboard/index.ts";
 import { ConfigMap, CustomResourceDefinition, Deployment, Event, Secret } from "../../src/resources/builtins.ts";
 import { defineResource, toCrd } from "../../src/resources/index.ts";
-import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { isEstablished, startTestCluster, type TestCluster } from "../../src/testing/index.ts";
 import { openSse } from "./support/sse-client.ts";
 
 const Gizmo = defineResource({
@@ -60,9 +60,7 @@ const logs = new LogFeed();
 beforeAll(async () => {
   cluster = await startTestCluster();
   await cluster.client.resource(CustomResourceDefinition).create(toCrd(Gizmo));
-  await cluster.waitFor(CustomResourceDefinition, Gizmo.crdName, (crd) =>
-    (crd.status?.conditions ?? []).some((c) => c.type === "Established" && c.status === "True"),
-  );
+  await cluster.waitFor(CustomResourceDefinition, Gizmo.crdName, isEstablished);
   dashboard = await startDashboard({ client: cluster.client, logs });
 });
 afterAll(async () => {
@@ -266,6 +264,47 @@ describe("dashboard object detail", () => {
     } finally {
       stream.close();
     }
+  });
+
+  it("shows an Event written through events.k8s.io/v1 (regarding, note, reportingController) as its core/v1 form", async () => {
+    const obj = await cluster.client
+      .resource(Gizmo)
+      .create(Gizmo.make({ metadata: { name: "reported", namespace: "default" }, spec: { size: 1 } }));
+    await cluster.client.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events", {
+      body: {
+        apiVersion: "events.k8s.io/v1",
+        kind: "Event",
+        metadata: { name: "reported.1", namespace: "default" },
+        regarding: {
+          apiVersion: "dashboard.capstan.test/v1",
+          kind: "Gizmo",
+          name: "reported",
+          namespace: "default",
+          uid: obj.metadata.uid,
+        },
+        reason: "Reported",
+        note: "through events.k8s.io",
+        type: "Normal",
+        action: "Report",
+        eventTime: "2026-01-03T00:00:00.000000Z",
+        reportingController: "capstan.test/reporter",
+        reportingInstance: "reporter-1",
+      },
+    });
+    const path = `/api/object?kind=${GIZMOS}&namespace=default&name=reported`;
+    let detail: Body;
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+      detail = (await getJson(dashboard, path)).body;
+      if (detail.events?.length === 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(detail.events).toEqual([
+      expect.objectContaining({
+        reason: "Reported",
+        message: "through events.k8s.io",
+        source: "capstan.test/reporter",
+      }),
+    ]);
   });
 
   it("follows a Deployment to its ReplicaSet and that to its Pod, through owned children", async () => {
