@@ -4,7 +4,8 @@
  * `https` port 443 pointing at the API server's port. In-cluster clients and `kubectl get svc` expect it.
  *
  * Caveats: created once at start (and its target port corrected after a persistent restart on another
- * port); no Endpoints or EndpointSlices (the devcluster does not serve them).
+ * port); no `kubernetes` Endpoints or EndpointSlice (the kinds are served as stored objects, but nothing
+ * here writes them as the endpoint reconciler does).
  */
 import { writingAs } from "../apply/write-tracking.ts";
 import type { InProcessApi } from "../in-process-api.ts";
