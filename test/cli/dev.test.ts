@@ -10,8 +10,8 @@ import { KubeClient } from "../../src/client/resource-client.ts";
 import { LogFeed } from "../../src/dashboard/index.ts";
 import { ConfigMap } from "../../src/resources/builtins.ts";
 import { CRD_KIND } from "../../src/runtime/crd-registration.ts";
-import { waitFor } from "../../src/testing/index.ts";
-import { GadgetKind, gadget, gadgetOperatorSource, isEstablished } from "./fixtures/gadget-operator-source.ts";
+import { isEstablished, waitFor } from "../../src/testing/index.ts";
+import { GadgetKind, gadget, gadgetOperatorSource } from "./fixtures/gadget-operator-source.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
 const bin = join(repo, "bin/capstan.js");

@@ -7,8 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseRunFlags } from "../../src/cli/run.ts";
 import { ConfigMap, Lease } from "../../src/resources/builtins.ts";
 import { CRD_KIND } from "../../src/runtime/crd-registration.ts";
-import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
-import { GadgetKind, gadget, gadgetOperatorSource, isEstablished } from "./fixtures/gadget-operator-source.ts";
+import { isEstablished, startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { GadgetKind, gadget, gadgetOperatorSource } from "./fixtures/gadget-operator-source.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
 const bin = join(repo, "bin/capstan.js");
