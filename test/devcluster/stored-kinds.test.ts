@@ -274,6 +274,20 @@ describe("stored built-in kinds over HTTP", () => {
     w.close();
   });
 
+  it("a new ReplicaSet's status holds replicas: 0 (no omitempty), a new Deployment's status nothing", async () => {
+    const template = podTemplate({ app: "zero" });
+    const rs = await t.request("POST", `/apis/apps/v1${NS}/replicasets`, {
+      body: { metadata: { name: "zero" }, spec: { replicas: 0, selector: { matchLabels: { app: "zero" } }, template } },
+    });
+    expect(rs.status, rs.text).toBe(201);
+    expect(rs.body.status).toEqual({ replicas: 0 });
+    const deploy = await t.request("POST", `/apis/apps/v1${NS}/deployments`, {
+      body: { metadata: { name: "zero" }, spec: { replicas: 0, selector: { matchLabels: { app: "zero" } }, template } },
+    });
+    expect(deploy.status, deploy.text).toBe(201);
+    expect(deploy.body.status ?? {}).toEqual({});
+  });
+
   it("generates a job's selector and pod labels from its UID, unless manualSelector is set", async () => {
     const jobs = `/apis/batch/v1${NS}/jobs`;
     const auto = await t.request("POST", jobs, {

@@ -443,6 +443,8 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       subresources: { status: true, scale: REPLICAS_SCALE },
       generation: "spec",
       defaults: defaultReplicaSet,
+      // ReplicaSetStatus.replicas has no omitempty (a Deployment's counters all have it).
+      defaultOnCreate: zeroCounters("replicas"),
     }),
     served({
       group: "apps",
