@@ -8,14 +8,6 @@ export const LOG_FORMATS = ["json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-const LEVEL_NAMES: Record<number, string> = {
-  10: "TRACE",
-  20: "DEBUG",
-  30: "INFO",
-  40: "WARN",
-  50: "ERROR",
-  60: "FATAL",
-};
 /** Fields every record has, shown in the line's head instead of as key=value. */
 const HEAD_FIELDS = new Set(["level", "time", "msg", "pid", "hostname"]);
 
@@ -38,7 +30,7 @@ export function prettyLine(line: string): string {
     return line;
   }
   const time = typeof record.time === "number" ? new Date(record.time).toISOString().slice(11, 23) : "";
-  const level = (LEVEL_NAMES[record.level as number] ?? String(record.level)).padEnd(5);
+  const level = (pino.levels.labels[record.level as number]?.toUpperCase() ?? String(record.level)).padEnd(5);
   const fields: string[] = [];
   let stack = "";
   for (const [key, value] of Object.entries(record)) {

@@ -10,6 +10,7 @@
  * Guarantees: at most {@link LOG_RING_SIZE} lines are kept (the oldest go first); `seq` numbers
  * increase by one per line, so a page can tell what it has already shown; `write` never throws.
  */
+import pino from "pino";
 
 /**
  * Lines kept: a few minutes of a chatty operator at debug level, or hours at info, in a few MB;
@@ -44,7 +45,6 @@ export interface LogFilter {
   name?: string;
 }
 
-const LEVELS: Record<number, string> = { 10: "trace", 20: "debug", 30: "info", 40: "warn", 50: "error", 60: "fatal" };
 /** Record fields shown in the line's head, not among `fields`. */
 const HEAD_FIELDS = new Set(["level", "time", "msg", "pid", "hostname", "namespace", "name"]);
 
@@ -117,7 +117,7 @@ function parseLine(seq: number, source: string, text: string): LogLine {
   }
   if (typeof record !== "object" || record === null || typeof record.level !== "number") return line;
   if (typeof record.time === "number") line.time = record.time;
-  line.level = LEVELS[record.level] ?? String(record.level);
+  line.level = pino.levels.labels[record.level] ?? String(record.level);
   if (typeof record.msg === "string") line.msg = record.msg;
   if (typeof record.namespace === "string") line.namespace = record.namespace;
   if (typeof record.name === "string") line.name = record.name;
