@@ -274,6 +274,19 @@ describe("stored built-in kinds over HTTP", () => {
     w.close();
   });
 
+  it("a new pod's qosClass follows its resources, requests defaulted from limits (PrepareForCreate)", async () => {
+    const pod = (name: string, resources: Record<string, unknown>) =>
+      t.request("POST", `/api/v1${NS}/pods`, {
+        body: { metadata: { name }, spec: { containers: [{ name: "c", image: "busybox:1.36", resources }] } },
+      });
+    const guaranteed = await pod("qos-g", { limits: { cpu: "1", memory: "1Gi" } });
+    expect(guaranteed.status, guaranteed.text).toBe(201);
+    expect(guaranteed.body.spec.containers[0].resources.requests).toEqual({ cpu: "1", memory: "1Gi" });
+    expect(guaranteed.body.status.qosClass).toBe("Guaranteed");
+    expect((await pod("qos-b", { requests: { memory: "64Mi" } })).body.status.qosClass).toBe("Burstable");
+    expect((await pod("qos-e", {})).body.status.qosClass).toBe("BestEffort");
+  });
+
   it("a new ReplicaSet's status holds replicas: 0 (no omitempty), a new Deployment's status nothing", async () => {
     const template = podTemplate({ app: "zero" });
     const rs = await t.request("POST", `/apis/apps/v1${NS}/replicasets`, {

@@ -36,6 +36,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { writingAs } from "../apply/write-tracking.ts";
+import { qosClassOf } from "../registry/pod-qos.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
 import type { Change } from "../storage/storage.ts";
 import {
@@ -217,28 +218,6 @@ function imageIdOf(image: string): string {
 
 function newContainerId(): string {
   return `containerd://${randomBytes(32).toString("hex")}`;
-}
-
-/**
- * The QoS class (pkg/apis/core/helper/qos): Guaranteed when every container has cpu and memory limits
- * and its requests (where given) equal them, BestEffort when nothing requests or limits anything,
- * Burstable otherwise.
- */
-export function qosClassOf(spec: PodSpec): string {
-  const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
-  let any = false;
-  let guaranteed = containers.length > 0;
-  for (const c of containers) {
-    const requests = c.resources?.requests ?? {};
-    const limits = c.resources?.limits ?? {};
-    if (Object.keys(requests).length > 0 || Object.keys(limits).length > 0) any = true;
-    for (const resource of ["cpu", "memory"]) {
-      if (limits[resource] === undefined) guaranteed = false;
-      else if (requests[resource] !== undefined && requests[resource] !== limits[resource]) guaranteed = false;
-    }
-  }
-  if (!any) return "BestEffort";
-  return guaranteed ? "Guaranteed" : "Burstable";
 }
 
 /** Sets a condition, keeping lastTransitionTime when its status does not change (as the kubelet's status manager). */

@@ -8,6 +8,7 @@ import { ApiError, failure } from "../api/status.ts";
 import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
 import { immortalNamespaceRefusal } from "./immortal-namespaces.ts";
+import { qosClassOf } from "./pod-qos.ts";
 import {
   defaultCronJob,
   defaultDaemonSet,
@@ -72,14 +73,17 @@ function record(obj: JsonObject, key: string): Record<string, unknown> {
   return fresh;
 }
 
-/** What creating a pod adds beyond the scheme's defaults: PrepareForCreate's status, the Priority admission plugin's fields. */
+/**
+ * What creating a pod adds beyond the scheme's defaults: PrepareForCreate's status (Pending, the QoS
+ * class of the defaulted resources), the Priority admission plugin's fields.
+ */
 function preparePod(pod: JsonObject): void {
   const spec = record(pod, "spec");
   spec["preemptionPolicy"] ??= "PreemptLowerPriority";
   spec["priority"] ??= 0;
   const status = record(pod, "status");
   status["phase"] ??= "Pending";
-  status["qosClass"] ??= "BestEffort";
+  status["qosClass"] ??= qosClassOf(spec as Parameters<typeof qosClassOf>[0]);
 }
 
 /** Pods: graceful deletion only for pods bound to a node that have not finished (pod strategy CheckGracefulDelete). */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { normalizeImage, qosClassOf } from "../../../src/devcluster/controllers/kubelet.ts";
+import { normalizeImage } from "../../../src/devcluster/controllers/kubelet.ts";
 import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
+import { qosClassOf } from "../../../src/devcluster/registry/pod-qos.ts";
 import { eventually } from "../kubectl/support/cluster.ts";
 
 const PODS = { group: "", version: "v1", plural: "pods" };
@@ -335,5 +336,8 @@ describe("kubelet status helpers", () => {
     expect(
       qosClassOf({ containers: [{ name: "a", resources: { requests: { cpu: "500m", memory: "1Gi" }, limits } }] }),
     ).toBe("Burstable");
+    // Only cpu and memory count, and a zero quantity is none (ComputePodQOS).
+    const storageOnly = { requests: { "ephemeral-storage": "1Gi" }, limits: { cpu: "0", memory: "0Mi" } };
+    expect(qosClassOf({ containers: [{ name: "a", resources: storageOnly }] })).toBe("BestEffort");
   });
 });
