@@ -30,6 +30,7 @@ import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from "
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { evaluateJsonPath, parseJsonPath } from "../api/jsonpath.ts";
 import { ApiError, failure } from "../api/status.ts";
+import { formatManagedTime } from "../apply/managed-fields.ts";
 import {
   ALL_VERBS,
   bucketOf,
@@ -77,10 +78,6 @@ export interface CrdCondition {
 
 /** A CRD as stored (plain JSON). */
 export type Crd = CustomResourceDefinition & JsonObject;
-
-function rfc3339Now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 /** Sets a condition as apiextensions' SetCRDCondition does: lastTransitionTime moves only when status flips. */
 export function setCondition(
@@ -353,7 +350,7 @@ export class CrdLifecycle extends LoopController implements Controller {
               reason: "InstanceDeletionPending",
               message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
             },
-            rfc3339Now(),
+            formatManagedTime(new Date()),
           );
           crd["status"] = status;
         },
@@ -413,7 +410,7 @@ export class CrdLifecycle extends LoopController implements Controller {
       .map((s) => JSON.parse(s.data) as Crd)
       .filter((other) => other.spec?.group === crd.spec.group);
     const { acceptedNames, condition } = calculateNames(crd, others);
-    const now = rfc3339Now();
+    const now = formatManagedTime(new Date());
     let conditions = setCondition((crd.status?.conditions as CrdCondition[]) ?? [], condition, now);
     const storage = crd.spec.versions.find((v) => v.storage)?.name;
     const storedVersions = [...(crd.status?.storedVersions ?? [])];
@@ -550,7 +547,7 @@ export class CrdLifecycle extends LoopController implements Controller {
     condition: Omit<CrdCondition, "lastTransitionTime">,
   ): Promise<void> {
     const name = metaOf(crd).name ?? "";
-    const now = rfc3339Now();
+    const now = formatManagedTime(new Date());
     await ignoreGoneOrChanged(() =>
       this.ctx.store.guaranteedUpdate(crdServed, "", name, "status", (current) => {
         const status = (current["status"] ?? {}) as { conditions?: CrdCondition[] };

@@ -34,6 +34,8 @@
  * target only); no ProgressDeadlineExceeded (no deadline timer); annotations other than the
  * revision ones are not copied to ReplicaSets.
  */
+
+import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
 import type { Change } from "../storage/storage.ts";
 import {
@@ -139,10 +141,6 @@ interface RsView {
   ready: number;
   revision: number;
   created: number;
-}
-
-function rfc3339(ms: number = Date.now()): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
 function view(rs: JsonObject): RsView {
@@ -484,7 +482,7 @@ export class DeploymentController extends LoopController implements Controller {
     };
     counts.unavailableReplicas = Math.max(0, totalDesired - counts.availableReplicas);
 
-    const now = rfc3339();
+    const now = formatManagedTime(new Date());
     const old = (d["status"] ?? {}) as Record<string, unknown> & { conditions?: DeploymentCondition[] };
     const conditions = structuredClone(old.conditions ?? []);
     const set = (type: string, status: string, reason: string, message: string, touch: boolean) => {

@@ -15,6 +15,7 @@
  * Caveats: no aggregation or spam filtering (each occurrence is its own Event).
  */
 import { randomUUID } from "node:crypto";
+import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
 import type { ControllerContext } from "./cluster-view.ts";
 import { metaOf } from "./cluster-view.ts";
@@ -88,8 +89,8 @@ export async function recordEvent(
       ? {
           ...base,
           source: { component: source.component },
-          firstTimestamp: seconds(now),
-          lastTimestamp: seconds(now),
+          firstTimestamp: formatManagedTime(now),
+          lastTimestamp: formatManagedTime(now),
           count: 1,
           reportingComponent: source.component,
           reportingInstance: "",
@@ -106,8 +107,4 @@ export async function recordEvent(
   } catch {
     // Best effort, as client-go's recorders: the namespace may be terminating, the object gone.
   }
-}
-
-function seconds(at: Date): string {
-  return at.toISOString().replace(/\.\d{3}Z$/, "Z");
 }

@@ -23,6 +23,8 @@
  * gone before the simulated one of part 2); the real controller's discovery-failure conditions can
  * never be True here (discovery is in-process).
  */
+
+import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { bucketOf } from "../registry/served-resource.ts";
 import type { Change } from "../storage/storage.ts";
@@ -173,10 +175,6 @@ export function mergeConditions(
   return { conditions, changed };
 }
 
-function rfc3339Now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
 export class NamespaceLifecycle extends LoopController implements Controller {
   /** Namespaces being deleted: changes inside them wake the controller. */
   private readonly terminating = new Set<string>();
@@ -275,7 +273,7 @@ export class NamespaceLifecycle extends LoopController implements Controller {
   }
 
   private async writeConditions(nsServed: ServedResource, name: string, remaining: RemainingContent): Promise<void> {
-    const now = rfc3339Now();
+    const now = formatManagedTime(new Date());
     await ignoreGoneOrChanged(() =>
       this.ctx.store.guaranteedUpdate(nsServed, "", name, "status", (current) => {
         const status = (current["status"] ?? {}) as { phase?: string; conditions?: NamespaceCondition[] };

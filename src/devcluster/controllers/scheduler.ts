@@ -16,6 +16,7 @@
  *
  * Caveats: the devcluster does not serve `pods/binding`, so an external scheduler cannot bind.
  */
+import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
 import { StorageError } from "../storage/storage.ts";
 import { type Controller, type ControllerContext, metaOf, watchAll } from "./cluster-view.ts";
@@ -70,7 +71,7 @@ export class Scheduler extends LoopController implements Controller {
       type: "PodScheduled",
       status: "True",
       lastProbeTime: null,
-      lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+      lastTransitionTime: formatManagedTime(new Date()),
     };
     pod["status"] = {
       ...status,
