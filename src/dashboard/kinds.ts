@@ -3,6 +3,16 @@
  * CustomResourceDefinitions) and a few built-in kinds operators usually own or read.
  */
 import type { KubeObject, ResourceKind } from "../client/types.ts";
+import {
+  ConfigMap,
+  CustomResourceDefinition as CustomResourceDefinitionKind,
+  Deployment,
+  Event,
+  Pod,
+  ReplicaSet,
+  Secret,
+  Service,
+} from "../resources/builtins.ts";
 
 /** A printer column as a CRD declares it (`additionalPrinterColumns[]`). */
 export interface PrinterColumn {
@@ -34,15 +44,8 @@ export function kindId(kind: Pick<ResourceKind, "group" | "version" | "plural">)
   return `${kind.group === "" ? "core" : kind.group}/${kind.version}/${kind.plural}`;
 }
 
-function builtin(
-  group: string,
-  version: string,
-  kind: string,
-  plural: string,
-  columns: PrinterColumn[],
-  metadataOnly = false,
-): DashboardKind {
-  const k = { group, version, kind, plural, namespaced: true };
+function builtin(of: ResourceKind, columns: PrinterColumn[], metadataOnly = false): DashboardKind {
+  const k = { group: of.group, version: of.version, kind: of.kind, plural: of.plural, namespaced: of.namespaced };
   return { ...k, id: kindId(k), columns, builtin: true, metadataOnly };
 }
 
@@ -54,22 +57,16 @@ const col = (name: string, jsonPath: string, type = "string"): PrinterColumn => 
  * columns, so they are written down here).
  */
 export const BUILTIN_KINDS: readonly DashboardKind[] = [
-  builtin("", "v1", "Pod", "pods", [col("Phase", ".status.phase"), col("Node", ".spec.nodeName")]),
-  builtin("", "v1", "ConfigMap", "configmaps", []),
+  builtin(Pod, [col("Phase", ".status.phase"), col("Node", ".spec.nodeName")]),
+  builtin(ConfigMap, []),
   // Names only: fetched as metadata, so the data never reaches this process.
-  builtin("", "v1", "Secret", "secrets", [], true),
-  builtin("", "v1", "Service", "services", [col("Type", ".spec.type"), col("Cluster-IP", ".spec.clusterIP")]),
-  builtin("apps", "v1", "Deployment", "deployments", [
-    col("Replicas", ".spec.replicas", "integer"),
-    col("Ready", ".status.readyReplicas", "integer"),
-  ]),
+  builtin(Secret, [], true),
+  builtin(Service, [col("Type", ".spec.type"), col("Cluster-IP", ".spec.clusterIP")]),
+  builtin(Deployment, [col("Replicas", ".spec.replicas", "integer"), col("Ready", ".status.readyReplicas", "integer")]),
   // Not an operator's usual child, but the link between a Deployment and its Pods: without it the
   // detail of a Deployment would show no children.
-  builtin("apps", "v1", "ReplicaSet", "replicasets", [
-    col("Desired", ".spec.replicas", "integer"),
-    col("Ready", ".status.readyReplicas", "integer"),
-  ]),
-  builtin("", "v1", "Event", "events", [
+  builtin(ReplicaSet, [col("Desired", ".spec.replicas", "integer"), col("Ready", ".status.readyReplicas", "integer")]),
+  builtin(Event, [
     col("Type", ".type"),
     col("Reason", ".reason"),
     col("Object", ".involvedObject.name"),
@@ -81,13 +78,7 @@ export const BUILTIN_KINDS: readonly DashboardKind[] = [
 export const EVENT_KIND_ID = "core/v1/events";
 
 /** CustomResourceDefinitions, watched to learn which custom kinds the cluster serves. */
-export const CRD_KIND: ResourceKind<CustomResourceDefinition> = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  plural: "customresourcedefinitions",
-  namespaced: false,
-};
+export const CRD_KIND: ResourceKind<CustomResourceDefinition> = CustomResourceDefinitionKind;
 
 /** The fields of a CRD the dashboard reads. */
 export interface CustomResourceDefinition extends KubeObject {
