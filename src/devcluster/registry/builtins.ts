@@ -4,7 +4,7 @@
  * define them in pkg/registry/<group>/<kind>/strategy.go. The scheme's defaults, applied on every
  * write, are in scheme-defaults.ts.
  */
-import { ApiError, failure } from "../api/status.ts";
+import { ApiError, internalError } from "../api/status.ts";
 import { formatManagedTime } from "../apply/managed-fields.ts";
 import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
@@ -197,9 +197,10 @@ function clusterIpAllocator(inUse: () => Iterable<string>): { allocate(): string
         next = next >= CLUSTER_IP_COUNT ? 1 : next + 1;
         if (!taken.has(ip)) return ip;
       }
-      throw new ApiError(failure(500, "InternalError", "Internal error occurred: range is full"));
+      // The REST allocation's errors.NewInternalError around the allocator's ErrFull.
+      throw internalError(new Error("failed to allocate a serviceIP: range is full"));
     },
-    taken: (ip) => new Set(inUse()).has(ip),
+    taken: (ip) => [...inUse()].includes(ip),
   };
 }
 
