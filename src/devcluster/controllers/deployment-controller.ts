@@ -34,7 +34,6 @@
  * target only); no ProgressDeadlineExceeded (no deadline timer); annotations other than the
  * revision ones are not copied to ReplicaSets.
  */
-
 import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
 import type { Change } from "../storage/storage.ts";

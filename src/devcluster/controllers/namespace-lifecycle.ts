@@ -23,7 +23,6 @@
  * gone before the simulated one of part 2); the real controller's discovery-failure conditions can
  * never be True here (discovery is in-process).
  */
-
 import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { bucketOf } from "../registry/served-resource.ts";
