@@ -8,12 +8,13 @@ import { Namespace } from "capstan/core";
 import {
   type GeneratedRbac,
   type GeneratedRule,
+  type LogRecord,
   type RunningOperator,
   type ServiceAccountIdentity,
   startTestCluster,
   type TestCluster,
 } from "capstan/testing";
-import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { GOOD_COMMENT, Guitar, guitarOperator } from "./operator.ts";
 
 const NS = "guitar-system";
@@ -46,17 +47,9 @@ const withoutVerb =
   (rule: GeneratedRule): GeneratedRule =>
     rule.resources.includes(resource) ? { ...rule, verbs: rule.verbs.filter((v) => v !== verb) } : rule;
 
-/** Waits until the operator logged an error whose message is `message`; returns that record. */
-function loggedError(logs: RunningOperator["logs"], message: string) {
-  return vi.waitFor(
-    () => {
-      const record = logs.find((r) => (r.err as { message?: string } | undefined)?.message === message);
-      if (record === undefined) throw new Error(`not logged yet: ${message}`);
-      return record;
-    },
-    { timeout: 10_000, interval: 50 },
-  );
-}
+/** A log-record predicate: the record's error has exactly this message. */
+const errorMessage = (message: string) => (record: LogRecord) =>
+  (record.err as { message?: string } | undefined)?.message === message;
 
 const guitarRule = () => rbac.rules.find((r) => r.resources.includes("guitars"));
 
@@ -90,7 +83,7 @@ it("without the generated rule on guitars, reviews nothing and logs the 403 nami
     .create(Guitar.make({ metadata: { name: "lespaul", namespace: "rock" }, spec: { brand: "gibson" } }));
 
   const expected = `guitars.kool.karmalabs.local is forbidden: User "system:serviceaccount:${NS}:${SA}" cannot list resource "guitars" in API group "kool.karmalabs.local" at the cluster scope`;
-  const forbidden = await loggedError(running.logs, expected);
+  const forbidden = await running.waitForLog(errorMessage(expected));
   expect(forbidden.level).toBeGreaterThanOrEqual(40); // warn: the informer keeps retrying
   expect(forbidden.err).toMatchObject({ code: 403, reason: "Forbidden" });
   const lespaul = await cluster.client.resource(Guitar, "rock").get("lespaul");
@@ -105,9 +98,10 @@ it("without patch on guitars, cannot write the review and logs the 403 for it", 
     .resource(Guitar, "jazz")
     .create(Guitar.make({ metadata: { name: "x003", namespace: "jazz" }, spec: { brand: "yamaha" } }));
 
-  const forbidden = await loggedError(
-    running.logs,
-    `guitars.kool.karmalabs.local "x003" is forbidden: User "system:serviceaccount:${NS}:${SA}" cannot patch resource "guitars" in API group "kool.karmalabs.local" in the namespace "jazz"`,
+  const forbidden = await running.waitForLog(
+    errorMessage(
+      `guitars.kool.karmalabs.local "x003" is forbidden: User "system:serviceaccount:${NS}:${SA}" cannot patch resource "guitars" in API group "kool.karmalabs.local" in the namespace "jazz"`,
+    ),
   );
   expect(forbidden.err).toMatchObject({ code: 403, reason: "Forbidden" });
   const x003 = await cluster.client.resource(Guitar, "jazz").get("x003");

@@ -13,7 +13,7 @@ import {
   startTestCluster,
   type TestCluster,
 } from "capstan/testing";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MACHINE_LABEL, Machine, Switch, uselessMachineOperator } from "./operator.ts";
 
 const OPERATOR = fileURLToPath(new URL("./operator.ts", import.meta.url));
@@ -52,17 +52,6 @@ async function createMachine(namespace: string): Promise<void> {
   await cluster.client
     .resource(Machine, namespace)
     .create(Machine.make({ metadata: { name: "m", namespace }, spec: { switchPosition: "up", switches: 2 } }));
-}
-
-/** Waits until a captured log record holds `text` (in its message or its error). */
-function waitForLog(running: RunningOperator, text: string): Promise<void> {
-  const escaped = JSON.stringify(text).slice(1, -1); // as it appears inside a JSON record
-  return vi.waitFor(
-    () => {
-      expect(running.logs.some((r) => JSON.stringify(r).includes(escaped))).toBe(true);
-    },
-    { timeout: 10_000, interval: 50 },
-  );
 }
 
 describe("useless machine under RBAC", () => {
@@ -106,8 +95,7 @@ describe("useless machine under RBAC", () => {
       await createMachine("rbac-no-patch");
       // Everything else still works: the Switches are made and the status written.
       await cluster.waitFor(Machine, "rbac-no-patch/m", (m) => m.status?.positions === "dd");
-      await waitForLog(
-        running,
+      await running.waitForLog(
         `machines.${GROUP} "m" is forbidden: User "${USER}" cannot patch resource "machines" in API group "${GROUP}" in the namespace "rbac-no-patch"`,
       );
       const machine = await cluster.client.resource(Machine, "rbac-no-patch").get("m");
@@ -121,8 +109,7 @@ describe("useless machine under RBAC", () => {
     const running = await runAsServiceAccount(without("switches", ["create"]));
     try {
       await createMachine("rbac-no-create");
-      await waitForLog(
-        running,
+      await running.waitForLog(
         `switches.${GROUP} is forbidden: User "${USER}" cannot create resource "switches" in API group "${GROUP}" in the namespace "rbac-no-create"`,
       );
       const switches = await cluster.client.resource(Switch, "rbac-no-create").list();

@@ -42,7 +42,7 @@ import { CRD_KIND } from "../runtime/crd-registration.ts";
 import type { Duration } from "../runtime/duration.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
-import { type LogRecord, logCapture } from "./log-capture.ts";
+import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
 import { DEFAULT_WAIT_TIMEOUT, isEstablished, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
 
 /**
@@ -128,6 +128,11 @@ export interface RunningOperator {
    * whatever the cluster's log level: pino's JSON records (`level` as a number, `msg`, `err`, ...).
    */
   readonly logs: readonly LogRecord[];
+  /**
+   * Waits for a log record: one whose JSON contains `match`, or that satisfies it
+   * (`running.waitForLog((r) => r.err?.code === 403)`); resolves with the record.
+   */
+  waitForLog(match: string | ((record: LogRecord) => boolean), options?: WaitForOptions): Promise<LogRecord>;
 }
 
 /** A ServiceAccount of the cluster and the credentials to act as it. */
@@ -271,6 +276,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     const handle: RunningOperator = {
       done,
       logs: capture.records,
+      waitForLog: (match, options) => waitForRecord(capture.records, match, options),
       stop: async () => {
         abort.abort();
         await done.catch(() => undefined);
