@@ -30,7 +30,6 @@ import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from "
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { evaluateJsonPath, parseJsonPath } from "../api/jsonpath.ts";
 import { ApiError, failure } from "../api/status.ts";
-import { formatManagedTime } from "../apply/managed-fields.ts";
 import {
   ALL_VERBS,
   bucketOf,
@@ -38,6 +37,7 @@ import {
   type JsonObject,
   type ServedResource,
 } from "../registry/served-resource.ts";
+import { nowRfc3339 } from "../rest/timestamps.ts";
 import type { Change } from "../storage/storage.ts";
 import { compileCelRules } from "../validation/cel/compile.ts";
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from "../validation/crd.ts";
@@ -350,7 +350,7 @@ export class CrdLifecycle extends LoopController implements Controller {
               reason: "InstanceDeletionPending",
               message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
             },
-            formatManagedTime(new Date()),
+            nowRfc3339(),
           );
           crd["status"] = status;
         },
@@ -410,7 +410,7 @@ export class CrdLifecycle extends LoopController implements Controller {
       .map((s) => JSON.parse(s.data) as Crd)
       .filter((other) => other.spec?.group === crd.spec.group);
     const { acceptedNames, condition } = calculateNames(crd, others);
-    const now = formatManagedTime(new Date());
+    const now = nowRfc3339();
     let conditions = setCondition((crd.status?.conditions as CrdCondition[]) ?? [], condition, now);
     const storage = crd.spec.versions.find((v) => v.storage)?.name;
     const storedVersions = [...(crd.status?.storedVersions ?? [])];
@@ -547,7 +547,7 @@ export class CrdLifecycle extends LoopController implements Controller {
     condition: Omit<CrdCondition, "lastTransitionTime">,
   ): Promise<void> {
     const name = metaOf(crd).name ?? "";
-    const now = formatManagedTime(new Date());
+    const now = nowRfc3339();
     await ignoreGoneOrChanged(() =>
       this.ctx.store.guaranteedUpdate(crdServed, "", name, "status", (current) => {
         const status = (current["status"] ?? {}) as { conditions?: CrdCondition[] };

@@ -34,8 +34,8 @@
  * target only); no ProgressDeadlineExceeded (no deadline timer); annotations other than the
  * revision ones are not copied to ReplicaSets.
  */
-import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
+import { nowRfc3339 } from "../rest/timestamps.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,
@@ -481,7 +481,7 @@ export class DeploymentController extends LoopController implements Controller {
     };
     counts.unavailableReplicas = Math.max(0, totalDesired - counts.availableReplicas);
 
-    const now = formatManagedTime(new Date());
+    const now = nowRfc3339();
     const old = (d["status"] ?? {}) as Record<string, unknown> & { conditions?: DeploymentCondition[] };
     const conditions = structuredClone(old.conditions ?? []);
     const set = (type: string, status: string, reason: string, message: string, touch: boolean) => {

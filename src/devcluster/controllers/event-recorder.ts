@@ -15,8 +15,8 @@
  * Caveats: no aggregation or spam filtering (each occurrence is its own Event).
  */
 import { randomUUID } from "node:crypto";
-import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
+import { rfc3339 } from "../rest/timestamps.ts";
 import type { ControllerContext } from "./cluster-view.ts";
 import { metaOf } from "./cluster-view.ts";
 
@@ -89,8 +89,8 @@ export async function recordEvent(
       ? {
           ...base,
           source: { component: source.component },
-          firstTimestamp: formatManagedTime(now),
-          lastTimestamp: formatManagedTime(now),
+          firstTimestamp: rfc3339(now),
+          lastTimestamp: rfc3339(now),
           count: 1,
           reportingComponent: source.component,
           reportingInstance: "",

@@ -35,10 +35,10 @@
  * kubelet of Kubernetes >= 1.27 writes before its DELETE is skipped.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { formatManagedTime } from "../apply/managed-fields.ts";
 import { writingAs } from "../apply/write-tracking.ts";
 import { qosClassOf } from "../registry/pod-qos.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
+import { nowRfc3339 } from "../rest/timestamps.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,
@@ -340,7 +340,7 @@ export class Kubelet extends LoopController implements Controller, KubeletHandle
 
   private async registerNode(): Promise<void> {
     const served = this.served(NODE_REF);
-    const now = formatManagedTime(new Date());
+    const now = nowRfc3339();
     const capacity = { cpu: "4", memory: "8148008Ki", pods: "110", "ephemeral-storage": "61202244Ki" };
     const heartbeat = (type: string, status: string, reason: string, message: string) => ({
       type,
@@ -494,7 +494,7 @@ export class Kubelet extends LoopController implements Controller, KubeletHandle
     }
     if (gatesOf(spec).length > 0) {
       // A gate's condition may have changed (its owner writes it): re-derive Ready (no-op writes store nothing).
-      await this.writeStatus(key, pod, (s) => setReadiness(s, formatManagedTime(new Date()), gatesOf(spec)));
+      await this.writeStatus(key, pod, (s) => setReadiness(s, nowRfc3339(), gatesOf(spec)));
     }
     return this.restartDue(key, pod, spec, state, now);
   }
@@ -509,7 +509,7 @@ export class Kubelet extends LoopController implements Controller, KubeletHandle
     const due = [...state.restarts].filter(([, at]) => at <= now).map(([name]) => name);
     if (due.length > 0) {
       await this.writeStatus(key, pod, (s) => {
-        const at = formatManagedTime(new Date());
+        const at = nowRfc3339();
         for (const cs of s.containerStatuses ?? []) {
           if (!due.includes(cs.name) || !cs.state.terminated) continue;
           const image = spec.containers?.find((c) => c.name === cs.name)?.image ?? cs.image;
@@ -552,7 +552,7 @@ export class Kubelet extends LoopController implements Controller, KubeletHandle
 
   /** Status of a pod whose sandbox and containers are being created. */
   private creatingStatus(spec: PodSpec, status: PodStatus, state: PodState): void {
-    const now = formatManagedTime(new Date());
+    const now = nowRfc3339();
     const conditions = status.conditions ?? [];
     setCondition(conditions, "PodReadyToStartContainers", "False", now);
     const inits = spec.initContainers ?? [];
@@ -581,7 +581,7 @@ export class Kubelet extends LoopController implements Controller, KubeletHandle
 
   /** Status of a pod whose init containers completed and whose containers all run. */
   private runningStatus(spec: PodSpec, status: PodStatus): void {
-    const now = formatManagedTime(new Date());
+    const now = nowRfc3339();
     const conditions = status.conditions ?? [];
     setCondition(conditions, "PodReadyToStartContainers", "True", now);
     setCondition(conditions, "Initialized", "True", now);
@@ -650,7 +650,7 @@ export class Kubelet extends LoopController implements Controller, KubeletHandle
     const restartPolicy = spec.restartPolicy ?? "Always";
     const restarts = restartPolicy === "Always" || (restartPolicy === "OnFailure" && exit.exitCode !== 0);
     const written = await this.writeStatus(key, pod, (s) => {
-      const now = formatManagedTime(new Date());
+      const now = nowRfc3339();
       const cs = s.containerStatuses?.find((c) => c.name === container);
       if (!cs?.state.running) throw new Error(`container ${container} of pod ${key} is not running`);
       cs.state = {

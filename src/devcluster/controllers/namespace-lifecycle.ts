@@ -23,9 +23,9 @@
  * gone before the simulated one of part 2); the real controller's discovery-failure conditions can
  * never be True here (discovery is in-process).
  */
-import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { bucketOf } from "../registry/served-resource.ts";
+import { nowRfc3339 } from "../rest/timestamps.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,
@@ -272,7 +272,7 @@ export class NamespaceLifecycle extends LoopController implements Controller {
   }
 
   private async writeConditions(nsServed: ServedResource, name: string, remaining: RemainingContent): Promise<void> {
-    const now = formatManagedTime(new Date());
+    const now = nowRfc3339();
     await ignoreGoneOrChanged(() =>
       this.ctx.store.guaranteedUpdate(nsServed, "", name, "status", (current) => {
         const status = (current["status"] ?? {}) as { phase?: string; conditions?: NamespaceCondition[] };

@@ -16,8 +16,8 @@
  *
  * Caveats: the devcluster does not serve `pods/binding`, so an external scheduler cannot bind.
  */
-import { formatManagedTime } from "../apply/managed-fields.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
+import { nowRfc3339 } from "../rest/timestamps.ts";
 import { StorageError } from "../storage/storage.ts";
 import { type Controller, type ControllerContext, metaOf, watchAll } from "./cluster-view.ts";
 import { type EventSource, recordEvent } from "./event-recorder.ts";
@@ -71,7 +71,7 @@ export class Scheduler extends LoopController implements Controller {
       type: "PodScheduled",
       status: "True",
       lastProbeTime: null,
-      lastTransitionTime: formatManagedTime(new Date()),
+      lastTransitionTime: nowRfc3339(),
     };
     pod["status"] = {
       ...status,

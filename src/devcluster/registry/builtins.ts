@@ -5,7 +5,7 @@
  * write, are in scheme-defaults.ts.
  */
 import { ApiError, internalError } from "../api/status.ts";
-import { formatManagedTime } from "../apply/managed-fields.ts";
+import { nowRfc3339 } from "../rest/timestamps.ts";
 import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
 import { immortalNamespaceRefusal } from "./immortal-namespaces.ts";
@@ -142,7 +142,7 @@ function prepareDaemonSet(ds: JsonObject): void {
 function preparePersistentVolume(pv: JsonObject): void {
   const status = record(pv, "status");
   status["phase"] = "Pending";
-  status["lastPhaseTransitionTime"] = formatManagedTime(new Date());
+  status["lastPhaseTransitionTime"] = nowRfc3339();
 }
 
 /** A field selector on an integer status field: Go's strconv.Itoa of the value, 0 when unset. */
