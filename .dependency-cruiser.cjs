@@ -1,51 +1,68 @@
 // The layer rule of DESIGN.md: dependencies flow one way,
 // cli -> testing/operator -> runtime -> client, and devcluster is a world of its own
-// that the rest reaches only over HTTP. Each entry names what a layer may import.
-const allowed = {
-  client: [],
-  resources: ["client"], // type-only, checked below
-  runtime: ["client"],
-  webhooks: ["client", "resources"],
-  operator: ["client", "resources", "runtime"],
-  devcluster: ["resources"],
-  dashboard: ["client", "resources"], // resources: the built-in kinds, definitions only
-  testing: ["client", "resources", "runtime", "operator", "webhooks", "devcluster"],
-  cli: ["client", "resources", "runtime", "operator", "webhooks", "devcluster", "testing", "dashboard", "index.ts"],
-};
-const layers = Object.keys(allowed);
+// that the rest reaches only over HTTP. Two packages: `capstan` (what a production operator
+// installs) and `capstan-dev` (development and tests), which uses `capstan` only through its
+// package entry points and is never used by it. Each entry names what a layer may import.
+const prod = "packages/capstan/src";
+const dev = "packages/capstan-dev/src";
+const entryPoints = "(index|core|internal)\\.ts";
 
-const forbidden = layers.map((layer) => {
-  const ok = [layer, ...allowed[layer]].map((l) => l.replace(".", "\\.")).join("|");
+const allowed = {
+  [`${prod}/client`]: [],
+  [`${prod}/resources`]: [`${prod}/client`], // type-only, checked below
+  [`${prod}/runtime`]: [`${prod}/client`],
+  [`${prod}/webhooks`]: [`${prod}/client`, `${prod}/resources`],
+  [`${prod}/operator`]: [`${prod}/client`, `${prod}/resources`, `${prod}/runtime`],
+  [`${prod}/cli`]: [
+    `${prod}/client`,
+    `${prod}/resources`,
+    `${prod}/runtime`,
+    `${prod}/operator`,
+    `${prod}/webhooks`,
+    `${prod}/index.ts`,
+  ],
+  [`${dev}/devcluster`]: [],
+  [`${dev}/dashboard`]: [`${prod}/${entryPoints}`], // resources: the built-in kinds, definitions only
+  [`${dev}/testing`]: [`${prod}/${entryPoints}`, `${dev}/devcluster`],
+  [`${dev}/cli`]: [`${prod}/${entryPoints}`, `${dev}/devcluster`, `${dev}/testing`, `${dev}/dashboard`],
+};
+
+const regex = (p) => p.replaceAll(".", "\\.").replaceAll("/", "\\/");
+const forbidden = Object.entries(allowed).map(([layer, may]) => {
+  const ok = [layer, ...may].map((l) => (l.includes("(") ? l.replaceAll("/", "\\/") : regex(l))).join("|");
   return {
-    name: `layer-${layer}`,
-    comment: `src/${layer} may import only: ${allowed[layer].join(", ") || "nothing else in src"}`,
+    name: `layer-${layer.split("/").slice(1).join("-")}`,
+    comment: `${layer} may import only: ${may.join(", ") || "nothing else in the packages"}`,
     severity: "error",
-    from: { path: `^src/${layer}/` },
-    to: { path: `^src/(?!(${ok})(/|$))` },
+    from: { path: `^${regex(layer)}/` },
+    to: { path: "^packages/", pathNot: `^(${ok})(/|$)` },
   };
 });
 
 forbidden.push(
   {
     name: "resources-types-only-from-client",
-    comment: "src/resources may use client types, never client code",
+    comment: "resources may use client types, never client code",
     severity: "error",
-    from: { path: "^src/resources/" },
-    to: { path: "^src/client/", dependencyTypesNot: ["type-only"] },
+    from: { path: `^${regex(prod)}/resources/` },
+    to: { path: `^${regex(prod)}/client/`, dependencyTypesNot: ["type-only"] },
   },
   {
-    name: "public-entry-not-devcluster",
-    comment: "the operator-side public API (src/index.ts) must not pull in the devcluster or the cli",
+    name: "production-package-not-development",
+    comment: "the capstan package (what a production operator installs) never imports capstan-dev",
     severity: "error",
-    from: { path: "^src/index\\.ts$" },
-    to: { path: "^src/(devcluster|cli|testing|dashboard)/" },
+    from: { path: "^packages/capstan/" },
+    to: { path: "^packages/capstan-dev/" },
   },
   {
     name: "examples-use-public-entry-points",
-    comment: "examples are written as users write them: only through capstan's public entry points",
+    comment: "examples are written as users write them: only through the packages' public entry points",
     severity: "error",
     from: { path: "^examples/" },
-    to: { path: "^src/", pathNot: "^src/(index\\.ts|testing/index\\.ts|core\\.ts)$" },
+    to: {
+      path: "^packages/",
+      pathNot: `^(${regex(prod)}/(index|core)\\.ts|${regex(dev)}/testing/index\\.ts)$`,
+    },
   },
   {
     name: "no-circular",
@@ -61,6 +78,9 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "types", "default"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["capstan-source", "import", "types", "default"],
+    },
   },
 };

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
-import { startApiServer } from "../src/devcluster/index.ts";
+import { startApiServer } from "../packages/capstan-dev/src/devcluster/index.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) {
@@ -84,7 +84,7 @@ function processCpuMs(pid: number): number {
 async function startRemote(): Promise<Remote> {
   const dir = mkdtempSync(join(tmpdir(), "capstan-bench-"));
   const kubeconfig = join(dir, "kubeconfig");
-  const main = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
+  const main = fileURLToPath(new URL("../packages/capstan/src/cli/main.ts", import.meta.url));
   const child = spawn(
     process.execPath,
     [...process.execArgv, main, "apiserver", "--port", "0", "--kubeconfig", kubeconfig],

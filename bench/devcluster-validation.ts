@@ -8,9 +8,12 @@
  */
 import { performance } from "node:perf_hooks";
 import { parse } from "yaml";
-import { validateCustomResourceDefinition } from "../src/devcluster/validation/crd.ts";
-import { admitCustomObject, validateCustomResource } from "../src/devcluster/validation/custom-resource.ts";
-import type { JSONSchemaProps } from "../src/devcluster/validation/schema-types.ts";
+import { validateCustomResourceDefinition } from "../packages/capstan-dev/src/devcluster/validation/crd.ts";
+import {
+  admitCustomObject,
+  validateCustomResource,
+} from "../packages/capstan-dev/src/devcluster/validation/custom-resource.ts";
+import type { JSONSchemaProps } from "../packages/capstan-dev/src/devcluster/validation/schema-types.ts";
 
 /** Enough iterations that JIT warm-up is a small share, few enough to finish in a few seconds. */
 const ITERATIONS = 20_000;

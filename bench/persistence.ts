@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
-import { FileStorage } from "../src/devcluster/storage/file-storage.ts";
+import { FileStorage } from "../packages/capstan-dev/src/devcluster/storage/file-storage.ts";
 
 /** The concurrency and volume of bench/apiserver.ts, so the figures compare. */
 const CONCURRENCY = 32;
@@ -38,7 +38,7 @@ function cpuMs(pid: number): number {
 
 async function startRemote(dir: string, dataDir?: string): Promise<Remote> {
   const kubeconfig = join(dir, "kubeconfig");
-  const main = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
+  const main = fileURLToPath(new URL("../packages/capstan/src/cli/main.ts", import.meta.url));
   const extra = dataDir ? ["--data-dir", dataDir] : [];
   const started = performance.now();
   const child = spawn(

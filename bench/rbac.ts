@@ -6,7 +6,7 @@
  * Wall-clock figures on a shared machine: compare lines of one run, not runs.
  */
 import { Agent, request } from "undici";
-import { startApiServer } from "../src/devcluster/index.ts";
+import { startApiServer } from "../packages/capstan-dev/src/devcluster/index.ts";
 
 /** Enough requests for a second or two per scenario at a few thousand GETs per second. */
 const REQUESTS = 4000;

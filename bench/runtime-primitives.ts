@@ -5,9 +5,9 @@
  * - informer-events: watch events applied to the cache and delivered to a handler (events/s)
  * - cache-memory: heap and RSS growth per cached ~1 KiB ConfigMap with managedFields, 100,000 objects
  */
-import type { KubeObject, ListerWatcher, WatchEvent } from "../src/client/types.ts";
-import { Informer } from "../src/runtime/informer.ts";
-import { WorkQueue } from "../src/runtime/workqueue.ts";
+import type { KubeObject, ListerWatcher, WatchEvent } from "../packages/capstan/src/client/types.ts";
+import { Informer } from "../packages/capstan/src/runtime/informer.ts";
+import { WorkQueue } from "../packages/capstan/src/runtime/workqueue.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 

@@ -1,5 +1,5 @@
 /**
- * `capstan/testing` benchmark: what an operator's end-to-end test pays for its cluster. One JSON
+ * `capstan-dev/testing` benchmark: what an operator's end-to-end test pays for its cluster. One JSON
  * line per scenario.
  *
  *   node --import tsx bench/test-cluster.ts
@@ -9,8 +9,8 @@
  * - `run_ready`: `cluster.run(op)` for an operator with one CRD, until the CRD is served.
  * - `create_to_child`: create a custom object, then `waitFor` the ConfigMap its controller makes.
  */
-import { ConfigMap } from "../src/resources/builtins.ts";
-import { startTestCluster } from "../src/testing/index.ts";
+import { ConfigMap } from "../packages/capstan/src/resources/builtins.ts";
+import { startTestCluster } from "../packages/capstan-dev/src/testing/index.ts";
 import op, { Widget } from "../test/cli/fixtures/widget-operator.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);

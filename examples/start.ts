@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KubeClient } from "capstan";
 import { CustomResourceDefinition } from "capstan/core";
-import { isEstablished, waitFor } from "capstan/testing";
+import { isEstablished, waitFor } from "capstan-dev/testing";
 import exchangerate from "./exchangerate/operator.ts";
 import { RATES_URL_ENV, startRatesServer } from "./exchangerate/rates-server.ts";
 import guitar from "./guitar/operator.ts";

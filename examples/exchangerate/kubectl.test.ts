@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { startTestCluster, type TestCluster } from "capstan/testing";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { exchangeRateOperator } from "./operator.ts";

@@ -7,7 +7,7 @@
 
 import { isInvalid } from "capstan";
 import { ConfigMap, CustomResourceDefinition, Event } from "capstan/core";
-import { startTestCluster, type TestCluster } from "capstan/testing";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CURRENCIES, ExchangeRate, exchangeRateOperator, fetchRate, isStale, settingsFromEnv } from "./operator.ts";
 import { type RatesServer, SAMPLE_RATES, startRatesServer } from "./rates-server.ts";

@@ -13,7 +13,7 @@ import {
   type ServiceAccountIdentity,
   startTestCluster,
   type TestCluster,
-} from "capstan/testing";
+} from "capstan-dev/testing";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { ExchangeRate, exchangeRateOperator, OPERATOR_NAME } from "./operator.ts";
 import { type RatesServer, SAMPLE_RATES, startRatesServer } from "./rates-server.ts";

@@ -3,7 +3,7 @@
  * README tells a newcomer to do it.
  */
 import { fileURLToPath } from "node:url";
-import { startTestCluster, type TestCluster } from "capstan/testing";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import op, { BAD_COMMENT, GOOD_COMMENT, UNKNOWN_COMMENT } from "./operator.ts";
 

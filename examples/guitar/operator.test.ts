@@ -4,7 +4,7 @@
  */
 import type { KubeClient, KubeObject } from "capstan";
 import { Event, Namespace } from "capstan/core";
-import { type RunningOperator, startTestCluster, type TestCluster } from "capstan/testing";
+import { type RunningOperator, startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import op, {
   BAD_COMMENT,

@@ -13,7 +13,7 @@ import {
   type ServiceAccountIdentity,
   startTestCluster,
   type TestCluster,
-} from "capstan/testing";
+} from "capstan-dev/testing";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { GOOD_COMMENT, Guitar, guitarOperator } from "./operator.ts";
 

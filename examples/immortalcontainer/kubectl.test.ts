@@ -3,7 +3,7 @@
  * come back with startTimes incremented.
  */
 import { fileURLToPath } from "node:url";
-import { startTestCluster, type TestCluster } from "capstan/testing";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { immortalContainerOperator } from "./operator.ts";
 

@@ -4,7 +4,7 @@
  */
 import { isInvalid } from "capstan";
 import { Event, Pod } from "capstan/core";
-import { startTestCluster, type TestCluster } from "capstan/testing";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   CONTAINER_NAME,

@@ -12,7 +12,7 @@ import {
   type ServiceAccountIdentity,
   startTestCluster,
   type TestCluster,
-} from "capstan/testing";
+} from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ImmortalContainer, immortalContainerOperator } from "./operator.ts";
 

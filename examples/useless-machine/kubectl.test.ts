@@ -3,7 +3,7 @@
  * README tells a newcomer to do it (with a 200 ms flip delay instead of 5 s).
  */
 import { fileURLToPath } from "node:url";
-import { startTestCluster, type TestCluster } from "capstan/testing";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { uselessMachineOperator } from "./operator.ts";
 

@@ -5,7 +5,7 @@
  */
 import { toMilliseconds } from "capstan";
 import { Event, Namespace } from "capstan/core";
-import { startTestCluster, type TestCluster } from "capstan/testing";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FLIPPED_AT_ANNOTATION, MACHINE_LABEL, Machine, Switch, uselessMachineOperator } from "./operator.ts";
 

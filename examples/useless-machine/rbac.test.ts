@@ -12,7 +12,7 @@ import {
   type ServiceAccountIdentity,
   startTestCluster,
   type TestCluster,
-} from "capstan/testing";
+} from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MACHINE_LABEL, Machine, Switch, uselessMachineOperator } from "./operator.ts";
 

@@ -4,17 +4,22 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_DEV_DASHBOARD_PORT, outputLabels, parseDevFlags, teeOperatorOutput } from "../../src/cli/dev.ts";
-import { loadClientConfig } from "../../src/client/config.ts";
-import { KubeClient } from "../../src/client/resource-client.ts";
-import { LogFeed } from "../../src/dashboard/index.ts";
-import { ConfigMap } from "../../src/resources/builtins.ts";
-import { CRD_KIND } from "../../src/runtime/crd-registration.ts";
-import { isEstablished, waitFor } from "../../src/testing/index.ts";
+import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
+import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import { ConfigMap } from "../../packages/capstan/src/resources/builtins.ts";
+import { CRD_KIND } from "../../packages/capstan/src/runtime/crd-registration.ts";
+import {
+  DEFAULT_DEV_DASHBOARD_PORT,
+  outputLabels,
+  parseDevFlags,
+  teeOperatorOutput,
+} from "../../packages/capstan-dev/src/cli/dev.ts";
+import { LogFeed } from "../../packages/capstan-dev/src/dashboard/index.ts";
+import { isEstablished, waitFor } from "../../packages/capstan-dev/src/testing/index.ts";
 import { GadgetKind, gadget, gadgetOperatorSource } from "./fixtures/gadget-operator-source.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
-const bin = join(repo, "bin/capstan.js");
+const bin = join(repo, "packages/capstan/bin/capstan.js");
 
 /** Resolves once `output()` matches `pattern`; fails after `timeoutMs` showing the output so far. */
 async function outputMatching(output: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {

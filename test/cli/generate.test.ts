@@ -6,12 +6,12 @@ import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
 import type { ClusterRole } from "kubernetes-types/rbac/v1.d.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { generate } from "../../src/cli/generate.ts";
-import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { generate } from "../../packages/capstan/src/cli/generate.ts";
+import { startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 import op from "./fixtures/widget-operator.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
-const bin = join(repo, "bin/capstan.js");
+const bin = join(repo, "packages/capstan/bin/capstan.js");
 const fixture = "test/cli/fixtures/widget-operator.ts";
 
 interface Result {

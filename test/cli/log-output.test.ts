@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, prettyLine } from "../../src/cli/log-output.ts";
+import { createLogger, prettyLine } from "../../packages/capstan/src/cli/log-output.ts";
 
 function capture(): { out: Writable; text: () => string } {
   let text = "";

@@ -3,7 +3,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
 const exec = promisify(execFile);
-const bin = new URL("../../bin/capstan.js", import.meta.url).pathname;
+const bin = new URL("../../packages/capstan/bin/capstan.js", import.meta.url).pathname;
 
 describe("capstan command", () => {
   it("lists its commands on --help", async () => {

@@ -8,10 +8,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kindFromName } from "../../src/cli/new.ts";
+import { kindFromName } from "../../packages/capstan/src/cli/new.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
-const bin = join(repo, "bin/capstan.js");
+const bin = join(repo, "packages/capstan/bin/capstan.js");
 
 interface Result {
   code: number;

@@ -4,14 +4,14 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { parseRunFlags } from "../../src/cli/run.ts";
-import { ConfigMap, Lease } from "../../src/resources/builtins.ts";
-import { CRD_KIND } from "../../src/runtime/crd-registration.ts";
-import { isEstablished, startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { parseRunFlags } from "../../packages/capstan/src/cli/run.ts";
+import { ConfigMap, Lease } from "../../packages/capstan/src/resources/builtins.ts";
+import { CRD_KIND } from "../../packages/capstan/src/runtime/crd-registration.ts";
+import { isEstablished, startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 import { GadgetKind, gadget, gadgetOperatorSource } from "./fixtures/gadget-operator-source.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
-const bin = join(repo, "bin/capstan.js");
+const bin = join(repo, "packages/capstan/bin/capstan.js");
 /** A port free right now (the kernel's pick, released again) for a child process to listen on. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

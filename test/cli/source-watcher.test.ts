@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { watchSources } from "../../src/cli/source-watcher.ts";
+import { watchSources } from "../../packages/capstan-dev/src/cli/source-watcher.ts";
 
 describe("watchSources", () => {
   let dir: string;

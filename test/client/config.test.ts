@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { ConfigError, inClusterConfig, loadClientConfig } from "../../src/client/config.ts";
-import { FileTokenCredentials, jwtExpiry } from "../../src/client/credentials.ts";
-import { KubeClient } from "../../src/client/resource-client.ts";
+import { ConfigError, inClusterConfig, loadClientConfig } from "../../packages/capstan/src/client/config.ts";
+import { FileTokenCredentials, jwtExpiry } from "../../packages/capstan/src/client/credentials.ts";
+import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind } from "./support/client.ts";
 import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
 

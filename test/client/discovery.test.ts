@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Discovery } from "../../src/client/discovery.ts";
-import type { KubeClient } from "../../src/client/resource-client.ts";
+import { Discovery } from "../../packages/capstan/src/client/discovery.ts";
+import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { clientFor } from "./support/client.ts";
 import { json, startTestServer, type TestServer } from "./support/test-server.ts";
 

@@ -6,10 +6,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError, isAlreadyExists, isConflict, isGone, isInvalid, isNotFound } from "../../src/client/errors.ts";
-import { KubeClient } from "../../src/client/resource-client.ts";
-import type { WatchEvent } from "../../src/client/types.ts";
-import { type ApiServer, startApiServer } from "../../src/devcluster/index.ts";
+import {
+  ApiError,
+  isAlreadyExists,
+  isConflict,
+  isGone,
+  isInvalid,
+  isNotFound,
+} from "../../packages/capstan/src/client/errors.ts";
+import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import type { WatchEvent } from "../../packages/capstan/src/client/types.ts";
+import { type ApiServer, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { type ConfigMap, ConfigMapKind } from "./support/client.ts";
 
 let server: ApiServer;

@@ -11,7 +11,7 @@ import {
   isServerTimeout,
   isTooManyRequests,
   parseRetryAfter,
-} from "../../src/client/errors.ts";
+} from "../../packages/capstan/src/client/errors.ts";
 
 const statusBody = (code: number, reason: string, message = "m") =>
   JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", code, reason, message });

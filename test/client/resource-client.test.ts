@@ -1,6 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiError, isAlreadyExists, isConflict, isInvalid, isNotFound } from "../../src/client/errors.ts";
-import type { KubeClient } from "../../src/client/resource-client.ts";
+import {
+  ApiError,
+  isAlreadyExists,
+  isConflict,
+  isInvalid,
+  isNotFound,
+} from "../../packages/capstan/src/client/errors.ts";
+import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind, clientFor, NodeKind, WidgetKind } from "./support/client.ts";
 import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
 

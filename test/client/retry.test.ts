@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { TokenBucket } from "../../src/client/rate-limiter.ts";
+import { TokenBucket } from "../../packages/capstan/src/client/rate-limiter.ts";
 import {
   defaultRetryPolicy,
   isRetryableNetworkError,
   retryDelayMs,
   shouldRetryStatus,
   sleep,
-} from "../../src/client/retry.ts";
+} from "../../packages/capstan/src/client/retry.ts";
 
 describe("retry rules", () => {
   it("retries 429 for every request, 5xx only for idempotent ones, never 501 or 4xx", () => {

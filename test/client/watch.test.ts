@@ -2,10 +2,10 @@ import { spawn } from "node:child_process";
 import { PassThrough, Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiError, isForbidden, isGone } from "../../src/client/errors.ts";
-import type { KubeClient } from "../../src/client/resource-client.ts";
-import type { WatchEvent } from "../../src/client/types.ts";
-import { decodeWatchStream } from "../../src/client/watch-stream.ts";
+import { ApiError, isForbidden, isGone } from "../../packages/capstan/src/client/errors.ts";
+import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import type { WatchEvent } from "../../packages/capstan/src/client/types.ts";
+import { decodeWatchStream } from "../../packages/capstan/src/client/watch-stream.ts";
 import { type ConfigMap, ConfigMapKind, clientFor } from "./support/client.ts";
 import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
 

@@ -7,8 +7,8 @@ import pino from "pino";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Machine, uselessMachineOperator } from "../../examples/useless-machine/operator.ts";
-import { type Dashboard, LogFeed, startDashboard } from "../../src/dashboard/index.ts";
-import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { type Dashboard, LogFeed, startDashboard } from "../../packages/capstan-dev/src/dashboard/index.ts";
+import { startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 import { launchBrowser, waitForText } from "./support/browser.ts";
 
 const MACHINES = "useless.container.training/v1alpha1/machines";

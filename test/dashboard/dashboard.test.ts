@@ -7,10 +7,16 @@ import { request } from "node:http";
 import pino from "pino";
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Dashboard, LogFeed, startDashboard } from "../../src/dashboard/index.ts";
-import { ConfigMap, CustomResourceDefinition, Deployment, Event, Secret } from "../../src/resources/builtins.ts";
-import { defineResource, toCrd } from "../../src/resources/index.ts";
-import { isEstablished, startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import {
+  ConfigMap,
+  CustomResourceDefinition,
+  Deployment,
+  Event,
+  Secret,
+} from "../../packages/capstan/src/resources/builtins.ts";
+import { defineResource, toCrd } from "../../packages/capstan/src/resources/index.ts";
+import { type Dashboard, LogFeed, startDashboard } from "../../packages/capstan-dev/src/dashboard/index.ts";
+import { isEstablished, startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 import { openSse } from "./support/sse-client.ts";
 
 const Gizmo = defineResource({

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { allowedHostHeaders, hostAllowed, isLoopbackHost } from "../../src/dashboard/host-guard.ts";
+import {
+  allowedHostHeaders,
+  hostAllowed,
+  isLoopbackHost,
+} from "../../packages/capstan-dev/src/dashboard/host-guard.ts";
 
 describe("the dashboard's Host guard", () => {
   it("listens only on loopback names and addresses", () => {

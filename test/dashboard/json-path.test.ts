@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cellValue, parseJsonPath } from "../../src/dashboard/json-path.ts";
+import { cellValue, parseJsonPath } from "../../packages/capstan-dev/src/dashboard/json-path.ts";
 
 const obj = {
   metadata: { name: "m1", labels: { "app.kubernetes.io/name": "x" } },

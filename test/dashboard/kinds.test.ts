@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type CustomResourceDefinition, kindFromCrd } from "../../src/dashboard/kinds.ts";
+import { type CustomResourceDefinition, kindFromCrd } from "../../packages/capstan-dev/src/dashboard/kinds.ts";
 
 const crd = (over: Partial<CustomResourceDefinition> = {}): CustomResourceDefinition => ({
   metadata: { name: "widgets.example.com" },

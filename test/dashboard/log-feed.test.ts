@@ -1,6 +1,6 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { LogFeed } from "../../src/dashboard/log-feed.ts";
+import { LogFeed } from "../../packages/capstan-dev/src/dashboard/log-feed.ts";
 
 describe("log feed", () => {
   it("parses pino records (level, message, the object) and keeps plain text lines as text", () => {

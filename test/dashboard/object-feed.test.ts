@@ -3,7 +3,7 @@
  * after a 410 and tells the changes the watch missed, and reports list errors until it recovers.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { ApiError } from "../../src/client/errors.ts";
+import { ApiError } from "../../packages/capstan/src/client/errors.ts";
 import type {
   KubeObject,
   ListerWatcher,
@@ -11,10 +11,15 @@ import type {
   ObjectList,
   WatchEvent,
   WatchOptions,
-} from "../../src/client/types.ts";
-import { type FeedChange, ObjectFeed, WATCH_GRACE_MS, WATCH_TIMEOUT_SECONDS } from "../../src/dashboard/object-feed.ts";
-import { ConfigMap, Namespace } from "../../src/resources/builtins.ts";
-import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+} from "../../packages/capstan/src/client/types.ts";
+import { ConfigMap, Namespace } from "../../packages/capstan/src/resources/builtins.ts";
+import {
+  type FeedChange,
+  ObjectFeed,
+  WATCH_GRACE_MS,
+  WATCH_TIMEOUT_SECONDS,
+} from "../../packages/capstan-dev/src/dashboard/object-feed.ts";
+import { startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 
 const cm = (name: string, rv: string): KubeObject => ({ metadata: { namespace: "ns", name, resourceVersion: rv } });
 

@@ -7,8 +7,8 @@
 import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { Machine, uselessMachineOperator } from "../../examples/useless-machine/operator.ts";
-import { LogFeed, startDashboard } from "../../src/dashboard/index.ts";
-import { startTestCluster } from "../../src/testing/index.ts";
+import { LogFeed, startDashboard } from "../../packages/capstan-dev/src/dashboard/index.ts";
+import { startTestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 import { launchBrowser, waitForText } from "./support/browser.ts";
 
 const out = fileURLToPath(new URL("../../docs/dashboard.png", import.meta.url));

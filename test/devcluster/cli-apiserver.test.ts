@@ -15,9 +15,13 @@ afterEach(() => {
 describe("capstan apiserver", () => {
   it("prints one ready line, serves with the kubeconfig it wrote (mode 0600), namespaces have their default ServiceAccount, and exits 0 on SIGTERM", async () => {
     const kubeconfig = join(mkdtempSync(join(tmpdir(), "capstan-cli-")), "kc");
-    child = spawn(process.execPath, ["bin/capstan.js", "apiserver", "--port", "0", "--kubeconfig", kubeconfig], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    child = spawn(
+      process.execPath,
+      ["packages/capstan/bin/capstan.js", "apiserver", "--port", "0", "--kubeconfig", kubeconfig],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stdout = "";
     const ready = await new Promise<string>((resolve, reject) => {
       child!.stdout!.on("data", (d: Buffer) => {
@@ -60,7 +64,7 @@ describe("capstan apiserver", () => {
   });
 
   it("refuses a bad --port with exit code 2", async () => {
-    child = spawn(process.execPath, ["bin/capstan.js", "apiserver", "--port", "http"], {
+    child = spawn(process.execPath, ["packages/capstan/bin/capstan.js", "apiserver", "--port", "http"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";

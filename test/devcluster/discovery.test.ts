@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServedResource } from "../../src/devcluster/index.ts";
+import type { ServedResource } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { startTestServer, type TestServer } from "./support/http.ts";
 
 let t: TestServer;

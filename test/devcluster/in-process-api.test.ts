@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type ApiServer, type ClusterChange, startApiServer } from "../../src/devcluster/index.ts";
+import { type ApiServer, type ClusterChange, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 
 let server: ApiServer | undefined;
 afterEach(async () => {

@@ -5,7 +5,7 @@
  */
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Stage } from "../../src/devcluster/request/pipeline.ts";
+import type { Stage } from "../../packages/capstan-dev/src/devcluster/request/pipeline.ts";
 import { configMap, startTestServer, type TestServer } from "./support/http.ts";
 
 const CMS = "/api/v1/namespaces/default/configmaps";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { startApiServer } from "../../src/devcluster/index.ts";
+import { startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { configMap, startTestServer, type TestServer } from "./support/http.ts";
 
 let t: TestServer | undefined;

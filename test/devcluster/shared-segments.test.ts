@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStorage } from "../../src/devcluster/storage/memory-storage.ts";
-import { joined, SharedSegments } from "../../src/devcluster/storage/shared-segments.ts";
+import { MemoryStorage } from "../../packages/capstan-dev/src/devcluster/storage/memory-storage.ts";
+import { joined, SharedSegments } from "../../packages/capstan-dev/src/devcluster/storage/shared-segments.ts";
 
 const fields = (time: string) =>
   `[{"manager":"kube-controller-manager","operation":"Update","apiVersion":"v1","time":"${time}","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:payload":{}}}}]`;

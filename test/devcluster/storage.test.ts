@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStorage } from "../../src/devcluster/storage/memory-storage.ts";
-import { type Change, StorageError } from "../../src/devcluster/storage/storage.ts";
+import { MemoryStorage } from "../../packages/capstan-dev/src/devcluster/storage/memory-storage.ts";
+import { type Change, StorageError } from "../../packages/capstan-dev/src/devcluster/storage/storage.ts";
 
 const put = (s: MemoryStorage, key: string, value: string) => s.create("b", key, (rev) => `${value}@${rev}`);
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { MemoryStorage } from "../../src/devcluster/storage/memory-storage.ts";
+import type { MemoryStorage } from "../../packages/capstan-dev/src/devcluster/storage/memory-storage.ts";
 import { configMap, startTestServer, type TestServer, type WatchEventLine } from "./support/http.ts";
 
 let t: TestServer | undefined;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isNotFound } from "../../src/client/errors.ts";
-import { type DiffEntry, operator, PRESENT } from "../../src/operator/index.ts";
+import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
+import { type DiffEntry, operator, PRESENT } from "../../packages/capstan/src/operator/index.ts";
 import {
   ConfigMap,
   eventsFor,

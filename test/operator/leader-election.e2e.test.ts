@@ -1,6 +1,6 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Operator, operator } from "../../src/operator/index.ts";
+import { type Operator, operator } from "../../packages/capstan/src/operator/index.ts";
 import { Machine, namespace, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts";
 
 let cluster: TestCluster;

@@ -9,10 +9,20 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
-import { isNotFound } from "../../src/client/errors.ts";
-import { ConfigMap, CustomResourceDefinition, Event, Lease, Namespace } from "../../src/resources/builtins.ts";
-import { type RunningOperator, startTestCluster, type TestCluster } from "../../src/testing/index.ts";
-import { logCapture } from "../../src/testing/log-capture.ts";
+import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
+import {
+  ConfigMap,
+  CustomResourceDefinition,
+  Event,
+  Lease,
+  Namespace,
+} from "../../packages/capstan/src/resources/builtins.ts";
+import {
+  type RunningOperator,
+  startTestCluster,
+  type TestCluster,
+} from "../../packages/capstan-dev/src/testing/index.ts";
+import { logCapture } from "../../packages/capstan-dev/src/testing/log-capture.ts";
 import { everyFeatureOperator, Gear, Gizmo, OPERATOR_NAME, type Seen } from "./support/every-feature-operator.ts";
 
 const FIXTURE = fileURLToPath(new URL("./support/every-feature-operator.ts", import.meta.url));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlreadyExists } from "../../src/client/errors.ts";
-import { type Operator, operator } from "../../src/operator/index.ts";
+import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
+import { type Operator, operator } from "../../packages/capstan/src/operator/index.ts";
 import {
   ConfigMap,
   Machine,

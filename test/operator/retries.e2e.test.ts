@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isNotFound } from "../../src/client/errors.ts";
-import { operator, PermanentError, TemporaryError } from "../../src/operator/index.ts";
+import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
+import { operator, PermanentError, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
 import { eventsFor, Machine, namespace, run, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts";
 
 let cluster: TestCluster;

@@ -5,11 +5,11 @@
  */
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlreadyExists } from "../../src/client/errors.ts";
-import { operator } from "../../src/operator/index.ts";
-import { ConfigMap, Pod } from "../../src/resources/builtins.ts";
-import { defineResource } from "../../src/resources/define-resource.ts";
-import { isDeleted } from "../../src/runtime/reconcile.ts";
+import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
+import { operator } from "../../packages/capstan/src/operator/index.ts";
+import { ConfigMap, Pod } from "../../packages/capstan/src/resources/builtins.ts";
+import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
+import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
 import { namespace, run, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts";
 
 let cluster: TestCluster;

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { operator } from "../../src/operator/index.ts";
-import { defineResource } from "../../src/resources/define-resource.ts";
+import { operator } from "../../packages/capstan/src/operator/index.ts";
+import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 
 /** Not registered by the support cluster: starting the operator has CRD registration to do. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { operator, TemporaryError } from "../../src/operator/index.ts";
+import { operator, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
 import { Machine, namespace, run, startCluster, type TestCluster, trackTimers, waitUntil } from "./support/cluster.ts";
 
 let cluster: TestCluster;

@@ -1,15 +1,20 @@
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../../src/client/types.ts";
-import { adopt, applyMergePatch, splitObjectPatch } from "../../src/operator/context.ts";
-import { diff, jsonEqual, parseField } from "../../src/operator/diff.ts";
-import { essenceOf } from "../../src/operator/essence.ts";
-import { ABSENT, matchesFilters, PRESENT } from "../../src/operator/filters.ts";
-import { operator, TemporaryError } from "../../src/operator/index.ts";
-import { normalizeHandlerId, operatorNames } from "../../src/operator/naming.ts";
-import { finishPatch, readEssence, readProgress, staleProgressKeys } from "../../src/operator/progress.ts";
-import { recordTimerRun, timerDueAt } from "../../src/operator/timers.ts";
-import { ConfigMap, Pod } from "../../src/resources/builtins.ts";
-import { deriveRules, needs } from "../../src/resources/rbac.ts";
+import type { KubeObject } from "../../packages/capstan/src/client/types.ts";
+import { adopt, applyMergePatch, splitObjectPatch } from "../../packages/capstan/src/operator/context.ts";
+import { diff, jsonEqual, parseField } from "../../packages/capstan/src/operator/diff.ts";
+import { essenceOf } from "../../packages/capstan/src/operator/essence.ts";
+import { ABSENT, matchesFilters, PRESENT } from "../../packages/capstan/src/operator/filters.ts";
+import { operator, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
+import { normalizeHandlerId, operatorNames } from "../../packages/capstan/src/operator/naming.ts";
+import {
+  finishPatch,
+  readEssence,
+  readProgress,
+  staleProgressKeys,
+} from "../../packages/capstan/src/operator/progress.ts";
+import { recordTimerRun, timerDueAt } from "../../packages/capstan/src/operator/timers.ts";
+import { ConfigMap, Pod } from "../../packages/capstan/src/resources/builtins.ts";
+import { deriveRules, needs } from "../../packages/capstan/src/resources/rbac.ts";
 import { Machine } from "./support/cluster.ts";
 
 describe("diff", () => {

@@ -1,7 +1,7 @@
 import type { ConfigMap as ConfigMapObject, Pod as PodObject } from "kubernetes-types/core/v1.d.ts";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { apiVersionOf, type ObjectOf, type ResourceKind } from "../../src/client/types.ts";
-import * as core from "../../src/core.ts";
+import { apiVersionOf, type ObjectOf, type ResourceKind } from "../../packages/capstan/src/client/types.ts";
+import * as core from "../../packages/capstan/src/core.ts";
 import {
   BUILTIN_KINDS,
   ConfigMap,
@@ -10,8 +10,8 @@ import {
   Lease,
   Namespace,
   Pod,
-} from "../../src/resources/builtins.ts";
-import { pluralize } from "../../src/resources/plural.ts";
+} from "../../packages/capstan/src/resources/builtins.ts";
+import { pluralize } from "../../packages/capstan/src/resources/plural.ts";
 
 describe("built-in kinds", () => {
   it("exports every kind the brief lists through capstan/core", () => {

@@ -6,14 +6,14 @@
  */
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { validateCustomResourceDefinition } from "../../src/devcluster/validation/crd.ts";
-import type { CustomResourceDefinitionV1 } from "../../src/devcluster/validation/crd-internal.ts";
-import { fieldErrorMessage } from "../../src/devcluster/validation/field-errors.ts";
-import { toCrd } from "../../src/resources/crd.ts";
-import { defineResource } from "../../src/resources/define-resource.ts";
-import { Kube } from "../../src/resources/kube-extensions.ts";
-import type { KubeSchema } from "../../src/resources/kube-schema.ts";
-import { structuralProblems } from "../../src/resources/structural.ts";
+import { toCrd } from "../../packages/capstan/src/resources/crd.ts";
+import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
+import { Kube } from "../../packages/capstan/src/resources/kube-extensions.ts";
+import type { KubeSchema } from "../../packages/capstan/src/resources/kube-schema.ts";
+import { structuralProblems } from "../../packages/capstan/src/resources/structural.ts";
+import { validateCustomResourceDefinition } from "../../packages/capstan-dev/src/devcluster/validation/crd.ts";
+import type { CustomResourceDefinitionV1 } from "../../packages/capstan-dev/src/devcluster/validation/crd-internal.ts";
+import { fieldErrorMessage } from "../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
 import { SEED_KINDS } from "./seed-kinds.ts";
 
 const serverErrors = (crd: unknown) =>

@@ -1,14 +1,18 @@
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { type Static, Type } from "typebox";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { ResourceKind } from "../../src/client/types.ts";
-import { ConfigMap } from "../../src/resources/builtins.ts";
-import { toCrd } from "../../src/resources/crd.ts";
-import { defineResource, isCustomResource, ResourceDefinitionError } from "../../src/resources/define-resource.ts";
-import { Kube } from "../../src/resources/kube-extensions.ts";
-import { pluralize } from "../../src/resources/plural.ts";
-import type { ObjectOf, SpecOf, StatusOf } from "../../src/resources/resource-types.ts";
-import { SchemaTranslationError } from "../../src/resources/schema-translate.ts";
+import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
+import { ConfigMap } from "../../packages/capstan/src/resources/builtins.ts";
+import { toCrd } from "../../packages/capstan/src/resources/crd.ts";
+import {
+  defineResource,
+  isCustomResource,
+  ResourceDefinitionError,
+} from "../../packages/capstan/src/resources/define-resource.ts";
+import { Kube } from "../../packages/capstan/src/resources/kube-extensions.ts";
+import { pluralize } from "../../packages/capstan/src/resources/plural.ts";
+import type { ObjectOf, SpecOf, StatusOf } from "../../packages/capstan/src/resources/resource-types.ts";
+import { SchemaTranslationError } from "../../packages/capstan/src/resources/schema-translate.ts";
 
 const ExchangeRate = defineResource({
   group: "operators.example.com",

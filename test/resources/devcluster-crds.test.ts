@@ -6,8 +6,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { toCrd } from "../../src/resources/crd.ts";
-import type { CustomResource } from "../../src/resources/resource-types.ts";
+import { toCrd } from "../../packages/capstan/src/resources/crd.ts";
+import type { CustomResource } from "../../packages/capstan/src/resources/resource-types.ts";
 import { eventually, startTestCluster, type TestCluster } from "../devcluster/kubectl/support/cluster.ts";
 import { ExchangeRate, Guitar, ImmortalContainer, Machine, SEED_KINDS, Switch } from "./seed-kinds.ts";
 

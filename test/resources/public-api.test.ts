@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import * as resources from "../../src/resources/index.ts";
+import * as resources from "../../packages/capstan/src/resources/index.ts";
 
 describe("the resources layer's public surface", () => {
   it("exports what docs/resources.md tells users to import", () => {

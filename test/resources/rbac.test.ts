@@ -1,8 +1,15 @@
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { ConfigMap, Namespace, Pod } from "../../src/resources/builtins.ts";
-import { defineResource } from "../../src/resources/define-resource.ts";
-import { checkVerb, deriveRules, InvalidVerbError, needs, rbacManifests, type Verb } from "../../src/resources/rbac.ts";
+import { ConfigMap, Namespace, Pod } from "../../packages/capstan/src/resources/builtins.ts";
+import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
+import {
+  checkVerb,
+  deriveRules,
+  InvalidVerbError,
+  needs,
+  rbacManifests,
+  type Verb,
+} from "../../packages/capstan/src/resources/rbac.ts";
 
 const ExchangeRate = defineResource({
   group: "operators.example.com",

@@ -1,8 +1,8 @@
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { Kube } from "../../src/resources/kube-extensions.ts";
-import { SchemaTranslationError, translateSchema } from "../../src/resources/schema-translate.ts";
-import { structuralProblems } from "../../src/resources/structural.ts";
+import { Kube } from "../../packages/capstan/src/resources/kube-extensions.ts";
+import { SchemaTranslationError, translateSchema } from "../../packages/capstan/src/resources/schema-translate.ts";
+import { structuralProblems } from "../../packages/capstan/src/resources/structural.ts";
 
 const t = (schema: unknown) => translateSchema(schema, "spec", "Thing");
 

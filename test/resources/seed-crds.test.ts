@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { fieldErrorMessage } from "../../src/devcluster/validation/field-errors.ts";
-import type { JSONSchemaProps } from "../../src/devcluster/validation/schema-types.ts";
-import { validateCustomObject } from "../../src/devcluster/validation/schema-validate.ts";
-import { toCrd } from "../../src/resources/crd.ts";
-import { formatProblem, structuralProblems } from "../../src/resources/structural.ts";
+import { toCrd } from "../../packages/capstan/src/resources/crd.ts";
+import { formatProblem, structuralProblems } from "../../packages/capstan/src/resources/structural.ts";
+import { fieldErrorMessage } from "../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
+import type { JSONSchemaProps } from "../../packages/capstan-dev/src/devcluster/validation/schema-types.ts";
+import { validateCustomObject } from "../../packages/capstan-dev/src/devcluster/validation/schema-validate.ts";
 import { ExchangeRate, Guitar, ImmortalContainer, Machine, SEED_KINDS, Switch } from "./seed-kinds.ts";
 
 function schemaOf(kind: (typeof SEED_KINDS)[number]): JSONSchemaProps {

@@ -3,7 +3,7 @@
  * them with Capstan. Shared by the CRD tests (unit and against the embedded API server).
  */
 import { Type } from "typebox";
-import { defineResource } from "../../src/resources/define-resource.ts";
+import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
 
 /** Seeds 000/003: the currency is limited to the seed's enum; shortName `er`. */
 export const ExchangeRate = defineResource({

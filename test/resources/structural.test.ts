@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { KubeSchema } from "../../src/resources/kube-schema.ts";
-import { formatProblem, structuralProblems } from "../../src/resources/structural.ts";
+import type { KubeSchema } from "../../packages/capstan/src/resources/kube-schema.ts";
+import { formatProblem, structuralProblems } from "../../packages/capstan/src/resources/structural.ts";
 
 const check = (schema: KubeSchema, statusSubresource = false) =>
   structuralProblems(schema, { statusSubresource }).map(formatProblem);

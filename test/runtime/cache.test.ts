@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../../src/client/types.ts";
+import type { KubeObject } from "../../packages/capstan/src/client/types.ts";
 import {
   CONTROLLER_OWNER_INDEX,
   NAMESPACE_INDEX,
@@ -7,7 +7,7 @@ import {
   objectKey,
   Store,
   splitObjectKey,
-} from "../../src/runtime/cache.ts";
+} from "../../packages/capstan/src/runtime/cache.ts";
 
 type Obj = KubeObject & { data?: Record<string, string> };
 

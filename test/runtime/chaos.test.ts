@@ -6,11 +6,11 @@
  * no key may ever be processed by two workers at once.
  */
 import { describe, expect, it } from "vitest";
-import type { ListerWatcher, WatchEvent } from "../../src/client/types.ts";
-import { objectKey } from "../../src/runtime/cache.ts";
-import { Informer } from "../../src/runtime/informer.ts";
-import { exponentialFailureRateLimiter } from "../../src/runtime/rate-limiter.ts";
-import { WorkQueue } from "../../src/runtime/workqueue.ts";
+import type { ListerWatcher, WatchEvent } from "../../packages/capstan/src/client/types.ts";
+import { objectKey } from "../../packages/capstan/src/runtime/cache.ts";
+import { Informer } from "../../packages/capstan/src/runtime/informer.ts";
+import { exponentialFailureRateLimiter } from "../../packages/capstan/src/runtime/rate-limiter.ts";
+import { WorkQueue } from "../../packages/capstan/src/runtime/workqueue.ts";
 import { apiError, eventually, FakeListerWatcher, type TestObject } from "./support/fake-lister-watcher.ts";
 
 /** A small seeded PRNG (mulberry32), so a failure can be replayed (CHAOS_SEED=n picks another run). */

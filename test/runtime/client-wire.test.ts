@@ -6,10 +6,10 @@
  */
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../src/client/resource-client.ts";
-import type { ResourceKind } from "../../src/client/types.ts";
-import { DeletedFinalStateUnknown, Informer } from "../../src/runtime/informer.ts";
-import { LeaderElector } from "../../src/runtime/leader-election.ts";
+import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
+import { DeletedFinalStateUnknown, Informer } from "../../packages/capstan/src/runtime/informer.ts";
+import { LeaderElector } from "../../packages/capstan/src/runtime/leader-election.ts";
 import { type ConfigMap, ConfigMapKind, clientFor } from "../client/support/client.ts";
 import { json, startTestServer, status, type TestServer } from "../client/support/test-server.ts";
 import { FakeLeases } from "./support/fake-leases.ts";

@@ -1,11 +1,11 @@
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import type { KubeObject, ListerWatcher, ResourceKind } from "../../src/client/types.ts";
-import type { Controller } from "../../src/runtime/controller.ts";
-import { ControllerBuilder } from "../../src/runtime/controller-builder.ts";
-import { labelsChanged } from "../../src/runtime/predicates.ts";
-import { isDeleted } from "../../src/runtime/reconcile.ts";
-import { SharedInformerFactory } from "../../src/runtime/shared-informers.ts";
+import type { KubeObject, ListerWatcher, ResourceKind } from "../../packages/capstan/src/client/types.ts";
+import type { Controller } from "../../packages/capstan/src/runtime/controller.ts";
+import { ControllerBuilder } from "../../packages/capstan/src/runtime/controller-builder.ts";
+import { labelsChanged } from "../../packages/capstan/src/runtime/predicates.ts";
+import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
+import { SharedInformerFactory } from "../../packages/capstan/src/runtime/shared-informers.ts";
 import { eventually, FakeListerWatcher } from "./support/fake-lister-watcher.ts";
 
 const Target: ResourceKind = {

@@ -1,7 +1,7 @@
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../../src/client/types.ts";
-import { ApiEventRecorder, type EventApi } from "../../src/runtime/event-recorder.ts";
+import type { KubeObject } from "../../packages/capstan/src/client/types.ts";
+import { ApiEventRecorder, type EventApi } from "../../packages/capstan/src/runtime/event-recorder.ts";
 import { apiError } from "./support/fake-lister-watcher.ts";
 
 /** An in-memory Events endpoint recording every call. */

@@ -2,10 +2,10 @@
  * An in-memory event source for controller tests: a real Store plus synchronous event delivery,
  * like an informer that has synced, without list/watch.
  */
-import type { KubeObject } from "../../src/client/types.ts";
-import { objectKey, Store } from "../../src/runtime/cache.ts";
-import type { EventSource } from "../../src/runtime/controller.ts";
-import type { InformerEventHandler } from "../../src/runtime/informer.ts";
+import type { KubeObject } from "../../packages/capstan/src/client/types.ts";
+import { objectKey, Store } from "../../packages/capstan/src/runtime/cache.ts";
+import type { EventSource } from "../../packages/capstan/src/runtime/controller.ts";
+import type { InformerEventHandler } from "../../packages/capstan/src/runtime/informer.ts";
 
 export class FakeSource<T extends KubeObject = KubeObject> implements EventSource<T> {
   private readonly impl = new Store<T>();

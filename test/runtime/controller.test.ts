@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../src/client/resource-client.ts";
-import type { KubeObject, ResourceKind } from "../../src/client/types.ts";
+import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../../packages/capstan/src/client/types.ts";
 import {
   Controller,
   type ControllerOptions,
   controllerOwnerKeys,
   type ReconcileContext,
-} from "../../src/runtime/controller.ts";
-import { RuntimeMetrics } from "../../src/runtime/metrics.ts";
+} from "../../packages/capstan/src/runtime/controller.ts";
+import { RuntimeMetrics } from "../../packages/capstan/src/runtime/metrics.ts";
 import {
   and,
   annotationsChanged,
@@ -16,9 +16,9 @@ import {
   matching,
   not,
   or,
-} from "../../src/runtime/predicates.ts";
-import { exponentialFailureRateLimiter } from "../../src/runtime/rate-limiter.ts";
-import { isDeleted, type ReconcileTarget, TerminalError } from "../../src/runtime/reconcile.ts";
+} from "../../packages/capstan/src/runtime/predicates.ts";
+import { exponentialFailureRateLimiter } from "../../packages/capstan/src/runtime/rate-limiter.ts";
+import { isDeleted, type ReconcileTarget, TerminalError } from "../../packages/capstan/src/runtime/reconcile.ts";
 import { deferred, FakeSource } from "./controller-fakes.ts";
 import { eventually, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
 

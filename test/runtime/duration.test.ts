@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toMilliseconds } from "../../src/runtime/duration.ts";
+import { toMilliseconds } from "../../packages/capstan/src/runtime/duration.ts";
 
 describe("toMilliseconds", () => {
   it("takes numbers as milliseconds", () => {

@@ -1,6 +1,6 @@
 import { exponentialBuckets, Histogram, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { FastHistogram } from "../../src/runtime/histogram.ts";
+import { FastHistogram } from "../../packages/capstan/src/runtime/histogram.ts";
 
 const buckets = exponentialBuckets(10e-9, 10, 12);
 const samples = [0, 1e-9, 1e-8, 3e-6, 0.0042, 0.5, 1, 7.5, 2000, 1e-3];

@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { KubeClient } from "../../src/client/resource-client.ts";
-import type { ListerWatcher, ResourceKind, WatchOptions } from "../../src/client/types.ts";
-import { type ApiServer, startApiServer } from "../../src/devcluster/index.ts";
-import { DeletedFinalStateUnknown, Informer } from "../../src/runtime/informer.ts";
-import { LeaderElector } from "../../src/runtime/leader-election.ts";
-import { clientListerWatchers, SharedInformerFactory } from "../../src/runtime/shared-informers.ts";
+import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import type { ListerWatcher, ResourceKind, WatchOptions } from "../../packages/capstan/src/client/types.ts";
+import { DeletedFinalStateUnknown, Informer } from "../../packages/capstan/src/runtime/informer.ts";
+import { LeaderElector } from "../../packages/capstan/src/runtime/leader-election.ts";
+import { clientListerWatchers, SharedInformerFactory } from "../../packages/capstan/src/runtime/shared-informers.ts";
+import { type ApiServer, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { type ConfigMap, ConfigMapKind } from "../client/support/client.ts";
 import { eventually } from "./support/fake-lister-watcher.ts";
 

@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { DeletedFinalStateUnknown, Informer, type InformerOptions } from "../../src/runtime/informer.ts";
-import type { RuntimeLogger } from "../../src/runtime/log.ts";
+import {
+  DeletedFinalStateUnknown,
+  Informer,
+  type InformerOptions,
+} from "../../packages/capstan/src/runtime/informer.ts";
+import type { RuntimeLogger } from "../../packages/capstan/src/runtime/log.ts";
 import {
   apiError,
   eventually,

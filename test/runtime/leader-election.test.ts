@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type LeaderElectionOptions, LeaderElector } from "../../src/runtime/leader-election.ts";
+import { type LeaderElectionOptions, LeaderElector } from "../../packages/capstan/src/runtime/leader-election.ts";
 import { FakeLeases } from "./support/fake-leases.ts";
 import { eventually, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
 

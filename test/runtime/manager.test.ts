@@ -1,8 +1,8 @@
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../src/client/resource-client.ts";
-import type { KubeObject, ResourceKind } from "../../src/client/types.ts";
-import { LeadershipLostError, Manager, type ManagerOptions } from "../../src/runtime/manager.ts";
+import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../../packages/capstan/src/client/types.ts";
+import { LeadershipLostError, Manager, type ManagerOptions } from "../../packages/capstan/src/runtime/manager.ts";
 import { deferred } from "./controller-fakes.ts";
 import { FakeLeases } from "./support/fake-leases.ts";
 import { apiError, eventually, FakeListerWatcher, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RuntimeMetrics } from "../../src/runtime/metrics.ts";
+import { RuntimeMetrics } from "../../packages/capstan/src/runtime/metrics.ts";
 
 describe("runtime metrics", () => {
   it("reports counts and gauges exactly at every scrape, counting only what happened since the last one once", async () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ExponentialBackoff } from "../../src/runtime/backoff.ts";
+import { ExponentialBackoff } from "../../packages/capstan/src/runtime/backoff.ts";
 import {
   defaultControllerRateLimiter,
   exponentialFailureRateLimiter,
   maxOf,
   tokenBucketRateLimiter,
-} from "../../src/runtime/rate-limiter.ts";
+} from "../../packages/capstan/src/runtime/rate-limiter.ts";
 
 function manualClock(start = 1_000_000) {
   let now = start;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ResourceKind } from "../../src/client/types.ts";
-import { clientListerWatchers, SharedInformerFactory } from "../../src/runtime/shared-informers.ts";
+import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
+import { clientListerWatchers, SharedInformerFactory } from "../../packages/capstan/src/runtime/shared-informers.ts";
 import { eventually, FakeListerWatcher, type TestObject } from "./support/fake-lister-watcher.ts";
 
 const ConfigMap: ResourceKind<TestObject> = {

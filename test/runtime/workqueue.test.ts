@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { exponentialFailureRateLimiter } from "../../src/runtime/rate-limiter.ts";
-import { WorkQueue } from "../../src/runtime/workqueue.ts";
+import { exponentialFailureRateLimiter } from "../../packages/capstan/src/runtime/rate-limiter.ts";
+import { WorkQueue } from "../../packages/capstan/src/runtime/workqueue.ts";
 import { trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
 
 const queues: WorkQueue<string>[] = [];

@@ -1,13 +1,13 @@
 import type { Logger } from "pino";
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../src/client/resource-client.ts";
-import { operator } from "../../src/operator/index.ts";
-import { ConfigMap } from "../../src/resources/builtins.ts";
-import { toCrd } from "../../src/resources/crd.ts";
-import { defineResource } from "../../src/resources/define-resource.ts";
-import { ensureCrds } from "../../src/runtime/crd-registration.ts";
-import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import { operator } from "../../packages/capstan/src/operator/index.ts";
+import { ConfigMap } from "../../packages/capstan/src/resources/builtins.ts";
+import { toCrd } from "../../packages/capstan/src/resources/crd.ts";
+import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
+import { ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.ts";
+import { startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 
 /** Lists ConfigMaps in `default` once, logging the outcome, then holds until stopped. */
 const lister = {

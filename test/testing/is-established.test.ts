@@ -1,6 +1,6 @@
 /** `isEstablished`, the public waitFor predicate for a CRD whose kind the API server serves. */
 import { describe, expect, it } from "vitest";
-import { isEstablished } from "../../src/testing/index.ts";
+import { isEstablished } from "../../packages/capstan-dev/src/testing/index.ts";
 
 const crd = (conditions?: { type: string; status: string }[]) => ({ status: conditions ? { conditions } : {} });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { logCapture, waitForRecord } from "../../src/testing/log-capture.ts";
+import { logCapture, waitForRecord } from "../../packages/capstan-dev/src/testing/log-capture.ts";
 
 describe("waitForRecord (running.waitForLog)", () => {
   it("finds a record by plain text, quotes included, once it is logged", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigMap } from "../../src/resources/builtins.ts";
-import { startTestCluster, type TestCluster } from "../../src/testing/index.ts";
+import { ConfigMap } from "../../packages/capstan/src/resources/builtins.ts";
+import { startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 import op, { Widget } from "../cli/fixtures/widget-operator.ts";
 
 describe("startTestCluster with an operator() operator", () => {

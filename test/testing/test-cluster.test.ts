@@ -5,12 +5,16 @@ import { promisify } from "node:util";
 import type { ConfigMap as ConfigMapObject } from "kubernetes-types/core/v1.d.ts";
 import { Type } from "typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../src/client/resource-client.ts";
-import { ConfigMap } from "../../src/resources/builtins.ts";
-import { toCrd } from "../../src/resources/crd.ts";
-import { defineResource } from "../../src/resources/define-resource.ts";
-import { ensureCrds } from "../../src/runtime/crd-registration.ts";
-import { startTestCluster, type TestCluster, WaitForTimeoutError } from "../../src/testing/index.ts";
+import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import { ConfigMap } from "../../packages/capstan/src/resources/builtins.ts";
+import { toCrd } from "../../packages/capstan/src/resources/crd.ts";
+import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
+import { ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.ts";
+import {
+  startTestCluster,
+  type TestCluster,
+  WaitForTimeoutError,
+} from "../../packages/capstan-dev/src/testing/index.ts";
 
 const exec = promisify(execFile);
 

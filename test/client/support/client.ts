@@ -1,7 +1,7 @@
 /** Builds a KubeClient that trusts a test server's CA, with a static bearer token. */
-import { StaticCredentials } from "../../../src/client/credentials.ts";
-import { KubeClient, type KubeClientOptions } from "../../../src/client/resource-client.ts";
-import type { ResourceKind } from "../../../src/client/types.ts";
+import { StaticCredentials } from "../../../packages/capstan/src/client/credentials.ts";
+import { KubeClient, type KubeClientOptions } from "../../../packages/capstan/src/client/resource-client.ts";
+import type { ResourceKind } from "../../../packages/capstan/src/client/types.ts";
 import type { TestServer } from "./test-server.ts";
 
 export function clientFor(server: TestServer, opts: KubeClientOptions = {}, namespace = "default"): KubeClient {

@@ -2,8 +2,8 @@
  * Child process for the close() test: uses a client (a GET and a watch left open), closes it, and then
  * must exit by itself. Any socket or timer left behind keeps it alive and the parent test fails.
  */
-import { StaticCredentials } from "../../../src/client/credentials.ts";
-import { KubeClient } from "../../../src/client/resource-client.ts";
+import { StaticCredentials } from "../../../packages/capstan/src/client/credentials.ts";
+import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind } from "./client.ts";
 
 const client = new KubeClient(

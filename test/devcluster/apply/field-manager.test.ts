@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApplyConflictError, ApplyError } from "../../../src/devcluster/apply/errors.ts";
+import { ApplyConflictError, ApplyError } from "../../../packages/capstan-dev/src/devcluster/apply/errors.ts";
 import {
   type ApplyOptions,
   applyConfiguration,
@@ -10,8 +10,8 @@ import {
   managerOrUserAgent,
   statusResetFields,
   trackUpdate,
-} from "../../../src/devcluster/apply/field-manager.ts";
-import { builtinPatchMeta } from "../../../src/devcluster/patch/patch-meta.ts";
+} from "../../../packages/capstan-dev/src/devcluster/apply/field-manager.ts";
+import { builtinPatchMeta } from "../../../packages/capstan-dev/src/devcluster/patch/patch-meta.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
 type Doc = any;

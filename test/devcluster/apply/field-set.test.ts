@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { FieldSet, FieldsV1Error } from "../../../src/devcluster/apply/field-set.ts";
+import { FieldSet, FieldsV1Error } from "../../../packages/capstan-dev/src/devcluster/apply/field-set.ts";
 import {
   comparePathElements,
   type Path,
   parsePathElement,
   pathToString,
   serializePathElement,
-} from "../../../src/devcluster/apply/path-element.ts";
+} from "../../../packages/capstan-dev/src/devcluster/apply/path-element.ts";
 
 const f = (field: string) => ({ field });
 const key = (...kv: [string, string | number][]) => ({ key: kv });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ApplyConflictError, ApplyError } from "../../../src/devcluster/apply/errors.ts";
-import { applyConfiguration, type KubeJson } from "../../../src/devcluster/apply/field-manager.ts";
-import { typeFromStructuralSchema } from "../../../src/devcluster/apply/type-info.ts";
+import { ApplyConflictError, ApplyError } from "../../../packages/capstan-dev/src/devcluster/apply/errors.ts";
+import { applyConfiguration, type KubeJson } from "../../../packages/capstan-dev/src/devcluster/apply/field-manager.ts";
+import { typeFromStructuralSchema } from "../../../packages/capstan-dev/src/devcluster/apply/type-info.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
 type Doc = any;

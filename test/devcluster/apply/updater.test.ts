@@ -1,13 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { type Json, pathToString } from "../../../src/devcluster/apply/path-element.ts";
+import { type Json, pathToString } from "../../../packages/capstan-dev/src/devcluster/apply/path-element.ts";
 import {
   applyOwnership,
   ConflictsError,
   type Managers,
   updateOwnership,
-} from "../../../src/devcluster/apply/updater.ts";
-import { DEDUCED, type MapType, SCALAR, type TypeNode } from "../../../src/devcluster/patch/patch-meta.ts";
+} from "../../../packages/capstan-dev/src/devcluster/apply/updater.ts";
+import {
+  DEDUCED,
+  type MapType,
+  SCALAR,
+  type TypeNode,
+} from "../../../packages/capstan-dev/src/devcluster/patch/patch-meta.ts";
 
 /**
  * Ownership scenarios restated from sigs.k8s.io/structured-merge-diff's merge tests (leaf_test,

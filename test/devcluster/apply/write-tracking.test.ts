@@ -1,15 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { createdFieldsV1 } from "../../../src/devcluster/apply/created-fields.ts";
-import { type KubeJson, statusResetFields, trackUpdate } from "../../../src/devcluster/apply/field-manager.ts";
-import type { Json } from "../../../src/devcluster/apply/path-element.ts";
+import { createdFieldsV1 } from "../../../packages/capstan-dev/src/devcluster/apply/created-fields.ts";
+import {
+  type KubeJson,
+  statusResetFields,
+  trackUpdate,
+} from "../../../packages/capstan-dev/src/devcluster/apply/field-manager.ts";
+import type { Json } from "../../../packages/capstan-dev/src/devcluster/apply/path-element.ts";
 import {
   IN_PROCESS_MANAGER,
   managedTypeOf,
   trackCreate,
   trackWrite,
-} from "../../../src/devcluster/apply/write-tracking.ts";
-import { builtinResources } from "../../../src/devcluster/registry/builtins.ts";
-import type { JsonObject, ServedResource } from "../../../src/devcluster/registry/served-resource.ts";
+} from "../../../packages/capstan-dev/src/devcluster/apply/write-tracking.ts";
+import { builtinResources } from "../../../packages/capstan-dev/src/devcluster/registry/builtins.ts";
+import type {
+  JsonObject,
+  ServedResource,
+} from "../../../packages/capstan-dev/src/devcluster/registry/served-resource.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
 type Doc = any;

@@ -6,9 +6,12 @@ import {
   defaultCrd,
   servedFromCrd,
   setCondition,
-} from "../../../src/devcluster/controllers/crd-lifecycle.ts";
-import { desiredConditions, mergeConditions } from "../../../src/devcluster/controllers/namespace-lifecycle.ts";
-import { ReconcileLoop } from "../../../src/devcluster/controllers/reconcile-loop.ts";
+} from "../../../packages/capstan-dev/src/devcluster/controllers/crd-lifecycle.ts";
+import {
+  desiredConditions,
+  mergeConditions,
+} from "../../../packages/capstan-dev/src/devcluster/controllers/namespace-lifecycle.ts";
+import { ReconcileLoop } from "../../../packages/capstan-dev/src/devcluster/controllers/reconcile-loop.ts";
 import { eventually } from "../kubectl/support/cluster.ts";
 
 function crd(

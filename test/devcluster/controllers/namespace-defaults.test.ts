@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiServer } from "../../../src/devcluster/index.ts";
+import { startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 import { startTestServer, type TestServer } from "../support/http.ts";
 
 let t: TestServer;

@@ -32,7 +32,7 @@ describe("capstan apiserver's /capstan/faults", () => {
     const kubeconfig = join(dir, "kc");
     child = spawn(
       process.execPath,
-      ["bin/capstan.js", "apiserver", "--port", "0", "--no-kubelet", "--kubeconfig", kubeconfig],
+      ["packages/capstan/bin/capstan.js", "apiserver", "--port", "0", "--no-kubelet", "--kubeconfig", kubeconfig],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     const ready = await new Promise<string>((resolve, reject) => {

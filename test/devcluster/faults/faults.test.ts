@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiError } from "../../../src/client/errors.ts";
-import { KubeClient } from "../../../src/client/resource-client.ts";
+import { ApiError } from "../../../packages/capstan/src/client/errors.ts";
+import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind } from "../../client/support/client.ts";
 import { configMap, startTestServer, type TestServer } from "../support/http.ts";
 

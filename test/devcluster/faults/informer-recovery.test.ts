@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { KubeClient } from "../../../src/client/resource-client.ts";
-import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
-import { Informer } from "../../../src/runtime/informer.ts";
+import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
+import { Informer } from "../../../packages/capstan/src/runtime/informer.ts";
+import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 import { type ConfigMap, ConfigMapKind } from "../../client/support/client.ts";
 
 const CM_REF = { group: "", version: "v1", plural: "configmaps" };

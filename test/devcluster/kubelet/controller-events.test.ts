@@ -4,8 +4,8 @@
  * recorder for the scheduler.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { recordEvent } from "../../../src/devcluster/controllers/event-recorder.ts";
-import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
+import { recordEvent } from "../../../packages/capstan-dev/src/devcluster/controllers/event-recorder.ts";
+import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 import { eventually } from "../kubectl/support/cluster.ts";
 
 const DEPLOYS = { group: "apps", version: "v1", plural: "deployments" };

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { normalizeImage } from "../../../src/devcluster/controllers/kubelet.ts";
-import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
-import { qosClassOf } from "../../../src/devcluster/registry/pod-qos.ts";
+import { normalizeImage } from "../../../packages/capstan-dev/src/devcluster/controllers/kubelet.ts";
+import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
+import { qosClassOf } from "../../../packages/capstan-dev/src/devcluster/registry/pod-qos.ts";
 import { eventually } from "../kubectl/support/cluster.ts";
 
 const PODS = { group: "", version: "v1", plural: "pods" };

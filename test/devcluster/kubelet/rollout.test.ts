@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
+import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 import { eventually } from "../kubectl/support/cluster.ts";
 
 const DEPLOYS = { group: "apps", version: "v1", plural: "deployments" };

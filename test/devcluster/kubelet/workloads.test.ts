@@ -3,7 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { rolloutLimits, scaledValue, templateHash } from "../../../src/devcluster/controllers/deployment-controller.ts";
+import {
+  rolloutLimits,
+  scaledValue,
+  templateHash,
+} from "../../../packages/capstan-dev/src/devcluster/controllers/deployment-controller.ts";
 import { eventually, startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
 
 let cluster: TestCluster;
@@ -273,7 +277,7 @@ describe("capstan apiserver --no-kubelet", () => {
     const kubeconfig = join(dir, "kc");
     child = spawn(
       process.execPath,
-      ["bin/capstan.js", "apiserver", "--port", "0", "--kubeconfig", kubeconfig, "--no-kubelet"],
+      ["packages/capstan/bin/capstan.js", "apiserver", "--port", "0", "--kubeconfig", kubeconfig, "--no-kubelet"],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     await new Promise<void>((resolve, reject) => {

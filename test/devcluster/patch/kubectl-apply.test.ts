@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { builtinPatchMeta } from "../../../src/devcluster/patch/patch-meta.ts";
-import { strategicMergePatch } from "../../../src/devcluster/patch/strategic-merge.ts";
+import { builtinPatchMeta } from "../../../packages/capstan-dev/src/devcluster/patch/patch-meta.ts";
+import { strategicMergePatch } from "../../../packages/capstan-dev/src/devcluster/patch/strategic-merge.ts";
 
 /**
  * Client-side `kubectl apply` (v1.32.4) computes a three-way strategic merge patch from the

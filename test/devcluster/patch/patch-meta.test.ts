@@ -4,8 +4,8 @@ import {
   builtinPatchMetaKinds,
   childType,
   type TypeNode,
-} from "../../../src/devcluster/patch/patch-meta.ts";
-import { builtinResources } from "../../../src/devcluster/registry/builtins.ts";
+} from "../../../packages/capstan-dev/src/devcluster/patch/patch-meta.ts";
+import { builtinResources } from "../../../packages/capstan-dev/src/devcluster/registry/builtins.ts";
 
 /** The node at a dotted path (`spec.template.spec.containers[].env`), `[]` stepping into list items. */
 function at(root: TypeNode, path: string): TypeNode {

@@ -6,14 +6,14 @@ import {
   type MapType,
   SCALAR,
   type TypeNode,
-} from "../../../src/devcluster/patch/patch-meta.ts";
+} from "../../../packages/capstan-dev/src/devcluster/patch/patch-meta.ts";
 import {
   CUSTOM_RESOURCE_PATCH_TYPES,
   StrategicMergePatchError,
   strategicMergePatch,
   UNSUPPORTED_STRATEGIC_MERGE_FORMAT,
   unsupportedPatchTypeMessage,
-} from "../../../src/devcluster/patch/strategic-merge.ts";
+} from "../../../packages/capstan-dev/src/devcluster/patch/strategic-merge.ts";
 
 /**
  * The `MergeItem` struct of apimachinery's strategicpatch tests, restated as our type tree:

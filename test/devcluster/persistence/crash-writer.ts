@@ -4,7 +4,7 @@
  * and prints one line `<key> <rev> <value>` per acknowledged write, until it is killed.
  * Usage: node --import tsx crash-writer.ts <dir>
  */
-import { FileStorage } from "../../../src/devcluster/storage/file-storage.ts";
+import { FileStorage } from "../../../packages/capstan-dev/src/devcluster/storage/file-storage.ts";
 
 /** A few KiB: a snapshot every couple of batches. */
 const SNAPSHOT_THRESHOLD_BYTES = 8 * 1024;

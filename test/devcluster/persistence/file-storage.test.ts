@@ -11,10 +11,10 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { FileStorage } from "../../../src/devcluster/storage/file-storage.ts";
-import type { Change } from "../../../src/devcluster/storage/storage.ts";
-import { StorageError } from "../../../src/devcluster/storage/storage.ts";
-import { encodeRecord } from "../../../src/devcluster/storage/wal-record.ts";
+import { FileStorage } from "../../../packages/capstan-dev/src/devcluster/storage/file-storage.ts";
+import type { Change } from "../../../packages/capstan-dev/src/devcluster/storage/storage.ts";
+import { StorageError } from "../../../packages/capstan-dev/src/devcluster/storage/storage.ts";
+import { encodeRecord } from "../../../packages/capstan-dev/src/devcluster/storage/wal-record.ts";
 
 const dirs: string[] = [];
 const open: FileStorage[] = [];

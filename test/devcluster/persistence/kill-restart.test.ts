@@ -32,7 +32,17 @@ interface Running {
 async function startChild(dataDir: string, kubeconfig: string): Promise<Running> {
   const child = spawn(
     process.execPath,
-    ["bin/capstan.js", "apiserver", "--port", "0", "--no-kubelet", "--kubeconfig", kubeconfig, "--data-dir", dataDir],
+    [
+      "packages/capstan/bin/capstan.js",
+      "apiserver",
+      "--port",
+      "0",
+      "--no-kubelet",
+      "--kubeconfig",
+      kubeconfig,
+      "--data-dir",
+      dataDir,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   children.add(child);

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { FileStorage } from "../../../src/devcluster/storage/file-storage.ts";
+import { FileStorage } from "../../../packages/capstan-dev/src/devcluster/storage/file-storage.ts";
 
 let child: ChildProcess | undefined;
 let store: FileStorage | undefined;

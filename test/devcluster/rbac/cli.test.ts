@@ -35,7 +35,16 @@ async function start(args: string[]): Promise<string> {
   const kubeconfig = join(dir, "kc");
   child = spawn(
     process.execPath,
-    ["bin/capstan.js", "apiserver", "--port", "0", "--no-kubelet", "--kubeconfig", kubeconfig, ...args],
+    [
+      "packages/capstan/bin/capstan.js",
+      "apiserver",
+      "--port",
+      "0",
+      "--no-kubelet",
+      "--kubeconfig",
+      kubeconfig,
+      ...args,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let stdout = "";

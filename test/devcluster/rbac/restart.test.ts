@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { ServiceAccountTokens } from "../../../src/devcluster/auth/service-account-tokens.ts";
-import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
+import { ServiceAccountTokens } from "../../../packages/capstan-dev/src/devcluster/auth/service-account-tokens.ts";
+import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 
 let server: ApiServer | undefined;
 let dir: string | undefined;

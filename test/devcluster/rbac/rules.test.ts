@@ -1,7 +1,14 @@
 /** RBAC rule matching (RuleAllows) and the wording of Forbidden messages, without a server. */
 import { describe, expect, it } from "vitest";
-import { type Attributes, forbiddenError, forbiddenMessage } from "../../../src/devcluster/auth/attributes.ts";
-import { ruleAllows, splitServiceAccountUsername } from "../../../src/devcluster/auth/rbac-authorizer.ts";
+import {
+  type Attributes,
+  forbiddenError,
+  forbiddenMessage,
+} from "../../../packages/capstan-dev/src/devcluster/auth/attributes.ts";
+import {
+  ruleAllows,
+  splitServiceAccountUsername,
+} from "../../../packages/capstan-dev/src/devcluster/auth/rbac-authorizer.ts";
 
 const user = { username: "alice", groups: ["system:authenticated"] };
 

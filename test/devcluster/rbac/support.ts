@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
-import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
+import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 
 /** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
 const KUBECTL_TIMEOUT_MS = 20_000;

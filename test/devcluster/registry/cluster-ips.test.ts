@@ -1,7 +1,7 @@
 /** The Service cluster-IP allocation of the built-in `services` resource (pkg/registry/core/service/storage/alloc.go). */
 import { describe, expect, it } from "vitest";
-import { isApiError } from "../../../src/devcluster/api/status.ts";
-import { builtinResources } from "../../../src/devcluster/registry/builtins.ts";
+import { isApiError } from "../../../packages/capstan-dev/src/devcluster/api/status.ts";
+import { builtinResources } from "../../../packages/capstan-dev/src/devcluster/registry/builtins.ts";
 
 function servicesWith(inUse: string[]) {
   const services = builtinResources({ serviceIpsInUse: () => inUse }).find((r) => r.plural === "services");

@@ -9,7 +9,7 @@ import {
   defaultPodSpec,
   defaultReplicationController,
   defaultService,
-} from "../../../src/devcluster/registry/scheme-defaults.ts";
+} from "../../../packages/capstan-dev/src/devcluster/registry/scheme-defaults.ts";
 
 type Obj = Record<string, unknown>;
 

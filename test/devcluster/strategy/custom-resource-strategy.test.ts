@@ -4,7 +4,7 @@
  * and list-type uniqueness (ratcheted on update: a stored object that already breaks it stays writable).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServedResource } from "../../../src/devcluster/index.ts";
+import type { ServedResource } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 import { startTestServer, type TestServer } from "../support/http.ts";
 
 let t: TestServer;

@@ -3,7 +3,11 @@
  * decoding, and a line-by-line watch reader. Talks to the server only over HTTP, as kubectl would.
  */
 import { Agent, request } from "undici";
-import { type ApiServer, type ApiServerOptions, startApiServer } from "../../../src/devcluster/index.ts";
+import {
+  type ApiServer,
+  type ApiServerOptions,
+  startApiServer,
+} from "../../../packages/capstan-dev/src/devcluster/index.ts";
 
 export interface Response {
   status: number;

@@ -4,9 +4,13 @@ import {
   type CustomResourceDefinitionV1,
   validateCustomResourceDefinition,
   validateCustomResourceDefinitionUpdate,
-} from "../../../src/devcluster/validation/crd.ts";
-import { fieldErrorMessage, invalidStatus, required } from "../../../src/devcluster/validation/field-errors.ts";
-import type { JSONSchemaProps } from "../../../src/devcluster/validation/schema-types.ts";
+} from "../../../packages/capstan-dev/src/devcluster/validation/crd.ts";
+import {
+  fieldErrorMessage,
+  invalidStatus,
+  required,
+} from "../../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
+import type { JSONSchemaProps } from "../../../packages/capstan-dev/src/devcluster/validation/schema-types.ts";
 
 // Expected messages come from apiextensions-apiserver v0.36: test/integration/validation_test.go
 // (TestNonStructuralSchemaConditionForCRDV1 create errors) and pkg/apis/apiextensions/validation.

@@ -6,11 +6,11 @@ import {
   validateScaleSpec,
   validateScaleStatus,
   validateTypeMeta,
-} from "../../../src/devcluster/validation/custom-resource.ts";
-import { validateEmbeddedResources } from "../../../src/devcluster/validation/embedded-meta.ts";
-import { fieldErrorMessage } from "../../../src/devcluster/validation/field-errors.ts";
-import { validateListSetsAndMaps } from "../../../src/devcluster/validation/list-types.ts";
-import type { JSONSchemaProps } from "../../../src/devcluster/validation/schema-types.ts";
+} from "../../../packages/capstan-dev/src/devcluster/validation/custom-resource.ts";
+import { validateEmbeddedResources } from "../../../packages/capstan-dev/src/devcluster/validation/embedded-meta.ts";
+import { fieldErrorMessage } from "../../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
+import { validateListSetsAndMaps } from "../../../packages/capstan-dev/src/devcluster/validation/list-types.ts";
+import type { JSONSchemaProps } from "../../../packages/capstan-dev/src/devcluster/validation/schema-types.ts";
 
 const schema = parse(`
 type: object

@@ -15,8 +15,13 @@ import {
   tooLong,
   tooMany,
   typeInvalid,
-} from "../../../src/devcluster/validation/field-errors.ts";
-import { asGoStruct, goFloatV, goJSON, goQuote } from "../../../src/devcluster/validation/go-format.ts";
+} from "../../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
+import {
+  asGoStruct,
+  goFloatV,
+  goJSON,
+  goQuote,
+} from "../../../packages/capstan-dev/src/devcluster/validation/go-format.ts";
 
 // Expected strings come from apimachinery v0.36 pkg/util/validation/field/errors_test.go
 // (TestErrorFormatting) and pkg/api/errors/errors.go NewInvalid.

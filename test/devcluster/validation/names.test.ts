@@ -9,7 +9,7 @@ import {
   nameIsDNSLabel,
   nameIsDNSSubdomain,
   nameIsPathSegment,
-} from "../../../src/devcluster/validation/names.ts";
+} from "../../../packages/capstan-dev/src/devcluster/validation/names.ts";
 
 // Messages as apimachinery v0.36 builds them (note Go's double space before "or" in the examples).
 const LABEL_MSG =

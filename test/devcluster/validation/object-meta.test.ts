@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { fieldErrorMessage } from "../../../src/devcluster/validation/field-errors.ts";
+import { fieldErrorMessage } from "../../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
 import {
   prepareObjectMetaForUpdate,
   validateObjectMeta,
   validateObjectMetaUpdate,
   validateObjectMetaUpdateCommon,
-} from "../../../src/devcluster/validation/object-meta.ts";
+} from "../../../packages/capstan-dev/src/devcluster/validation/object-meta.ts";
 
 const msgs = (errs: ReturnType<typeof validateObjectMeta>) => errs.map(fieldErrorMessage);
 const SUBDOMAIN_MSG =

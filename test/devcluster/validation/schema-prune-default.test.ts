@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { applyDefaults } from "../../../src/devcluster/validation/schema-default.ts";
-import { pruneNonNullableNulls, pruneUnknownFields } from "../../../src/devcluster/validation/schema-prune.ts";
-import type { JSONSchemaProps } from "../../../src/devcluster/validation/schema-types.ts";
+import { applyDefaults } from "../../../packages/capstan-dev/src/devcluster/validation/schema-default.ts";
+import {
+  pruneNonNullableNulls,
+  pruneUnknownFields,
+} from "../../../packages/capstan-dev/src/devcluster/validation/schema-prune.ts";
+import type { JSONSchemaProps } from "../../../packages/capstan-dev/src/devcluster/validation/schema-types.ts";
 
 const schema: JSONSchemaProps = {
   type: "object",

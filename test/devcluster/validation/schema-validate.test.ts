@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { fieldErrorMessage, invalid, invalidStatus } from "../../../src/devcluster/validation/field-errors.ts";
-import type { JSONSchemaProps } from "../../../src/devcluster/validation/schema-types.ts";
-import { hasValidationRules, validateCustomObject } from "../../../src/devcluster/validation/schema-validate.ts";
+import {
+  fieldErrorMessage,
+  invalid,
+  invalidStatus,
+} from "../../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
+import type { JSONSchemaProps } from "../../../packages/capstan-dev/src/devcluster/validation/schema-types.ts";
+import {
+  hasValidationRules,
+  validateCustomObject,
+} from "../../../packages/capstan-dev/src/devcluster/validation/schema-validate.ts";
 
 // Cases and expected messages follow apiextensions-apiserver v0.36 pkg/apiserver/validation/validation_test.go
 // (TestValidateCustomResource), which compares error sets; so do we, except where order is deterministic.

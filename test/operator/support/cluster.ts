@@ -9,15 +9,15 @@ import { join } from "node:path";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
 import pino from "pino";
 import { Type } from "typebox";
-import { type ClientConfig, loadClientConfig } from "../../../src/client/config.ts";
-import { KubeClient } from "../../../src/client/resource-client.ts";
-import { controllersPlugin } from "../../../src/devcluster/controllers/index.ts";
-import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
-import type { Operator, OperatorStartOptions } from "../../../src/operator/index.ts";
-import { ConfigMap, Event } from "../../../src/resources/builtins.ts";
-import { toCrd } from "../../../src/resources/crd.ts";
-import { defineResource } from "../../../src/resources/define-resource.ts";
-import { ensureCrds } from "../../../src/runtime/crd-registration.ts";
+import { type ClientConfig, loadClientConfig } from "../../../packages/capstan/src/client/config.ts";
+import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
+import type { Operator, OperatorStartOptions } from "../../../packages/capstan/src/operator/index.ts";
+import { ConfigMap, Event } from "../../../packages/capstan/src/resources/builtins.ts";
+import { toCrd } from "../../../packages/capstan/src/resources/crd.ts";
+import { defineResource } from "../../../packages/capstan/src/resources/define-resource.ts";
+import { ensureCrds } from "../../../packages/capstan/src/runtime/crd-registration.ts";
+import { controllersPlugin } from "../../../packages/capstan-dev/src/devcluster/controllers/index.ts";
+import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 
 export { ConfigMap };
 

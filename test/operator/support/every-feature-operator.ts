@@ -8,11 +8,11 @@
  * {@link everyFeatureOperator}.
  */
 import { Type } from "typebox";
-import { type Operator, operator } from "../../../src/operator/index.ts";
-import { ConfigMap } from "../../../src/resources/builtins.ts";
-import { defineResource } from "../../../src/resources/define-resource.ts";
-import { needs } from "../../../src/resources/rbac.ts";
-import { isDeleted } from "../../../src/runtime/reconcile.ts";
+import { type Operator, operator } from "../../../packages/capstan/src/operator/index.ts";
+import { ConfigMap } from "../../../packages/capstan/src/resources/builtins.ts";
+import { defineResource } from "../../../packages/capstan/src/resources/define-resource.ts";
+import { needs } from "../../../packages/capstan/src/resources/rbac.ts";
+import { isDeleted } from "../../../packages/capstan/src/runtime/reconcile.ts";
 
 export const OPERATOR_NAME = "every-feature";
 

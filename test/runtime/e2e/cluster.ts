@@ -6,11 +6,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
-import { type ClientConfig, loadClientConfig } from "../../../src/client/config.ts";
-import { KubeClient } from "../../../src/client/resource-client.ts";
-import type { KubeObject, ResourceKind } from "../../../src/client/types.ts";
-import { controllersPlugin } from "../../../src/devcluster/controllers/index.ts";
-import { type ApiServer, startApiServer } from "../../../src/devcluster/index.ts";
+import { type ClientConfig, loadClientConfig } from "../../../packages/capstan/src/client/config.ts";
+import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../../../packages/capstan/src/client/types.ts";
+import { controllersPlugin } from "../../../packages/capstan-dev/src/devcluster/controllers/index.ts";
+import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 
 export interface E2eCluster {
   server: ApiServer;

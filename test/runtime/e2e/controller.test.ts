@@ -1,12 +1,12 @@
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlreadyExists } from "../../../src/client/errors.ts";
-import type { ReconcileContext } from "../../../src/runtime/controller.ts";
-import { ensureCrds } from "../../../src/runtime/crd-registration.ts";
-import { EVENT_KIND } from "../../../src/runtime/event-recorder.ts";
-import { Manager } from "../../../src/runtime/manager.ts";
-import { isDeleted, type ReconcileTarget } from "../../../src/runtime/reconcile.ts";
+import { isAlreadyExists } from "../../../packages/capstan/src/client/errors.ts";
+import type { ReconcileContext } from "../../../packages/capstan/src/runtime/controller.ts";
+import { ensureCrds } from "../../../packages/capstan/src/runtime/crd-registration.ts";
+import { EVENT_KIND } from "../../../packages/capstan/src/runtime/event-recorder.ts";
+import { Manager } from "../../../packages/capstan/src/runtime/manager.ts";
+import { isDeleted, type ReconcileTarget } from "../../../packages/capstan/src/runtime/reconcile.ts";
 import { eventually } from "../support/fake-lister-watcher.ts";
 import { ConfigMap, type ConfigMapObject, type E2eCluster, startCluster, Widget, widgetCrd } from "./cluster.ts";
 

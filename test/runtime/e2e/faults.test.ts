@@ -1,10 +1,10 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlreadyExists } from "../../../src/client/errors.ts";
-import type { RequestContext, Stage } from "../../../src/devcluster/request/pipeline.ts";
-import { ensureCrds } from "../../../src/runtime/crd-registration.ts";
-import { Manager } from "../../../src/runtime/manager.ts";
-import { isDeleted } from "../../../src/runtime/reconcile.ts";
+import { isAlreadyExists } from "../../../packages/capstan/src/client/errors.ts";
+import { ensureCrds } from "../../../packages/capstan/src/runtime/crd-registration.ts";
+import { Manager } from "../../../packages/capstan/src/runtime/manager.ts";
+import { isDeleted } from "../../../packages/capstan/src/runtime/reconcile.ts";
+import type { RequestContext, Stage } from "../../../packages/capstan-dev/src/devcluster/request/pipeline.ts";
 import { ConfigMap, type ConfigMapObject, type E2eCluster, startCluster, Widget, widgetCrd } from "./cluster.ts";
 
 /** Only requests with this user agent get faults: the test's own calls stay reliable. */

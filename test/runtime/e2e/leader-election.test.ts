@@ -1,9 +1,9 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KubeClient } from "../../../src/client/resource-client.ts";
-import { ensureCrds } from "../../../src/runtime/crd-registration.ts";
-import { LEASE_KIND, LeadershipLostError, Manager } from "../../../src/runtime/manager.ts";
-import { isDeleted } from "../../../src/runtime/reconcile.ts";
+import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
+import { ensureCrds } from "../../../packages/capstan/src/runtime/crd-registration.ts";
+import { LEASE_KIND, LeadershipLostError, Manager } from "../../../packages/capstan/src/runtime/manager.ts";
+import { isDeleted } from "../../../packages/capstan/src/runtime/reconcile.ts";
 import { eventually } from "../support/fake-lister-watcher.ts";
 import { type E2eCluster, startCluster, Widget, widgetCrd } from "./cluster.ts";
 

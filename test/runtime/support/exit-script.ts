@@ -3,10 +3,10 @@
  * deadline, leader renewals), stops them all, and returns without process.exit: the process must
  * then exit by itself. Run by exit.test.ts in a child process.
  */
-import { Informer } from "../../../src/runtime/informer.ts";
-import { LeaderElector } from "../../../src/runtime/leader-election.ts";
-import { SharedInformerFactory } from "../../../src/runtime/shared-informers.ts";
-import { WorkQueue } from "../../../src/runtime/workqueue.ts";
+import { Informer } from "../../../packages/capstan/src/runtime/informer.ts";
+import { LeaderElector } from "../../../packages/capstan/src/runtime/leader-election.ts";
+import { SharedInformerFactory } from "../../../packages/capstan/src/runtime/shared-informers.ts";
+import { WorkQueue } from "../../../packages/capstan/src/runtime/workqueue.ts";
 import { FakeLeases } from "./fake-leases.ts";
 import { FakeListerWatcher } from "./fake-lister-watcher.ts";
 

@@ -4,7 +4,7 @@
  * Each candidate gets its own view, which a test can cut off to simulate a partition.
  */
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
-import type { LeaseApi } from "../../../src/runtime/leader-election.ts";
+import type { LeaseApi } from "../../../packages/capstan/src/runtime/leader-election.ts";
 import { apiError } from "./fake-lister-watcher.ts";
 
 export class FakeLeases {

@@ -4,7 +4,7 @@
  * 410s, dropped watches and injected errors. Watch streams end when their signal aborts.
  */
 import { createHook } from "node:async_hooks";
-import { ApiError } from "../../../src/client/errors.ts";
+import { ApiError } from "../../../packages/capstan/src/client/errors.ts";
 import type {
   KubeObject,
   ListerWatcher,
@@ -12,7 +12,7 @@ import type {
   ObjectList,
   WatchEvent,
   WatchOptions,
-} from "../../../src/client/types.ts";
+} from "../../../packages/capstan/src/client/types.ts";
 
 export type TestObject = KubeObject & { data?: Record<string, string> };
 

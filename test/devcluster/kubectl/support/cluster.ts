@@ -8,12 +8,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
-import { type ApiServer, startApiServer } from "../../../../src/devcluster/index.ts";
+import { type ApiServer, startApiServer } from "../../../../packages/capstan-dev/src/devcluster/index.ts";
 
 /** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
 const KUBECTL_TIMEOUT_MS = 20_000;
 
-/** `KUBECTL=<binary>` runs the suite against another kubectl release, as `capstan/testing`'s kubectl() does. */
+/** `KUBECTL=<binary>` runs the suite against another kubectl release, as `capstan-dev/testing`'s kubectl() does. */
 const KUBECTL_BINARY = process.env.KUBECTL ?? "kubectl";
 
 export interface KubectlResult {

@@ -1,10 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { compileCelRules, compiledRulesOf } from "../../../../src/devcluster/validation/cel/compile.ts";
-import { evaluateCelRules } from "../../../../src/devcluster/validation/cel/evaluate.ts";
-import { escapePropertyName } from "../../../../src/devcluster/validation/cel/values.ts";
-import { fieldErrorMessage, fieldPath } from "../../../../src/devcluster/validation/field-errors.ts";
-import type { JSONSchemaProps, ValidationRule } from "../../../../src/devcluster/validation/schema-types.ts";
-import { validateCustomObject } from "../../../../src/devcluster/validation/schema-validate.ts";
+import {
+  compileCelRules,
+  compiledRulesOf,
+} from "../../../../packages/capstan-dev/src/devcluster/validation/cel/compile.ts";
+import { evaluateCelRules } from "../../../../packages/capstan-dev/src/devcluster/validation/cel/evaluate.ts";
+import { escapePropertyName } from "../../../../packages/capstan-dev/src/devcluster/validation/cel/values.ts";
+import {
+  fieldErrorMessage,
+  fieldPath,
+} from "../../../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
+import type {
+  JSONSchemaProps,
+  ValidationRule,
+} from "../../../../packages/capstan-dev/src/devcluster/validation/schema-types.ts";
+import { validateCustomObject } from "../../../../packages/capstan-dev/src/devcluster/validation/schema-validate.ts";
 
 /** A root schema whose `spec` has the given properties and rules. */
 function root(spec: JSONSchemaProps): JSONSchemaProps {

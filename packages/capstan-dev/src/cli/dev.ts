@@ -1,0 +1,223 @@
+/**
+ * `capstan dev [operator.ts ...]`: the embedded API server in this process, its kubeconfig in
+ * `.capstan/kubeconfig`, the dashboard (docs/dashboard.md) on a loopback port, each operator in a
+ * `capstan run` child process against it, restarted when a source file in its folder changes;
+ * Ctrl-C stops everything.
+ *
+ * Expected flow: check the operator files exist, start the API server, write the kubeconfig, start
+ * the dashboard, print how to use kubectl and where the dashboard is, start the operators, watch
+ * their folders; on SIGINT/SIGTERM stop watching, stop the operators (each gets its graceful stop),
+ * then the dashboard, then the server.
+ *
+ * Operators always log JSON to this process: each line goes to the dashboard's logs panel as a
+ * structured record (level, message, the object it is about), and to the terminal as is
+ * (`--log-format json`) or as the same readable line `capstan run` would print (`pretty`).
+ *
+ * Guarantees: exit code 0 after Ctrl-C with every child exited, the dashboard and the server
+ * stopped; 2 for bad arguments or missing files; 1 when an explicitly chosen dashboard port is
+ * busy. An operator that crashes stays down until a file changes (no restart loop that floods the
+ * terminal).
+ */
+import { existsSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { LOG_FORMATS, LOG_LEVELS, parseCommandArgs, prettyLine } from "capstan/internal";
+import { type Dashboard, LogFeed, startDashboard } from "../dashboard/index.ts";
+import { startApiServer } from "../devcluster/index.ts";
+import { OperatorProcess } from "./operator-process.ts";
+import { watchSources } from "./source-watcher.ts";
+
+/**
+ * The dashboard's port unless `--dashboard-port` says otherwise. A fixed port, so that a browser
+ * tab left open (or bookmarked) across `capstan dev` restarts reconnects by itself; when it is
+ * busy (a second `capstan dev`), a free port is used instead and printed, as always.
+ */
+export const DEFAULT_DEV_DASHBOARD_PORT = 7150;
+
+const USAGE = `Usage: capstan dev [operator.ts ...] [options]
+
+Starts the embedded Kubernetes API server, writes its kubeconfig, serves the dashboard (a read-only
+web page on 127.0.0.1: objects, events, operator logs), runs each operator against the server and
+restarts an operator when a source file in its folder changes. Ctrl-C stops everything.
+
+Options:
+  --kubeconfig FILE    where to write the kubeconfig (default .capstan/kubeconfig)
+  --port P             API server port (default 0: a free one)
+  --log-level L        operators' log level (default info)
+  --log-format F       pretty (default) or json
+  --dashboard-port P   dashboard port on 127.0.0.1 (default ${DEFAULT_DEV_DASHBOARD_PORT}, or a free port when it is
+                       busy; a port given here must be free; 0: any free port)
+  --no-dashboard       do not serve the dashboard
+`;
+
+/** `capstan dev`'s parsed command line. */
+export interface DevFlags {
+  files: string[];
+  kubeconfig: string;
+  port: number;
+  logLevel: string;
+  logFormat: string;
+  /** `undefined`: the default port with fallback; a number: exactly that port (0: any free one). */
+  dashboardPort: number | undefined;
+  dashboard: boolean;
+}
+
+/** `capstan dev`. */
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseCommandArgs("capstan dev", USAGE, () => parseDevFlags(args));
+  if (!parsed.ok) return parsed.exitCode;
+  const flags = parsed.value;
+  const print = (line: string) => process.stdout.write(`${line}\n`);
+  // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
+  const server = await startApiServer({ port: flags.port, kubeconfigPath: flags.kubeconfig, namespaceDefaults: true });
+  const kubeconfigPath = resolve(flags.kubeconfig);
+  const logs = new LogFeed();
+  let dashboard: Dashboard | undefined;
+  if (flags.dashboard) {
+    try {
+      dashboard = await startDevDashboard(kubeconfigPath, flags.dashboardPort, logs);
+    } catch (err) {
+      process.stderr.write(`capstan dev: the dashboard cannot start: ${(err as Error).message}\n`);
+      await server.stop();
+      return 1;
+    }
+  }
+  print(`capstan dev: API server ready at ${server.url}, kubeconfig ${flags.kubeconfig}`);
+  print("  Use it with kubectl:");
+  print(`    kubectl --kubeconfig ${flags.kubeconfig} get crds`);
+  print(`    export KUBECONFIG=${kubeconfigPath}`);
+  if (dashboard) print(`  Dashboard: ${dashboard.url}`);
+  if (flags.files.length === 0) print("  No operator given: serving the API server only. Ctrl-C stops it.");
+
+  const labels = outputLabels(flags.files);
+  const operators = flags.files.map((file, i) => {
+    const label = labels[i] as string;
+    return new OperatorProcess({
+      file,
+      label,
+      kubeconfigPath,
+      // JSON always: the dashboard reads records; the terminal gets them pretty when asked (below).
+      runArgs: ["--log-level", flags.logLevel, "--log-format", "json"],
+      print: teeOperatorOutput(label, flags.logFormat === "pretty", logs, print),
+    });
+  });
+  const folders = new Map<string, OperatorProcess[]>();
+  for (const op of operators) {
+    const folder = dirname(resolve(op.file));
+    folders.set(folder, [...(folders.get(folder) ?? []), op]);
+  }
+  const watcher = watchSources([...folders.keys()], (folder, files) => {
+    for (const op of folders.get(folder) ?? []) void op.restart(`changed: ${files.join(", ")}`);
+  });
+  await Promise.all(operators.map((op) => op.restart("start")));
+
+  await new Promise<void>((resolveStop) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      print(`capstan dev: ${signal}, stopping`);
+      resolveStop();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  watcher.close();
+  await Promise.all(operators.map((op) => op.stop()));
+  await dashboard?.stop();
+  await server.stop();
+  print("capstan dev: stopped");
+  return 0;
+}
+
+/**
+ * How each operator's output lines are labelled: the file's name, or its folder and name when
+ * several operators share a file name (`guitar/operator.ts`, `exchangerate/operator.ts`).
+ */
+export function outputLabels(files: readonly string[]): string[] {
+  const names = files.map((f) => basename(f));
+  return files.map((file, i) =>
+    names.filter((n) => n === names[i]).length > 1
+      ? `${basename(dirname(resolve(file)))}/${names[i]}`
+      : (names[i] as string),
+  );
+}
+
+/**
+ * The dashboard on `port`, or on {@link DEFAULT_DEV_DASHBOARD_PORT} falling back to a free port
+ * when that one is busy (`port` undefined).
+ */
+async function startDevDashboard(kubeconfigPath: string, port: number | undefined, logs: LogFeed): Promise<Dashboard> {
+  if (port !== undefined) return startDashboard({ kubeconfigPath, port, logs });
+  try {
+    return await startDashboard({ kubeconfigPath, port: DEFAULT_DEV_DASHBOARD_PORT, logs });
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== "EADDRINUSE") throw err;
+    return startDashboard({ kubeconfigPath, port: 0, logs });
+  }
+}
+
+/**
+ * The `print` of one operator's process: each line to the dashboard's log feed (without the
+ * `[label] ` prefix, under `label`) and to the terminal, as a readable line when `pretty`.
+ */
+export function teeOperatorOutput(
+  label: string,
+  pretty: boolean,
+  logs: LogFeed,
+  print: (line: string) => void,
+): (line: string) => void {
+  const prefix = `[${label}] `;
+  return (line) => {
+    const text = line.startsWith(prefix) ? line.slice(prefix.length) : line;
+    logs.write(label, text);
+    print(pretty && text.startsWith("{") ? `${prefix}${prettyLine(text).replace(/\n$/, "")}` : line);
+  };
+}
+
+/** Parses `capstan dev`'s arguments; throws a clear error for a bad one. */
+export function parseDevFlags(args: string[]): DevFlags | "help" {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      kubeconfig: { type: "string", default: ".capstan/kubeconfig" },
+      port: { type: "string", default: "0" },
+      "log-level": { type: "string", default: "info" },
+      "log-format": { type: "string", default: "pretty" },
+      "dashboard-port": { type: "string" },
+      "no-dashboard": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return "help";
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`--port must be an integer from 0 to 65535, got "${values.port}"`);
+  }
+  if (!(LOG_LEVELS as readonly string[]).includes(values["log-level"])) {
+    throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got "${values["log-level"]}"`);
+  }
+  if (!(LOG_FORMATS as readonly string[]).includes(values["log-format"])) {
+    throw new Error(`--log-format must be one of ${LOG_FORMATS.join(", ")}, got "${values["log-format"]}"`);
+  }
+  let dashboardPort: number | undefined;
+  if (values["dashboard-port"] !== undefined) {
+    dashboardPort = Number(values["dashboard-port"]);
+    if (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65535) {
+      throw new Error(`--dashboard-port must be an integer from 0 to 65535, got "${values["dashboard-port"]}"`);
+    }
+  }
+  for (const file of positionals) {
+    if (!existsSync(file)) throw new Error(`${file}: no such file`);
+  }
+  return {
+    files: positionals,
+    kubeconfig: values.kubeconfig,
+    port,
+    logLevel: values["log-level"],
+    logFormat: values["log-format"],
+    dashboardPort,
+    dashboard: !values["no-dashboard"],
+  };
+}

@@ -1,0 +1,369 @@
+/**
+ * The embedded Kubernetes API server: HTTPS, bearer-token authentication, the request pipeline, the
+ * revisioned storage, the registry of served resources, discovery, and the in-process API for
+ * server-side controllers.
+ *
+ * ## Expected flow
+ * `startApiServer()` makes a CA and serving certificate, a token and kubeconfig, creates the storage and
+ * the registry with the built-in kinds, creates the namespaces every cluster has, starts the plugins
+ * (server-side controllers), then listens. `stop()` stops the plugins, ends every watch and connection
+ * and closes the listener.
+ *
+ * ## Guarantees
+ * - After `stop()` resolves, no socket, timer or watch of this server is left.
+ * - No request, however malformed, crashes the process: every failure is answered with a Status.
+ */
+import { setMaxListeners } from "node:events";
+import { readFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
+import { createServer, type Server } from "node:https";
+import type { Socket } from "node:net";
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./api/discovery.ts";
+import { openApiPlugin } from "./api/openapi.ts";
+import { handleResourceRequest, type ResourceHandlerDeps } from "./api/resource-handler.ts";
+import { resourceNotServed } from "./api/status.ts";
+import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./api/watch-handler.ts";
+import { writingAs } from "./apply/write-tracking.ts";
+import { installAlwaysAllowReviews } from "./auth/always-allow.ts";
+import { installRbac } from "./auth/rbac.ts";
+import { controllersPlugin } from "./controllers/index.ts";
+import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
+import { ensureKubernetesService, serviceClusterIps } from "./controllers/kubernetes-service.ts";
+import { namespaceDefaultsPlugin } from "./controllers/namespace-defaults.ts";
+import { FAULTS_PATH, faultsEndpoint } from "./faults/admin-endpoint.ts";
+import { FaultInjector } from "./faults/fault-injector.ts";
+import { InProcessApi } from "./in-process-api.ts";
+import { newBearerToken, renderKubeconfig, writeKubeconfig } from "./kubeconfig.ts";
+import { defaultPatchTypes, type PatchTypes } from "./patch/patchers.ts";
+import { builtinResources } from "./registry/builtins.ts";
+import { ResourceRegistry } from "./registry/registry.ts";
+import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/authentication.ts";
+import { composePipeline, HttpRequestContext, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
+import { parseRequestInfo } from "./request/request-info.ts";
+import { BuiltinDecoder } from "./rest/builtin-decoding.ts";
+import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
+import { customObjectStatusValidator } from "./rest/custom-status-strategy.ts";
+import { ObjectStore } from "./rest/object-store.ts";
+import { podServiceAccountMutator } from "./rest/service-account-admission.ts";
+import { openDataDir } from "./storage/data-dir.ts";
+import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
+import type { Storage } from "./storage/storage.ts";
+import { createServingCertificates } from "./tls.ts";
+
+/** A server-side controller or extension started with the server and stopped before it. */
+export type ServerPlugin = (
+  context: PluginContext,
+) => void | (() => void | Promise<void>) | Promise<void | (() => void | Promise<void>)>;
+
+export interface PluginContext {
+  api: InProcessApi;
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  patchTypes: PatchTypes;
+  /** Aborted when the server stops. */
+  signal: AbortSignal;
+  /** Adds a handler for a non-resource path prefix (e.g. `/openapi/`). */
+  addRoute(prefix: string, handler: NonResourceHandler): void;
+}
+
+/** Answers a non-resource request (after authentication). */
+export type NonResourceHandler = (ctx: RequestContext) => Promise<void> | void;
+
+export interface ApiServerOptions {
+  /** Address to bind; 127.0.0.1 unless told otherwise. */
+  host?: string;
+  /** Port; 0 (the default) picks a free one. */
+  port?: number;
+  /** Where to write the kubeconfig (mode 0600). Not written when absent. */
+  kubeconfigPath?: string;
+  /** The admin bearer token; random when absent. */
+  token?: string;
+  /** How many changes the watch history keeps (see memory-storage.ts for the default's reason). */
+  historySize?: number;
+  /** BOOKMARK interval of watches with allowWatchBookmarks (ms). */
+  bookmarkIntervalMs?: number;
+  /**
+   * Extra server-side controllers and extensions, started after the built-in ones. Default built-ins:
+   * the OpenAPI v3 documents (api/openapi.ts) and the controllers (CRD lifecycle, garbage collector,
+   * namespace lifecycle; controllers/index.ts).
+   */
+  plugins?: ServerPlugin[];
+  /** Run the built-in plugins (default true). Tests of the bare REST layer turn them off. */
+  builtinPlugins?: boolean;
+  /** A storage backend (part 2: persistent). Defaults to in-memory. */
+  storage?: Storage;
+  /**
+   * Keep objects, the CA, serving certificate and token in this directory (docs/persistence.md): a
+   * restart continues where the last run stopped, or was killed. Not with `storage`.
+   */
+  dataDir?: string;
+  /**
+   * The simulated kubelet, scheduler and Deployment/ReplicaSet controllers (docs/kubelet.md): one
+   * Node, pods bound to it and run. On by default (with the built-in plugins); `false` turns them
+   * all off (pods stay Pending, Deployments get no ReplicaSets). An object tunes the kubelet's delays.
+   */
+  kubelet?: boolean | KubeletOptions;
+  /**
+   * RBAC (docs/rbac.md): ServiceAccount tokens (TokenRequest), impersonation, Role/ClusterRole
+   * evaluation with real 403s, and access reviews. Off by default: every valid token is then admin.
+   */
+  rbac?: boolean;
+  /**
+   * Every namespace's `default` ServiceAccount and `kube-root-ca.crt` ConfigMap (the CA in `ca.crt`),
+   * kept by the serviceaccounts controller and root CA publisher of a real cluster
+   * (controllers/namespace-defaults.ts). Off by default until the tests that count the objects of a
+   * namespace expect them (docs/devcluster.md).
+   */
+  namespaceDefaults?: boolean;
+}
+
+/** A running API server. */
+export interface ApiServer {
+  /** `https://127.0.0.1:<port>` */
+  url: string;
+  /** The kubeconfig YAML (CA, URL, admin token). */
+  kubeconfig: string;
+  kubeconfigPath?: string;
+  token: string;
+  caPem: string;
+  /** Server internals for in-process use (tests, controllers, fault injection). */
+  internals: ServerInternals;
+  /** The simulated kubelet (absent when started with `kubelet: false`): make containers exit. */
+  kubelet?: KubeletHandle;
+  /** Fault injection: failing, slow or dropped requests, compaction, restart (docs/faults.md). */
+  faults: FaultInjector;
+  /** Stops serving: ends every watch and connection, stops plugins and timers. */
+  stop(): Promise<void>;
+}
+
+export interface ServerInternals {
+  api: InProcessApi;
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  storage: Storage;
+  patchTypes: PatchTypes;
+  authenticator: TokenAuthenticator;
+  /** The pipeline stages in order; part 2 inserts its stages before the last (the handler). */
+  stages: Stage[];
+  /** Ends every open watch response at once, as a dropped connection would (fault injection). Returns how many. */
+  closeAllWatches(): number;
+}
+
+/** What every server runs unless told otherwise: kubectl needs the OpenAPI documents, a cluster needs its controllers. */
+const BUILTIN_PLUGINS: ServerPlugin[] = [openApiPlugin, controllersPlugin];
+
+/** Placeholder until the request-info stage has parsed the URL. */
+const EMPTY_INFO = parseRequestInfo("GET", "/", new URLSearchParams());
+
+/** Namespaces every cluster starts with. */
+const INITIAL_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/** Starts an API server. Resolves once it accepts connections. */
+export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+  const host = options.host ?? "127.0.0.1";
+  if (options.dataDir !== undefined && options.storage) throw new Error("dataDir and storage exclude each other");
+  const dataDir =
+    options.dataDir === undefined
+      ? undefined
+      : await openDataDir(options.dataDir, { host, token: options.token, historySize: options.historySize });
+  const certsPromise = dataDir ? Promise.resolve(dataDir.certs) : createServingCertificates(host);
+  const token = dataDir?.token ?? options.token ?? newBearerToken();
+
+  const storage = options.storage ?? dataDir?.storage ?? new MemoryStorage(options.historySize ?? DEFAULT_HISTORY_SIZE);
+  const registry = new ResourceRegistry();
+  // The allocator asks the store which cluster IPs are taken (a closure: `api` exists once services do).
+  for (const served of builtinResources({ serviceIpsInUse: () => serviceClusterIps(api) })) registry.add(served);
+  const store = new ObjectStore(storage);
+  store.decoders.push(new BuiltinDecoder());
+  store.mutators.push(customObjectMutator, podServiceAccountMutator);
+  store.validators.push(customObjectValidator());
+  store.statusValidators.push(customObjectStatusValidator());
+  const patchTypes = defaultPatchTypes();
+  const api = new InProcessApi(registry, store, patchTypes);
+  const nsRef = { group: "", version: "v1", plural: "namespaces" };
+  for (const name of INITIAL_NAMESPACES) {
+    // kube-apiserver creates these itself, and managedFields say so.
+    if (!api.tryGet(nsRef, "", name))
+      await writingAs("kube-apiserver", () => api.create(nsRef, "", { metadata: { name } }));
+  }
+
+  const authenticator = new TokenAuthenticator();
+  authenticator.add(token, ADMIN_USER);
+  const watchTimers: WatchTimers = {
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS,
+    defaultTimeoutMs: defaultWatchTimeoutMs,
+  };
+  const openWatches = new Set<ServerResponse>();
+  const routes = new Map<string, NonResourceHandler>();
+  const deps: ResourceHandlerDeps = { registry, store, patchTypes, watchTimers, openWatches };
+  let serverAddress = "";
+
+  // Stages that never await return the next stage's promise instead of wrapping it in another async
+  // frame (runFrom turns their synchronous throws into rejections): each frame is a promise, a
+  // resolution job and an async-hooks callback per request on the create path.
+  const handler: Stage = (ctx) => {
+    if (ctx.info.isResourceRequest) return handleResourceRequest(ctx, deps);
+    return handleNonResource(ctx, registry, routes, serverAddress);
+  };
+  const requestInfoStage: Stage = (ctx, next) => {
+    ctx.info = parseRequestInfo(ctx.req.method ?? "GET", ctx.url.pathname, ctx.url.searchParams);
+    return next();
+  };
+  const abort = new AbortController();
+  const faults = new FaultInjector({ storage, signal: abort.signal });
+  routes.set(FAULTS_PATH, faultsEndpoint(faults));
+  const stages: Stage[] = [requestInfoStage, authenticationStage(authenticator), faults.stage, handler];
+  if (options.rbac) await installRbac({ api, registry, authenticator, stages, adminToken: token });
+  else installAlwaysAllowReviews({ registry, stages });
+  const pipeline = composePipeline(stages);
+
+  // Every open watch listens for the server's stop: thousands of watchers are normal, not a leak.
+  setMaxListeners(0, abort.signal);
+  const certs = await certsPromise;
+  const server: Server = createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "https://localhost");
+    } catch {
+      url = new URL("https://localhost/");
+    }
+    void pipeline(new HttpRequestContext(req, res, url, EMPTY_INFO, abort.signal));
+  });
+  // Keep-alive clients (benchmarks, informers) reuse connections; Node's default 5 s is too short for them.
+  server.keepAliveTimeout = 65_000;
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  server.on("tlsClientError", () => {});
+  server.on("clientError", (_err, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  }).catch(async (err: unknown) => {
+    await dataDir?.close();
+    throw err;
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  const url = `https://${urlHost}:${port}`;
+  serverAddress = `${urlHost}:${port}`;
+  await ensureKubernetesService(api, port);
+  const kubeconfig = renderKubeconfig({ server: url, caPem: certs.caPem, token });
+  if (options.kubeconfigPath) await writeKubeconfig(options.kubeconfigPath, kubeconfig);
+
+  const pluginStops: (() => void | Promise<void>)[] = [];
+  const pluginContext: PluginContext = {
+    api,
+    registry,
+    store,
+    patchTypes,
+    signal: abort.signal,
+    addRoute: (prefix, route) => routes.set(prefix, route),
+  };
+  let kubelet: KubeletHandle | undefined;
+  const kubeletOptions =
+    options.builtinPlugins === false || options.kubelet === false
+      ? undefined
+      : typeof options.kubelet === "object"
+        ? options.kubelet
+        : {};
+  const kubeletPlugin: ServerPlugin = async (context) => {
+    const workloads = await startWorkloads(context, kubeletOptions);
+    kubelet = workloads.kubelet;
+    return workloads.stop;
+  };
+  const plugins = [
+    ...(options.builtinPlugins === false ? [] : BUILTIN_PLUGINS),
+    ...(options.builtinPlugins !== false && options.namespaceDefaults ? [namespaceDefaultsPlugin(certs.caPem)] : []),
+    ...(kubeletOptions ? [kubeletPlugin] : []),
+    ...(options.plugins ?? []),
+  ];
+  for (const plugin of plugins) {
+    const stopPlugin = await plugin(pluginContext);
+    if (typeof stopPlugin === "function") pluginStops.push(stopPlugin);
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    kubeconfig,
+    kubeconfigPath: options.kubeconfigPath,
+    token,
+    caPem: certs.caPem,
+    kubelet,
+    faults,
+    internals: {
+      api,
+      registry,
+      store,
+      storage,
+      patchTypes,
+      authenticator,
+      stages,
+      closeAllWatches: () => {
+        const count = openWatches.size;
+        for (const res of [...openWatches]) res.end();
+        return count;
+      },
+    },
+    stop: () => {
+      stopped ??= (async () => {
+        abort.abort();
+        for (const stopPlugin of pluginStops.reverse()) await stopPlugin();
+        for (const res of openWatches) res.end();
+        openWatches.clear();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+        await closed;
+        storage.close();
+        await dataDir?.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+async function handleNonResource(
+  ctx: RequestContext,
+  registry: ResourceRegistry,
+  routes: Map<string, NonResourceHandler>,
+  serverAddress: string,
+): Promise<void> {
+  const path = ctx.url.pathname.replace(/\/+$/, "") || "/";
+  for (const [prefix, route] of routes) if (path.startsWith(prefix)) return route(ctx);
+  if (ctx.req.method !== "GET" && ctx.req.method !== "HEAD") throw resourceNotServed();
+  const parts = path.split("/").filter(Boolean);
+  if (path === "/healthz" || path === "/livez" || path === "/readyz" || /^\/(healthz|livez|readyz)\/\w+/.test(path)) {
+    ctx.res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" });
+    ctx.res.end("ok");
+    return;
+  }
+  if (path === "/version") return writeJson(ctx.res, 200, JSON.stringify(versionInfo(), null, 2));
+  if (path === "/api") return writeJson(ctx.res, 200, JSON.stringify(apiVersions(serverAddress)));
+  if (path === "/apis") return writeJson(ctx.res, 200, JSON.stringify(apiGroupList(registry)));
+  let doc: object | undefined;
+  if (parts[0] === "api" && parts.length === 2) doc = apiResourceList(registry, "", parts[1]!);
+  else if (parts[0] === "apis" && parts.length === 2) doc = apiGroup(registry, parts[1]!);
+  else if (parts[0] === "apis" && parts.length === 3) doc = apiResourceList(registry, parts[1]!, parts[2]!);
+  if (doc) return writeJson(ctx.res, 200, JSON.stringify(doc));
+  throw resourceNotServed();
+}
+
+/** The package version, for the CLI's banner. */
+export function capstanVersion(): string {
+  try {
+    return (
+      JSON.parse(readFileSync(new URL("../../../../package.json", import.meta.url), "utf8")) as { version: string }
+    ).version;
+  } catch {
+    return "0.0.0";
+  }
+}

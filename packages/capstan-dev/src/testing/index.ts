@@ -1,0 +1,49 @@
+/**
+ * `capstan-dev/testing`: end-to-end tests for operators, against the embedded Kubernetes API server
+ * started in the test's own process (milliseconds, random port, real HTTPS, real kubectl works).
+ *
+ * ```ts
+ * import { afterAll, beforeAll, it } from "vitest";
+ * import { ConfigMap } from "capstan/core";
+ * import { startTestCluster, type TestCluster } from "capstan-dev/testing";
+ * import op, { ExchangeRate } from "./operator.ts";
+ *
+ * let cluster: TestCluster;
+ * beforeAll(async () => {
+ *   cluster = await startTestCluster();
+ *   await cluster.run(op);
+ * });
+ * afterAll(() => cluster.stop());
+ *
+ * it("writes the rate into a ConfigMap", async () => {
+ *   await cluster.client.resource(ExchangeRate).create(
+ *     ExchangeRate.make({ metadata: { name: "usd", namespace: "default" }, spec: { currency: "USD" } }),
+ *   );
+ *   await cluster.waitFor(ConfigMap, "default/usd", (cm) => cm.data?.rate !== undefined, { timeout: "5s" });
+ * });
+ * ```
+ *
+ * Operator logs are silent unless `CAPSTAN_TEST_LOG=<level>` is set.
+ */
+
+export type { GeneratedManifest, GeneratedRbac, GeneratedRule } from "./generated-rbac.ts";
+export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
+export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";
+export {
+  DEFAULT_CAPSTAN_TIMEOUT,
+  type RunnableOperator,
+  type RunningOperator,
+  type RunOptions,
+  type ServiceAccountIdentity,
+  startTestCluster,
+  type TestCluster,
+  type TestClusterOptions,
+} from "./test-cluster.ts";
+export {
+  DEFAULT_WAIT_TIMEOUT,
+  isEstablished,
+  type WaitForOptions,
+  WaitForTimeoutError,
+  waitFor,
+  waitForDeletion,
+} from "./wait-for.ts";

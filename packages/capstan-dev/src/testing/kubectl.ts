@@ -1,0 +1,101 @@
+/**
+ * The real `kubectl`, run against a test cluster: its kubeconfig, its discovery and HTTP caches in
+ * the cluster's temporary folder (never the user's `~/.kube`).
+ *
+ * Guarantees: a non-zero exit is a result, not an error (tests assert on `code` and `stderr`); a
+ * missing binary is an error naming it; `stopAll()` kills the commands still running and resolves
+ * once they have exited.
+ */
+import { type ChildProcess, execFile } from "node:child_process";
+import { join } from "node:path";
+import { type Duration, toMilliseconds } from "capstan";
+
+/** kubectl answers the devcluster in well under a second; one that runs this long is stuck. */
+export const DEFAULT_KUBECTL_TIMEOUT: Duration = "20s";
+
+/** What a kubectl command printed and how it exited. */
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of one kubectl command. */
+export interface KubectlOptions {
+  /** Written to its standard input (`kubectl apply -f -`). */
+  stdin?: string;
+  /** Killed after this long (default {@link DEFAULT_KUBECTL_TIMEOUT}); the result then has code 1 or the signal's. */
+  timeout?: Duration;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+}
+
+/** Runs commands of one program; `stopAll()` kills those still running. */
+export interface CommandRunner {
+  run(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
+  stopAll(): Promise<void>;
+}
+
+/** Runs kubectl commands against one kubeconfig; see the module documentation. */
+export function kubectlRunner(kubeconfigPath: string, cacheDir: string): CommandRunner {
+  return commandRunner({
+    binary: process.env.KUBECTL ?? "kubectl",
+    env: { KUBECONFIG: kubeconfigPath, KUBECACHEDIR: join(cacheDir, "kubectl-cache") },
+    timeout: DEFAULT_KUBECTL_TIMEOUT,
+  });
+}
+
+/** What {@link commandRunner} runs: `binary ...prefix ...args` with `env` added to the process's. */
+export interface CommandSpec {
+  binary: string;
+  prefix?: readonly string[];
+  env: Record<string, string>;
+  timeout: Duration;
+}
+
+/** Runs one program's commands as child processes: a non-zero exit is a result, a missing binary an error. */
+export function commandRunner(spec: CommandSpec): CommandRunner {
+  const { binary } = spec;
+  const running = new Map<ChildProcess, Promise<void>>();
+  const run = (args: readonly string[], options: KubectlOptions = {}): Promise<KubectlResult> =>
+    new Promise((resolve, reject) => {
+      let settle: () => void = () => undefined;
+      const child = execFile(
+        binary,
+        [...(spec.prefix ?? []), ...args],
+        {
+          env: { ...process.env, ...spec.env, ...options.env },
+          timeout: toMilliseconds(options.timeout ?? spec.timeout),
+          maxBuffer: 64 * 1024 * 1024,
+        },
+        (err, stdout, stderr) => {
+          running.delete(child);
+          settle();
+          if (err && (err as NodeJS.ErrnoException).code === "ENOENT") {
+            reject(new Error(`${binary} not found on PATH${binary === "kubectl" ? " (set KUBECTL to its path)" : ""}`));
+            return;
+          }
+          const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+          resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+        },
+      );
+      running.set(
+        child,
+        new Promise<void>((done) => {
+          settle = done;
+        }),
+      );
+      child.stdin?.on("error", () => undefined); // kubectl may exit before reading all of stdin
+      child.stdin?.end(options.stdin ?? "");
+    });
+  return {
+    run,
+    async stopAll() {
+      const exits = [...running.entries()].map(([child, exited]) => {
+        child.kill("SIGKILL");
+        return exited;
+      });
+      await Promise.all(exits);
+    },
+  };
+}

@@ -1,0 +1,412 @@
+/**
+ * `startTestCluster`: the embedded API server started in-process for an operator's tests, with a
+ * client, a kubeconfig file for kubectl, operators run against it, and watch-based waits.
+ *
+ * ## Expected flow
+ * ```ts
+ * const cluster = await startTestCluster();                 // random port, real HTTPS
+ * await cluster.run(op);                                     // resolves once its CRDs are served
+ * await cluster.client.resource(ExchangeRate).create(ExchangeRate.make({ ... }));
+ * await cluster.waitFor(ConfigMap, "default/usd", (cm) => cm.data?.rate !== undefined);
+ * await cluster.stop();                                      // in afterEach / afterAll
+ * ```
+ *
+ * ## Guarantees
+ * - `stop()` stops every operator started with `run` (each gets its graceful shutdown), kills
+ *   kubectl commands still running, closes the client, stops the server and removes the kubeconfig's temporary folder; afterwards nothing of
+ *   the cluster holds a timer, socket or file. It may be called more than once.
+ * - When an operator started with `run` fails (its `start` rejects) after `run` resolved, every
+ *   `cluster.waitFor` in progress or started later rejects with that failure instead of timing
+ *   out. One that fails before (CRDs not served) rejects `run` instead.
+ *
+ * ## Caveats
+ * - The server is the devcluster: what it does not emulate is listed in docs/limitations.md.
+ * - Operators run in the test's process and share its event loop; a handler that blocks the loop
+ *   blocks the server too.
+ */
+import { setMaxListeners } from "node:events";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Duration, KubeObject, ResourceKind } from "capstan";
+import { isAlreadyExists, KubeClient, loadClientConfig } from "capstan";
+import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
+import { CAPSTAN_BIN } from "capstan/internal";
+import type { Logger } from "pino";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
+import { type ApiServer, startApiServer } from "../devcluster/index.ts";
+import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
+import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
+import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
+import { DEFAULT_WAIT_TIMEOUT, isEstablished, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
+
+/**
+ * Graceful shutdown allowed to an operator `run` started (unless its options say otherwise): a
+ * reconcile still running after this is stuck, and the operator's own 30 s default would outlast
+ * a test runner's usual 30 s hook timeout, hiding the stuck handler behind a hook timeout.
+ */
+export const TEST_GRACEFUL_SHUTDOWN = "5s";
+
+/** `capstan` commands load TypeScript through tsx (about a second); one that runs this long is stuck. */
+export const DEFAULT_CAPSTAN_TIMEOUT: Duration = "60s";
+
+/** Options of {@link startTestCluster}. */
+export interface TestClusterOptions {
+  /**
+   * Log level of the operators `run` starts when no logger is given: default `"silent"` (test output
+   * stays readable), or the `CAPSTAN_TEST_LOG` environment variable (`CAPSTAN_TEST_LOG=debug npx vitest`).
+   */
+  logLevel?: string;
+  /**
+   * Evaluate RBAC for every request not made with the admin credentials (`cluster.client` stays
+   * admin). Test an operator under exactly the rules `capstan generate rbac` derives: create its
+   * ServiceAccount, Role and binding, then a client with a token from `serviceaccounts/<sa>/token`.
+   */
+  rbac?: boolean;
+  /** Run the simulated kubelet and workload controllers (default true): pods become Running. */
+  kubelet?: boolean;
+  /**
+   * Give every namespace its `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, as a real
+   * cluster's controllers do (default false: tests that count a namespace's objects see only theirs).
+   */
+  namespaceDefaults?: boolean;
+}
+
+/**
+ * What `run` needs of an operator: `operator()` objects fit. `requirements().crds` (when present)
+ * names the CRDs `run` waits for before resolving.
+ */
+export interface RunnableOperator<O = Record<string, unknown>> {
+  readonly name: string;
+  start(options: O & { client: KubeClient; signal: AbortSignal; logger: Logger }): Promise<void>;
+  requirements?(): { readonly crds: readonly { readonly crdName: string }[] };
+  /**
+   * Settles once the operator is past its own CRD registration (rejects with its start-up error);
+   * `operator()` objects have it. `run` waits for it when present.
+   */
+  readonly registered?: Promise<void>;
+}
+
+/**
+ * Options of {@link TestCluster.run}. The operator's own start options (`namespaces`,
+ * `leaderElection`, `gracefulShutdownTimeout`, ...) are accepted beside these.
+ */
+export interface RunOptions {
+  /**
+   * Default: a pino logger at the cluster's log level whose records are also kept in
+   * {@link RunningOperator.logs}. A logger given here is used as is (and `logs` stays empty).
+   */
+  logger?: Logger;
+  /**
+   * The client the operator uses (default: the cluster's admin client), e.g. a ServiceAccount's
+   * from {@link TestCluster.serviceAccount} to test it under its RBAC rules. `run` still waits for
+   * the CRDs with the admin client.
+   */
+  client?: KubeClient;
+  /** Passed to the operator; `false` also skips waiting for the CRDs. */
+  registerCrds?: boolean;
+  /** How long `run` waits for the operator's CRDs to be served (default {@link DEFAULT_WAIT_TIMEOUT}). */
+  readyTimeout?: Duration;
+}
+
+/** An operator started with {@link TestCluster.run}. */
+export interface RunningOperator {
+  /** Stops the operator gracefully; resolves once it has stopped (even if it had failed). */
+  stop(): Promise<void>;
+  /** Settles when the operator stops: rejects with its error if it failed. */
+  readonly done: Promise<void>;
+  /**
+   * What the operator logged (debug and above, the newest `LOG_CAPTURE_LIMIT` records),
+   * whatever the cluster's log level: pino's JSON records (`level` as a number, `msg`, `err`, ...).
+   */
+  readonly logs: readonly LogRecord[];
+  /**
+   * Waits for a log record: one whose JSON contains `match`, or that satisfies it
+   * (`running.waitForLog((r) => r.err?.code === 403)`); resolves with the record.
+   */
+  waitForLog(match: string | ((record: LogRecord) => boolean), options?: WaitForOptions): Promise<LogRecord>;
+}
+
+/** A ServiceAccount of the cluster and the credentials to act as it. */
+export interface ServiceAccountIdentity {
+  /** `system:serviceaccount:<namespace>:<name>` */
+  readonly username: string;
+  /** A client authenticated with a token issued to the ServiceAccount (closed by `cluster.stop()`). */
+  readonly client: KubeClient;
+  /** A kubeconfig file with that token (`kubectl --kubeconfig`, `capstan run --kubeconfig`). */
+  readonly kubeconfigPath: string;
+}
+
+/** A running test cluster; see the module documentation. */
+export interface TestCluster {
+  /** A client with the cluster's admin credentials. */
+  readonly client: KubeClient;
+  /** `https://127.0.0.1:<port>` */
+  readonly url: string;
+  /** The kubeconfig YAML (CA, URL, admin token). */
+  readonly kubeconfig: string;
+  /** The kubeconfig written to a temporary file, for kubectl (`kubectl --kubeconfig <path>`). */
+  readonly kubeconfigPath: string;
+  /**
+   * The devcluster's fault-injection handle: fail the next N requests or a fraction of them with
+   * 500 or 429, add latency, drop watches, compact history (410s), restart (docs/faults.md).
+   */
+  readonly faults: ApiServer["faults"];
+  /**
+   * Runs `op` against the cluster until `stop()` (of the operator or of the cluster). Resolves once
+   * the CRDs the operator registers are served; rejects if the operator fails before that.
+   */
+  run<O>(op: RunnableOperator<O>, options?: RunOptions & Partial<O>): Promise<RunningOperator>;
+  /** {@link waitFor} with this cluster's client; also rejects when an operator it runs fails. */
+  waitFor<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    key: string,
+    predicate: (obj: T) => boolean,
+    options?: WaitForOptions,
+  ): Promise<T>;
+  /**
+   * Runs the real `kubectl` against the cluster (`cluster.kubectl(["apply", "-f", "-"], { stdin })`).
+   * A non-zero exit is a result: check `code` and `stderr`.
+   */
+  kubectl(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
+  /**
+   * Runs the `capstan` CLI in a child process with `KUBECONFIG` set to the cluster's, e.g.
+   * `cluster.capstan(["generate", "rbac", "./operator.ts"])`. A non-zero exit is a result.
+   */
+  capstan(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
+  /**
+   * Credentials of the ServiceAccount `"<namespace>/<name>"`, created (with its namespace) when
+   * missing, from a token the TokenRequest API issues (valid one hour). Needs `{ rbac: true }`:
+   * without it the server issues no tokens. Bind it to roles (e.g. `capstan generate rbac`'s
+   * output applied with `kubectl`), then `run(op, { client: sa.client })`.
+   */
+  serviceAccount(key: string): Promise<ServiceAccountIdentity>;
+  /**
+   * The RBAC `capstan generate rbac <operatorFile>` prints, ready to apply (whole, or with rules
+   * edited away) and to run the operator as its ServiceAccount. Needs `{ rbac: true }`.
+   */
+  generatedRbac(
+    operatorFile: string,
+    options?: { namespace?: string; args?: readonly string[] },
+  ): Promise<GeneratedRbac<ServiceAccountIdentity>>;
+  /** The simulated kubelet (absent with `{ kubelet: false }`): make a container exit (docs/kubelet.md). */
+  readonly kubelet: KubeletHandle | undefined;
+  /** {@link waitForDeletion} with this cluster's client. */
+  waitForDeletion(kind: ResourceKind, key: string, options?: WaitForOptions): Promise<void>;
+  /** Stops operators, client and server; see the module documentation. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the embedded Kubernetes API server in this process (random port, HTTPS with its own CA,
+ * its built-in controllers: garbage collector, namespace lifecycle, CRD lifecycle) for a test.
+ * Stop it with `cluster.stop()` in `afterEach`/`afterAll`.
+ */
+export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
+  const dir = await mkdtemp(join(tmpdir(), "capstan-test-cluster-"));
+  const kubeconfigPath = join(dir, "kubeconfig");
+  let server: ApiServer;
+  try {
+    server = await startApiServer({
+      port: 0,
+      kubeconfigPath,
+      rbac: options.rbac ?? false,
+      kubelet: options.kubelet ?? true,
+      namespaceDefaults: options.namespaceDefaults ?? false,
+    });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const client = new KubeClient(loadClientConfig({ kubeconfig: kubeconfigPath }));
+  const kubectl = kubectlRunner(kubeconfigPath, dir);
+  const capstan = commandRunner({
+    binary: process.execPath,
+    prefix: [CAPSTAN_BIN],
+    env: { KUBECONFIG: kubeconfigPath },
+    timeout: DEFAULT_CAPSTAN_TIMEOUT,
+  });
+  const extraClients: KubeClient[] = [];
+  const logLevel = options.logLevel ?? process.env.CAPSTAN_TEST_LOG ?? "silent";
+  const running = new Set<RunningOperator>();
+  // Aborted with the error of the first operator that fails: waits reject with it at once.
+  const failure = new AbortController();
+  let stopping: Promise<void> | undefined;
+
+  // Every wait listens to `failure`; dozens at once (Promise.all over many objects) are normal.
+  setMaxListeners(0, failure.signal);
+
+  const run = async <O>(
+    op: RunnableOperator<O>,
+    runOptions: RunOptions & Partial<O> = {},
+  ): Promise<RunningOperator> => {
+    if (stopping !== undefined) throw new Error("the test cluster is stopped");
+    const { readyTimeout, client: opClient, ...startOptions } = runOptions;
+    const abort = new AbortController();
+    const capture = logCapture(logLevel);
+    const logger = (runOptions.logger as Logger | undefined) ?? capture.logger;
+    const done = op.start({
+      gracefulShutdownTimeout: TEST_GRACEFUL_SHUTDOWN,
+      ...(startOptions as O),
+      client: opClient ?? client,
+      signal: abort.signal,
+      logger,
+    });
+    // Failed before ready: this rejects run() (the test sees it there); failed later: waits reject with it.
+    const stopped = new AbortController();
+    let ready = false;
+    done.then(
+      () => stopped.abort(new Error(`operator ${op.name} stopped`)),
+      (err: unknown) => {
+        const reason = new Error(`operator ${op.name} failed: ${err instanceof Error ? err.message : String(err)}`, {
+          cause: err,
+        });
+        stopped.abort(reason);
+        if (ready && !abort.signal.aborted && !failure.signal.aborted) failure.abort(reason);
+      },
+    );
+    const handle: RunningOperator = {
+      done,
+      logs: capture.records,
+      waitForLog: (match, options) => waitForRecord(capture.records, match, options),
+      stop: async () => {
+        abort.abort();
+        await done.catch(() => undefined);
+        running.delete(handle);
+      },
+    };
+    running.add(handle);
+    try {
+      for (const crd of runOptions.registerCrds === false ? [] : (op.requirements?.().crds ?? [])) {
+        await waitFor(client, CustomResourceDefinition, crd.crdName, isEstablished, {
+          timeout: readyTimeout ?? DEFAULT_WAIT_TIMEOUT,
+          signal: stopped.signal,
+        });
+      }
+      // Served CRDs are not enough: the operator's own registration may still fail (a 403 on a CRD
+      // someone else created). Its failure rejects `registered`.
+      if (runOptions.registerCrds !== false && op.registered !== undefined) {
+        await op.registered.catch((err: unknown) => {
+          throw new Error(`operator ${op.name} failed: ${err instanceof Error ? err.message : String(err)}`, {
+            cause: err,
+          });
+        });
+      }
+    } catch (err) {
+      await handle.stop();
+      throw err;
+    }
+    ready = true;
+    return handle;
+  };
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      await Promise.all([...running].map((r) => r.stop()));
+      await Promise.all([kubectl.stopAll(), capstan.stopAll()]);
+      await Promise.all(extraClients.map((c) => c.close()));
+      await client.close();
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    })();
+    return stopping;
+  };
+
+  const serviceAccount = async (key: string): Promise<ServiceAccountIdentity> => {
+    const [namespace, name, ...rest] = key.split("/");
+    if (namespace === undefined || name === undefined || namespace === "" || name === "" || rest.length > 0) {
+      throw new Error(`serviceAccount: expected "<namespace>/<name>", got ${JSON.stringify(key)}`);
+    }
+    if (!(options.rbac ?? false)) {
+      throw new Error("serviceAccount: the cluster issues ServiceAccount tokens only when started with { rbac: true }");
+    }
+    await createIfMissing(() => client.resource(Namespace).create({ metadata: { name: namespace } }));
+    await createIfMissing(() => client.resource(ServiceAccount, namespace).create({ metadata: { name } }));
+    // TokenRequest is a create on a subresource, which the typed client has no verb for.
+    const review = await client.request<{ status: { token: string } }>(
+      "POST",
+      `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+      { body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } } },
+    );
+    const username = `system:serviceaccount:${namespace}:${name}`;
+    const path = join(dir, `kubeconfig-${namespace}-${name}`);
+    await writeFile(path, kubeconfigWithToken(server.kubeconfig, username, review.status.token, namespace), {
+      mode: 0o600,
+    });
+    const saClient = new KubeClient(loadClientConfig({ kubeconfig: path }));
+    extraClients.push(saClient);
+    return { username, client: saClient, kubeconfigPath: path };
+  };
+
+  return {
+    client,
+    url: server.url,
+    kubeconfig: server.kubeconfig,
+    kubeconfigPath,
+    faults: server.faults,
+    run,
+    kubectl: (args, opts) => kubectl.run(args, opts),
+    capstan: (args, opts) => capstan.run(args, opts),
+    serviceAccount,
+    generatedRbac: (file, opts = {}) =>
+      generatedRbac(file, opts, {
+        capstan: (args, o) => capstan.run(args, o),
+        kubectl: (args, o) => kubectl.run(args, o),
+        serviceAccount,
+      }),
+    kubelet: server.kubelet,
+    waitFor: (kind, key, predicate, opts = {}) =>
+      withSignals(opts.signal, failure.signal, (signal) => waitFor(client, kind, key, predicate, { ...opts, signal })),
+    waitForDeletion: (kind, key, opts = {}) =>
+      withSignals(opts.signal, failure.signal, (signal) => waitForDeletion(client, kind, key, { ...opts, signal })),
+    stop,
+  };
+}
+
+async function createIfMissing(create: () => Promise<unknown>): Promise<void> {
+  try {
+    await create();
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+/** The admin kubeconfig with its user replaced by `username` holding `token`, in `namespace`. */
+function kubeconfigWithToken(admin: string, username: string, token: string, namespace: string): string {
+  const config = parseYaml(admin) as {
+    contexts: { name: string; context: { cluster: string; user: string; namespace?: string } }[];
+    users: { name: string; user: Record<string, unknown> }[];
+    "current-context": string;
+  };
+  const context = config.contexts.find((c) => c.name === config["current-context"]) ?? config.contexts[0];
+  if (context === undefined) throw new Error("the cluster's kubeconfig has no context");
+  config.users = [{ name: username, user: { token } }];
+  config.contexts = [{ name: username, context: { cluster: context.context.cluster, user: username, namespace } }];
+  config["current-context"] = username;
+  return stringifyYaml(config);
+}
+
+/**
+ * Runs `fn` with a signal aborted when `outer` or `failure` aborts, and detaches from both when it
+ * settles (a long-lived cluster signal must not collect one listener per finished wait).
+ */
+async function withSignals<R>(
+  outer: AbortSignal | undefined,
+  failure: AbortSignal,
+  fn: (signal: AbortSignal) => Promise<R>,
+): Promise<R> {
+  const combined = new AbortController();
+  const sources = outer === undefined ? [failure] : [outer, failure];
+  const listeners = sources.map((source) => {
+    const onAbort = () => combined.abort(source.reason);
+    if (source.aborted) onAbort();
+    else source.addEventListener("abort", onAbort, { once: true });
+    return () => source.removeEventListener("abort", onAbort);
+  });
+  try {
+    return await fn(combined.signal);
+  } finally {
+    for (const remove of listeners) remove();
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * The files of a new operator project (`capstan new`): one custom resource, a level-triggered
+ * controller owning a ConfigMap, its end-to-end test on the embedded API server, a sample manifest,
+ * and the scripts to run, test, and generate its manifests. Everything a user needs to see the whole
+ * loop work in a minute, small enough to replace with their own logic.
+ */
+import { pluralize } from "../resources/plural.ts";
+
+/** What a project is generated from. */
+export interface ProjectSpec {
+  /** npm package name and operator name (a DNS label: `widget-operator`). */
+  name: string;
+  /** The custom resource's API group (`example.com`). */
+  group: string;
+  /** Its version (`v1alpha1`). */
+  version: string;
+  /** Its kind, PascalCase (`Widget`). */
+  kind: string;
+  /** The `capstan` dependency: a semver range, or `file:<path>` to a local checkout. */
+  capstanDependency: string;
+}
+
+/** Relative path -> file content. */
+export type ProjectFiles = Record<string, string>;
+
+export function projectFiles(spec: ProjectSpec): ProjectFiles {
+  const plural = pluralize(spec.kind);
+  const lower = spec.kind.toLowerCase();
+  return {
+    "package.json": `${JSON.stringify(packageJson(spec), null, 2)}\n`,
+    "tsconfig.json": `${JSON.stringify(TSCONFIG, null, 2)}\n`,
+    "vitest.config.ts": VITEST_CONFIG,
+    ".gitignore": "node_modules/\n.capstan/\n",
+    "src/resources.ts": resourcesTs(spec),
+    "src/operator.ts": operatorTs(spec),
+    "src/operator.test.ts": operatorTestTs(spec),
+    [`manifests/${lower}.yaml`]: sampleYaml(spec),
+    "README.md": readme(spec, plural, lower),
+  };
+}
+
+function packageJson(spec: ProjectSpec): Record<string, unknown> {
+  return {
+    name: spec.name,
+    version: "0.1.0",
+    private: true,
+    type: "module",
+    engines: { node: ">=20" },
+    scripts: {
+      dev: "capstan dev src/operator.ts",
+      start: "capstan run src/operator.ts",
+      test: "tsc --noEmit && vitest run",
+      "generate:crds": "capstan generate crds src/operator.ts",
+      "generate:all": `capstan generate all src/operator.ts --image ${spec.name}:latest --namespace ${spec.name}`,
+    },
+    dependencies: { capstan: spec.capstanDependency },
+    devDependencies: { "@types/node": "^20.19.0", typescript: "^5.9.0", vitest: "^4.1.0" },
+  };
+}
+
+/** Capstan ships TypeScript sources: the project compiles them with the options they are written for. */
+const TSCONFIG = {
+  compilerOptions: {
+    target: "ES2022",
+    lib: ["ES2023"],
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    allowImportingTsExtensions: true,
+    noEmit: true,
+    strict: true,
+    verbatimModuleSyntax: true,
+    isolatedModules: true,
+    resolveJsonModule: true,
+    skipLibCheck: true,
+    types: ["node"],
+  },
+  include: ["src"],
+};
+
+const VITEST_CONFIG = `import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    // capstan is TypeScript source: let Vitest compile it like the project's own files.
+    server: { deps: { inline: ["capstan"] } },
+    // Each test starts an embedded API server and the operator: seconds, not milliseconds.
+    testTimeout: 30_000,
+  },
+});
+`;
+
+function resourcesTs(spec: ProjectSpec): string {
+  return `import { defineResource, type ObjectOf, Type } from "capstan";
+
+/**
+ * The custom resource this operator manages. Its schema gives the TypeScript types, the CRD
+ * (\`npm run generate:crds\`) and the validation the API server applies.
+ */
+export const ${spec.kind} = defineResource({
+  group: "${spec.group}",
+  version: "${spec.version}",
+  kind: "${spec.kind}",
+  scope: "Namespaced",
+  spec: Type.Object({
+    /** What the operator writes into the ConfigMap it owns. */
+    message: Type.String({ minLength: 1 }),
+  }),
+  status: Type.Object({
+    /** The ConfigMap holding the message, once written. */
+    configMap: Type.Optional(Type.String()),
+  }),
+  printerColumns: [
+    { name: "Message", type: "string", jsonPath: ".spec.message" },
+    { name: "ConfigMap", type: "string", jsonPath: ".status.configMap" },
+  ],
+});
+
+export type ${spec.kind}Object = ObjectOf<typeof ${spec.kind}>;
+`;
+}
+
+function operatorTs(spec: ProjectSpec): string {
+  return `import { isDeleted, operator } from "capstan";
+import { ConfigMap } from "capstan/core";
+import { ${spec.kind} } from "./resources.ts";
+
+export { ${spec.kind} } from "./resources.ts";
+
+/** The ConfigMap a ${spec.kind} named \`name\` owns. */
+export function configMapName(name: string): string {
+  return \`\${name}-message\`;
+}
+
+const op = operator({ name: "${spec.name}" });
+
+/**
+ * Level-triggered: called with the ${spec.kind} as it is now (after any change to it or to a
+ * ConfigMap it owns), it makes the world match its spec. Thrown errors are retried with backoff.
+ */
+op.controller(${spec.kind})
+  .owns(ConfigMap)
+  .reconcile(async (obj, ctx) => {
+    // Deleted: nothing to do, its ConfigMap is garbage-collected with it (owner reference).
+    if (isDeleted(obj)) return;
+    const name = configMapName(ctx.key.name);
+    await ctx.apply(ConfigMap, ctx.adopt({ metadata: { name }, data: { message: obj.spec.message } }));
+    if (obj.status?.configMap !== name) await ctx.patchStatus({ configMap: name });
+  });
+
+export default op;
+`;
+}
+
+function operatorTestTs(spec: ProjectSpec): string {
+  return `import { ConfigMap } from "capstan/core";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import op, { configMapName, ${spec.kind} } from "./operator.ts";
+
+// An embedded Kubernetes API server, started in milliseconds: no cluster, no Docker.
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  await cluster.run(op);
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+it("writes the message into a ConfigMap it owns, and keeps it in step", async () => {
+  const objects = cluster.client.resource(${spec.kind});
+  await objects.create(${spec.kind}.make({ metadata: { name: "hello", namespace: "default" }, spec: { message: "hi" } }));
+  await cluster.waitFor(ConfigMap, \`default/\${configMapName("hello")}\`, (cm) => cm.data?.["message"] === "hi");
+
+  await objects.patch("hello", { spec: { message: "hello again" } }, { namespace: "default", type: "merge" });
+  const cm = await cluster.waitFor(
+    ConfigMap,
+    \`default/\${configMapName("hello")}\`,
+    (c) => c.data?.["message"] === "hello again",
+  );
+  expect(cm.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "${spec.kind}", name: "hello", controller: true });
+  const obj = await cluster.waitFor(${spec.kind}, "default/hello", (o) => o.status?.configMap !== undefined);
+  expect(obj.status?.configMap).toBe(configMapName("hello"));
+});
+
+it("refuses an object its schema rejects, as a real API server does", async () => {
+  const objects = cluster.client.resource(${spec.kind});
+  await expect(
+    objects.create(${spec.kind}.make({ metadata: { name: "empty", namespace: "default" }, spec: { message: "" } })),
+  ).rejects.toThrow(/spec.message/);
+});
+`;
+}
+
+function sampleYaml(spec: ProjectSpec): string {
+  return `apiVersion: ${spec.group}/${spec.version}
+kind: ${spec.kind}
+metadata:
+  name: hello
+spec:
+  message: hello from ${spec.name}
+`;
+}
+
+function readme(spec: ProjectSpec, plural: string, lower: string): string {
+  return `# ${spec.name}
+
+A Kubernetes operator written with Capstan: each
+\`${spec.kind}\` (\`${plural}.${spec.group}\`) gets a ConfigMap holding its \`spec.message\`, kept in step
+and garbage-collected with it.
+
+\`\`\`sh
+npm install
+npm run dev          # the embedded API server + this operator, restarted when you save; a dashboard
+# in another terminal:
+export KUBECONFIG=.capstan/kubeconfig
+kubectl apply -f manifests/${lower}.yaml
+kubectl get ${plural}                       # MESSAGE, CONFIGMAP
+kubectl get configmap hello-message -o yaml
+
+npm test             # typecheck, and the end-to-end test on an embedded API server (no cluster)
+npm run generate:all # CRD, RBAC and Deployment for a real cluster: | kubectl apply -f -
+\`\`\`
+
+- \`src/resources.ts\`: the custom resource (TypeBox schema -> types, CRD, validation)
+- \`src/operator.ts\`: the controller
+- \`src/operator.test.ts\`: its end-to-end test
+`;
+}

@@ -1,0 +1,6 @@
+import { readFileSync } from "node:fs";
+
+/** This package's version (from its package.json, the same from `src/` and `dist/`). */
+export const CAPSTAN_VERSION: string = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;

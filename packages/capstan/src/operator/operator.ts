@@ -1,0 +1,670 @@
+/**
+ * `operator({ name })`: the object an operator author fills with controllers and Kopf-style
+ * handlers, then starts on the runtime's manager.
+ *
+ * ## Expected flow
+ * ```ts
+ * const op = operator({ name: "exchangerates" });
+ * op.on.create(ExchangeRate, async ({ spec, adopt, api }) => { ... });
+ * op.on.update(ExchangeRate, async ({ diff }) => { ... });
+ * op.on.delete(ExchangeRate, async () => { ... });        // finalizer added and removed for you
+ * op.timer(ExchangeRate, { interval: "1h" }, async ({ obj, patch }) => { ... });
+ * op.daemon(ExchangeRate, async ({ signal }) => { ... }); // runs until the object goes away
+ * op.controller(ExchangeRate).owns(ConfigMap).reconcile(async (er, ctx) => { ... });
+ * await op.start({ client, signal });                     // resolves once stopped
+ * ```
+ *
+ * `start` registers the CRDs of the `defineResource` kinds it uses (unless `registerCrds: false`),
+ * builds one runtime controller per handled kind (and namespace) whose reconcile function runs
+ * the handlers (processing.ts), replays the declared controllers on the same manager (shared
+ * informers: one watch per kind and scope), and runs the manager until the signal aborts.
+ *
+ * ## Guarantees
+ * - One object is never handled by two handlers at once: every handler, timer and raw-event
+ *   handler of a kind runs inside that kind's controller, one key per worker (the work queue's
+ *   guarantee). Daemons are the exception: they run beside the handlers (daemons.ts).
+ * - Handlers run at least once per cause; after a crash between a handler's side effect and the
+ *   write of its progress record, that one handler runs again (once per crash), never the ones
+ *   whose success was stored. Details: processing.ts and docs/handlers.md.
+ * - When `start` settles, every daemon has returned (or was given up on after the graceful
+ *   shutdown timeout and logged), and the manager has released every timer and socket it held.
+ *
+ * ## Caveats
+ * - `controller(kind)` returns a recording builder with the runtime builder's methods; the
+ *   controller itself is built when the operator starts (it needs the client).
+ */
+import type { Logger } from "pino";
+import pino from "pino";
+import type { KubeClient } from "../client/resource-client.ts";
+import type { KubeObject, ResourceKind } from "../client/types.ts";
+import { toCrd } from "../resources/crd.ts";
+import { isCustomResource } from "../resources/define-resource.ts";
+import { needs, type PermissionNeed } from "../resources/rbac.ts";
+import type { CustomResource } from "../resources/resource-types.ts";
+import type { ReconcileFunction } from "../runtime/controller.ts";
+import type { BuilderOptions, WatchOptions } from "../runtime/controller-builder.ts";
+import { ensureCrds } from "../runtime/crd-registration.ts";
+import { type Duration, toMilliseconds } from "../runtime/duration.ts";
+import { Manager, type ManagerOptions, type ManagerState } from "../runtime/manager.ts";
+import type { Predicate } from "../runtime/predicates.ts";
+import type { ObjectRef } from "../runtime/reconcile.ts";
+import { DEFAULT_BACKOFF_MS } from "./daemons.ts";
+import { parseField } from "./diff.ts";
+import type {
+  ChangeCause,
+  ChangeContext,
+  ChangeHandlerSpec,
+  DaemonContext,
+  DaemonOptions,
+  DaemonSpec,
+  DeleteHandlerOptions,
+  EssenceOf,
+  EventContext,
+  EventHandlerOptions,
+  EventHandlerSpec,
+  HandlerFn,
+  HandlerOptions,
+  TimerContext,
+  TimerOptions,
+  TimerSpec,
+} from "./handlers.ts";
+import { normalizeHandlerId, type OperatorNames, operatorNames } from "./naming.ts";
+import { KindProcessor, type OperatorTestHooks } from "./processing.ts";
+
+/** Options of {@link operator}. */
+export interface OperatorOptions {
+  /** Lower-case DNS label; names the finalizer and annotations (`<name>.capstan.dev/...`). */
+  name: string;
+  /**
+   * What handlers and reconcilers send themselves through `api` / `ctx.client`, which
+   * registration cannot see, e.g. the ConfigMaps an `on.create` handler applies:
+   * `permissions: [needs.apply(ConfigMap)]`, or the pods a reconciler reads and deletes:
+   * `needs.custom(Pod, ["get", "delete"])`. Added to {@link Operator.permissions}, so
+   * `capstan generate rbac` grants them.
+   */
+  permissions?: readonly (PermissionNeed | readonly PermissionNeed[])[];
+}
+
+/** Options of {@link Operator.start}: the manager's, plus what the operator layer adds. */
+export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "namespace"> {
+  /** Stops the operator gracefully when aborted. */
+  signal?: AbortSignal;
+  /**
+   * Watch only these namespaces (default: all). Cluster-scoped kinds ignore it. Controllers
+   * declared with `op.controller` default to the namespace when exactly one is given; with
+   * several, they watch what their own watch options say (all namespaces by default).
+   */
+  namespaces?: readonly string[];
+  /** Register the CRDs of the `defineResource` kinds the operator uses (default true). */
+  registerCrds?: boolean;
+  /** How long CRD registration may take (default 60 s). */
+  crdTimeout?: Duration;
+  /**
+   * Objects of one kind handled in parallel (default {@link DEFAULT_WORKERS}); one object is
+   * never handled by two workers at once, whatever this is.
+   */
+  workers?: number;
+  /** Crash-simulation hooks for tests. */
+  hooks?: OperatorTestHooks;
+}
+
+/**
+ * Kopf handles every object concurrently; a few workers per kind give most of that parallelism
+ * (handlers mostly wait on the network) while bounding the load one operator puts on the API
+ * server. Per object, handling stays strictly sequential.
+ */
+export const DEFAULT_WORKERS = 4;
+
+/**
+ * What an operator watches, owns and writes: input for RBAC derivation and CRD registration. Each
+ * list names the kinds one piece of Capstan sends requests for; {@link Operator.permissions} maps
+ * each to the verbs of those requests.
+ */
+export interface OperatorRequirements {
+  /** Kinds with informers (handled kinds and every kind a controller reconciles, owns or watches): list, watch. */
+  readonly watches: readonly ResourceKind[];
+  /** Child kinds controllers own (`owns`), written with `ctx.apply` (server-side apply): create, patch. */
+  readonly owns: readonly ResourceKind[];
+  /**
+   * Kinds whose objects the handler engine writes (kinds with change handlers or timers: the
+   * finalizer, progress annotations, `ctx.patch` metadata and spec). It only merge-patches: patch.
+   */
+  readonly updates: readonly ResourceKind[];
+  /**
+   * Kinds with a status subresource that the operator patches (handler results and
+   * `ctx.patch.status` of change handlers and timers, `ctx.patchStatus` of controllers): patch on `/status`.
+   */
+  readonly statusWrites: readonly ResourceKind[];
+  /**
+   * Kinds whose contexts offer `adopt` (change handlers, timers, daemons, controllers), whose
+   * `blockOwnerDeletion` owner references need update on `<plural>/finalizers` where
+   * OwnerReferencesPermissionEnforcement runs.
+   */
+  readonly ownerReferencesTo: readonly ResourceKind[];
+  /** The operator posts core/v1 Events (handler failures, `ctx.event`): create, patch. */
+  readonly events: true;
+  /** CRDs registered at start-up. */
+  readonly crds: readonly CustomResource[];
+}
+
+interface KindHandlers {
+  kind: ResourceKind;
+  change: ChangeHandlerSpec[];
+  timers: TimerSpec[];
+  daemons: DaemonSpec[];
+  events: EventHandlerSpec[];
+  ids: Set<string>;
+}
+
+/** Change handler registration: `(kind, fn)` or `(kind, options, fn)`. */
+export interface ChangeRegistrar<O, V = undefined> {
+  <T extends KubeObject>(
+    kind: ResourceKind<T>,
+    fn: HandlerFn<ChangeContext<T, V extends undefined ? EssenceOf<T> : V>>,
+  ): void;
+  <T extends KubeObject>(
+    kind: ResourceKind<T>,
+    options: O & HandlerOptions<T>,
+    fn: HandlerFn<ChangeContext<T, V extends undefined ? EssenceOf<T> : V>>,
+  ): void;
+}
+
+/** The `op.on` namespace. */
+export interface OnRegistry {
+  /** The object appeared with no handled state stored (a new object, or one never handled before). */
+  readonly create: ChangeRegistrar<object>;
+  /** The essence (spec, labels, annotations) differs from the last handled one. */
+  readonly update: ChangeRegistrar<object>;
+  /** The object is being deleted; the operator's finalizer holds it until these succeed. */
+  readonly delete: ChangeRegistrar<Omit<DeleteHandlerOptions<KubeObject>, keyof HandlerOptions<KubeObject>>>;
+  /** First sight of an already handled object after the operator (re)started. */
+  readonly resume: ChangeRegistrar<object>;
+  /** A create or update that changed one field (`"spec.size"`): `old`/`new` are that field's values. */
+  field<T extends KubeObject>(kind: ResourceKind<T>, field: string, fn: HandlerFn<ChangeContext<T, unknown>>): void;
+  field<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    field: string,
+    options: HandlerOptions<T>,
+    fn: HandlerFn<ChangeContext<T, unknown>>,
+  ): void;
+  /** Every raw watch event (ADDED, MODIFIED, DELETED); errors are logged and never retried. */
+  event<T extends KubeObject>(kind: ResourceKind<T>, fn: HandlerFn<EventContext<T>>): void;
+  event<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    options: EventHandlerOptions<T>,
+    fn: HandlerFn<EventContext<T>>,
+  ): void;
+}
+
+type Recorded =
+  | { op: "owns"; kind: ResourceKind; options?: WatchOptions<KubeObject> }
+  | {
+      op: "watches";
+      kind: ResourceKind;
+      map: (obj: KubeObject) => readonly (ObjectRef | string)[];
+      options?: WatchOptions<KubeObject>;
+    }
+  | { op: "withEventFilter"; predicates: Predicate<KubeObject>[] }
+  | { op: "named"; name: string }
+  | { op: "withOptions"; options: BuilderOptions };
+
+/**
+ * The runtime builder's fluent API (`owns`, `watches`, `withEventFilter`, `named`, `withOptions`,
+ * `reconcile`), recorded and replayed on the manager when the operator starts.
+ */
+export class DeferredControllerBuilder<T extends KubeObject = KubeObject> {
+  private readonly steps: Recorded[] = [];
+  private fn: ReconcileFunction<T> | undefined;
+
+  constructor(
+    readonly kind: ResourceKind<T>,
+    private readonly options: WatchOptions<T> | undefined,
+  ) {}
+
+  /** See the runtime's `ControllerBuilder.owns`. */
+  owns<C extends KubeObject>(kind: ResourceKind<C>, options?: WatchOptions<C>): this {
+    this.steps.push({ op: "owns", kind: kind as ResourceKind, options: options as WatchOptions<KubeObject> });
+    return this;
+  }
+
+  /** See the runtime's `ControllerBuilder.watches`. */
+  watches<W extends KubeObject>(
+    kind: ResourceKind<W>,
+    map: (obj: W) => readonly (ObjectRef | string)[],
+    options?: WatchOptions<W>,
+  ): this {
+    this.steps.push({
+      op: "watches",
+      kind: kind as ResourceKind,
+      map: map as (obj: KubeObject) => readonly (ObjectRef | string)[],
+      options: options as WatchOptions<KubeObject>,
+    });
+    return this;
+  }
+
+  /** See the runtime's `ControllerBuilder.withEventFilter`. */
+  withEventFilter(...predicates: Predicate<KubeObject>[]): this {
+    this.steps.push({ op: "withEventFilter", predicates });
+    return this;
+  }
+
+  /** See the runtime's `ControllerBuilder.named`. */
+  named(name: string): this {
+    this.steps.push({ op: "named", name });
+    return this;
+  }
+
+  /** See the runtime's `ControllerBuilder.withOptions`. */
+  withOptions(options: BuilderOptions): this {
+    this.steps.push({ op: "withOptions", options });
+    return this;
+  }
+
+  /** The reconcile function; the controller is built when the operator starts. */
+  reconcile(fn: ReconcileFunction<T>): void {
+    if (this.fn !== undefined) throw new Error("reconcile() was already called on this builder");
+    this.fn = fn;
+  }
+
+  /** @internal Kinds this controller watches, split by role. */
+  kinds(): { owns: ResourceKind[]; watches: ResourceKind[] } {
+    const owns: ResourceKind[] = [];
+    const watches: ResourceKind[] = [this.kind as ResourceKind];
+    for (const s of this.steps) {
+      if (s.op === "owns") owns.push(s.kind);
+      if (s.op === "watches") watches.push(s.kind);
+    }
+    return { owns, watches };
+  }
+
+  /** @internal Builds the controller on `mgr`. */
+  replay(mgr: Manager): void {
+    if (this.fn === undefined) {
+      throw new Error(`controller for ${this.kind.kind} was declared without reconcile(fn)`);
+    }
+    let b = mgr.controller(this.kind, this.options);
+    for (const s of this.steps) {
+      if (s.op === "owns") b = b.owns(s.kind, s.options);
+      else if (s.op === "watches") b = b.watches(s.kind, s.map, s.options);
+      else if (s.op === "withEventFilter") b = b.withEventFilter(...s.predicates);
+      else if (s.op === "named") b = b.named(s.name);
+      else b = b.withOptions(s.options);
+    }
+    b.reconcile(this.fn);
+  }
+}
+
+/** Holds an operator's controllers and handlers; see the module documentation. */
+export class Operator {
+  readonly name: string;
+  /** Annotation prefix, finalizer and progress keys this operator writes. */
+  readonly names: OperatorNames;
+  readonly on: OnRegistry;
+  private readonly kinds = new Map<string, KindHandlers>();
+  private readonly controllers: DeferredControllerBuilder<KubeObject>[] = [];
+  private started = false;
+  private manager: Manager | undefined;
+  private processors: KindProcessor[] = [];
+  private readonly declaredPermissions: readonly PermissionNeed[];
+  private settleRegistration: { resolve(): void; reject(err: unknown): void } = { resolve() {}, reject() {} };
+  /**
+   * Settles once {@link start} is past CRD registration: resolves when the operator's CRDs are
+   * registered (or registration is skipped, or it was stopped first), rejects with start's error
+   * when it failed before that (a 403 on its CRDs, say). `capstan-dev/testing`'s `run` waits for it, so
+   * a test sees a start-up failure as `run` rejecting, even when the CRDs were already served.
+   */
+  readonly registered: Promise<void>;
+
+  constructor(options: OperatorOptions) {
+    this.registered = new Promise<void>((resolve, reject) => {
+      this.settleRegistration = { resolve, reject };
+    });
+    // Nobody need wait for it: a failed start is reported by start's own promise.
+    this.registered.catch(() => undefined);
+    this.names = operatorNames(options.name);
+    this.name = options.name;
+    this.declaredPermissions = (options.permissions ?? []).flat();
+    const change =
+      (cause: ChangeCause) =>
+      (kind: ResourceKind, a: unknown, b?: unknown): void => {
+        const [options, fn] = b === undefined ? [{}, a] : [a, b];
+        this.addChange(kind, cause, undefined, options as DeleteHandlerOptions<KubeObject>, fn as HandlerFn<never>);
+      };
+    this.on = {
+      create: change("create") as OnRegistry["create"],
+      update: change("update") as OnRegistry["update"],
+      delete: change("delete") as OnRegistry["delete"],
+      resume: change("resume") as OnRegistry["resume"],
+      field: ((kind: ResourceKind, field: string, a: unknown, b?: unknown) => {
+        const [options, fn] = b === undefined ? [{}, a] : [a, b];
+        this.addChange(kind, "field", parseField(field), options as HandlerOptions<KubeObject>, fn as HandlerFn<never>);
+      }) as OnRegistry["field"],
+      event: ((kind: ResourceKind, a: unknown, b?: unknown) => {
+        const [options, fn] = b === undefined ? [{}, a] : [a, b];
+        const entry = this.entry(kind);
+        const id = this.claimId(
+          entry,
+          (options as EventHandlerOptions<KubeObject>).id,
+          fn,
+          `event-${entry.events.length + 1}`,
+        );
+        entry.events.push({
+          kind,
+          id,
+          fn: fn as HandlerFn<EventContext<KubeObject>>,
+          options: options as EventHandlerOptions<KubeObject>,
+        });
+      }) as OnRegistry["event"],
+    };
+  }
+
+  /** A level-triggered controller for `kind` (the runtime's builder API; built at start). */
+  controller<T extends KubeObject>(kind: ResourceKind<T>, options?: WatchOptions<T>): DeferredControllerBuilder<T> {
+    this.assertNotStarted();
+    const builder = new DeferredControllerBuilder<T>(kind, options);
+    this.controllers.push(builder as unknown as DeferredControllerBuilder<KubeObject>);
+    return builder;
+  }
+
+  /** Runs `fn` every `interval` for each object of `kind` (not while it is being deleted). */
+  timer<T extends KubeObject>(kind: ResourceKind<T>, options: TimerOptions<T>, fn: HandlerFn<TimerContext<T>>): void {
+    const entry = this.entry(kind);
+    const intervalMs = toMilliseconds(options.interval);
+    if (intervalMs <= 0) throw new Error(`timer on ${kind.kind}: interval must be > 0`);
+    const id = this.claimId(entry, options.id, fn, `timer-${entry.timers.length + 1}`);
+    entry.timers.push({
+      kind,
+      id,
+      intervalMs,
+      initialDelayMs: toMilliseconds(options.initialDelay ?? 0),
+      idleMs: toMilliseconds(options.idle ?? 0),
+      fn: fn as unknown as HandlerFn<TimerContext<KubeObject>>,
+      options: options as unknown as TimerOptions<KubeObject>,
+    });
+  }
+
+  /** Runs `fn` once per object of `kind` for as long as it exists; `ctx.signal` says when to stop. */
+  daemon<T extends KubeObject>(kind: ResourceKind<T>, fn: HandlerFn<DaemonContext<T>>): void;
+  daemon<T extends KubeObject>(kind: ResourceKind<T>, options: DaemonOptions<T>, fn: HandlerFn<DaemonContext<T>>): void;
+  daemon<T extends KubeObject>(kind: ResourceKind<T>, a: unknown, b?: unknown): void {
+    const [options, fn] = (b === undefined ? [{}, a] : [a, b]) as [DaemonOptions<T>, HandlerFn<DaemonContext<T>>];
+    const entry = this.entry(kind);
+    const id = this.claimId(entry, options.id, fn, `daemon-${entry.daemons.length + 1}`);
+    entry.daemons.push({
+      kind,
+      id,
+      initialDelayMs: toMilliseconds(options.initialDelay ?? 0),
+      backoffMs: toMilliseconds(options.backoff ?? DEFAULT_BACKOFF_MS),
+      fn: fn as unknown as HandlerFn<DaemonContext<KubeObject>>,
+      options: options as unknown as DaemonOptions<KubeObject>,
+    });
+  }
+
+  /** What the operator watches, owns and writes (for RBAC and CRD registration). */
+  requirements(): OperatorRequirements {
+    const watches = new KindSet();
+    const owns = new KindSet();
+    const updates = new KindSet();
+    const statusWrites = new KindSet();
+    const ownerReferencesTo = new KindSet();
+    for (const e of this.kinds.values()) {
+      watches.add(e.kind);
+      // Change handlers always write their progress; timers write their ctx.patch and results.
+      const writes = e.change.length > 0 || e.timers.length > 0;
+      if (writes) {
+        updates.add(e.kind);
+        if (hasStatusSubresource(e.kind)) statusWrites.add(e.kind);
+      }
+      // Raw event handlers get no adopt; every other handler context has it.
+      if (writes || e.daemons.length > 0) ownerReferencesTo.add(e.kind);
+    }
+    for (const c of this.controllers) {
+      const k = c.kinds();
+      for (const w of k.watches) watches.add(w);
+      for (const o of k.owns) {
+        owns.add(o);
+        watches.add(o);
+      }
+      // ctx.patchStatus patches the reconciled object's status; ctx.adopt points children at it.
+      if (hasStatusSubresource(c.kind as ResourceKind)) statusWrites.add(c.kind as ResourceKind);
+      ownerReferencesTo.add(c.kind as ResourceKind);
+    }
+    const crds = new Map<string, CustomResource>();
+    for (const k of [...watches.values(), ...owns.values()]) if (isCustomResource(k)) crds.set(k.crdName, k);
+    return {
+      watches: watches.values(),
+      owns: owns.values(),
+      updates: updates.values(),
+      statusWrites: statusWrites.values(),
+      ownerReferencesTo: ownerReferencesTo.values(),
+      events: true,
+      crds: [...crds.values()],
+    };
+  }
+
+  /**
+   * The permission needs of {@link requirements}, for `deriveRules` / `rbacManifests`: exactly the
+   * verbs of the requests Capstan sends for this operator (informers list and watch; the handler
+   * engine patches the object and its status; `ctx.apply` applies, which may create; the event
+   * recorder creates and patches core/v1 Events; CRD registration gets, creates and updates its own
+   * CRDs; leader election gets, creates and updates its own Lease), plus what was declared with
+   * `operator({ permissions })` for the requests handlers send themselves through `api` / `ctx.client`.
+   */
+  permissions(
+    options: {
+      /** Grant the Lease: `true` for the manager's default `<name>-leader`, or the Lease `name` it is started with. */
+      leaderElection?: boolean | { name?: string };
+      registerCrds?: boolean;
+    } = {},
+  ): PermissionNeed[] {
+    const r = this.requirements();
+    const out: PermissionNeed[] = [];
+    for (const k of r.watches) out.push(...needs.watch(k));
+    for (const k of r.owns) out.push(...needs.apply(k));
+    for (const k of r.updates) out.push(...needs.patch(k));
+    for (const k of r.statusWrites) out.push(...needs.writeStatus(k));
+    for (const k of r.ownerReferencesTo) out.push(...needs.ownerReferencesTo(k));
+    out.push(...needs.events());
+    out.push(...this.declaredPermissions);
+    if (options.leaderElection) {
+      // The manager's default Lease name (manager.ts), which `capstan run --leader-elect` uses.
+      const lease = typeof options.leaderElection === "object" ? options.leaderElection.name : undefined;
+      out.push(...needs.leaderElection(lease ?? `${this.name}-leader`));
+    }
+    if (options.registerCrds ?? true) out.push(...needs.crdRegistration(r.crds.map((k) => k.crdName)));
+    return out;
+  }
+
+  /**
+   * Runs the operator until `options.signal` aborts (resolves) or the manager fails (rejects:
+   * leadership lost, caches not synced, CRDs not Established). Call once.
+   */
+  async start(options: OperatorStartOptions): Promise<void> {
+    this.assertNotStarted();
+    this.started = true;
+    const { signal, namespaces, registerCrds, crdTimeout, hooks, workers, ...managerOptions } = options;
+    const logger: Logger = (options.logger ?? pino({ level: "info" })).child({ operator: this.name });
+    // With one namespace, declared controllers default to it too (the manager's namespace).
+    const only = namespaces?.length === 1 ? namespaces[0] : undefined;
+    const mgr = new Manager({ ...managerOptions, name: this.name, logger, ...(only ? { namespace: only } : {}) });
+    this.manager = mgr;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) stop.abort();
+    const drainMs = toMilliseconds(options.gracefulShutdownTimeout ?? "30s");
+    try {
+      if (registerCrds ?? true) {
+        const crds = this.requirements().crds.map((k) => toCrd(k));
+        try {
+          if (crds.length > 0) await ensureCrds(mgr.client, crds, { signal: stop.signal, timeout: crdTimeout, logger });
+        } catch (err) {
+          // Stopped while registering (a restart during start-up): a stop, not a failure.
+          if (signal?.aborted) return;
+          throw err;
+        }
+      }
+      this.settleRegistration.resolve();
+      if (stop.signal.aborted) return;
+      for (const c of this.controllers) c.replay(mgr);
+      const scopes = namespaces !== undefined && namespaces.length > 0 ? [...namespaces] : [undefined];
+      for (const entry of this.kinds.values()) {
+        for (const ns of entry.kind.namespaced ? scopes : [undefined]) {
+          this.buildProcessor(mgr, entry, ns, logger, stop.signal, hooks, workers ?? DEFAULT_WORKERS);
+        }
+      }
+      await mgr.start(stop.signal);
+    } catch (err) {
+      this.settleRegistration.reject(err); // no effect once registration succeeded
+      throw err;
+    } finally {
+      this.settleRegistration.resolve(); // stopped before or during registration
+      signal?.removeEventListener("abort", onAbort);
+      stop.abort();
+      await Promise.all(this.processors.map((p) => p.stop(drainMs)));
+      // A manager that never started (CRD registration failed) did not close the client it built.
+      if (mgr.state === "idle" && options.client === undefined) await mgr.client.close();
+    }
+  }
+
+  /**
+   * Where the operator is: the manager's state once `start` was called (`syncing`, `candidate`,
+   * `leading` = handlers running, `stopping`, `stopped`), `idle` before.
+   */
+  get state(): ManagerState {
+    return this.manager?.state ?? "idle";
+  }
+
+  /** Daemons alive right now, over every kind (diagnostics, tests). */
+  runningDaemons(): number {
+    return this.processors.reduce((n, p) => n + p.runningDaemons(), 0);
+  }
+
+  private buildProcessor(
+    mgr: Manager,
+    entry: KindHandlers,
+    namespace: string | undefined,
+    logger: Logger,
+    stopSignal: AbortSignal,
+    hooks: OperatorTestHooks | undefined,
+    workers: number,
+  ): void {
+    const kind = entry.kind;
+    const name = `${kind.kind.toLowerCase()}-handlers${namespace === undefined ? "" : `-${namespace}`}`;
+    const processor = new KindProcessor({
+      kind,
+      names: this.names,
+      changeHandlers: entry.change,
+      timers: entry.timers,
+      daemons: entry.daemons,
+      events: entry.events,
+      client: mgr.client as KubeClient,
+      logger: logger.child({ kind: kind.kind }),
+      recorder: mgr.recorderFor(this.name),
+      stopSignal,
+      statusSubresource: hasStatusSubresource(kind),
+      hooks,
+    });
+    processor.attach(mgr.informers.informerFor(kind, { namespace }));
+    mgr
+      .controller(kind, { namespace })
+      .named(name)
+      .withOptions({ maxConcurrentReconciles: workers })
+      .reconcile((target, ctx) => processor.reconcile(target, ctx));
+    this.processors.push(processor);
+  }
+
+  private entry(kind: ResourceKind): KindHandlers {
+    this.assertNotStarted();
+    if (typeof kind !== "object" || kind === null || typeof kind.plural !== "string" || typeof kind.kind !== "string") {
+      throw new Error("expected a kind (defineResource(...) or a capstan/core kind) as the first argument");
+    }
+    const key = `${kind.group}/${kind.kind}`;
+    let entry = this.kinds.get(key);
+    if (entry === undefined) {
+      entry = { kind, change: [], timers: [], daemons: [], events: [], ids: new Set() };
+      this.kinds.set(key, entry);
+    } else if (entry.kind.version !== kind.version) {
+      throw new Error(
+        `${kind.kind}.${kind.group}: handlers are registered for version ${entry.kind.version} already; ` +
+          `use one version per kind (the API server serves the same objects in every version)`,
+      );
+    }
+    return entry;
+  }
+
+  private addChange(
+    kind: ResourceKind,
+    cause: ChangeCause,
+    field: readonly string[] | undefined,
+    options: DeleteHandlerOptions<KubeObject>,
+    fn: HandlerFn<never>,
+  ): void {
+    if (typeof fn !== "function") throw new Error(`on.${cause}(${kind?.kind}): the handler must be a function`);
+    const entry = this.entry(kind);
+    const n = entry.change.filter((h) => h.cause === cause).length + 1;
+    const fallback = field === undefined ? `${cause}-${n}` : `field-${field.join(".")}`;
+    const named = fn.name && field !== undefined ? `${fn.name}-${field.join(".")}` : undefined;
+    const id = this.claimId(entry, options.id ?? named, fn, fallback);
+    entry.change.push({ kind, id, cause, field, fn: fn as ChangeHandlerSpec["fn"], options });
+  }
+
+  /** A unique, annotation-safe id: the explicit one, else the function's name, else `fallback`. */
+  private claimId(entry: KindHandlers, explicit: string | undefined, fn: unknown, fallback: string): string {
+    const fnName = typeof fn === "function" && fn.name !== "" && fn.name !== "anonymous" ? fn.name : undefined;
+    const id = normalizeHandlerId(explicit ?? fnName ?? fallback);
+    if (entry.ids.has(id)) {
+      throw new Error(
+        `${entry.kind.kind}: two handlers share the id "${id}"; give one of them an explicit { id } (ids key progress annotations and status fields)`,
+      );
+    }
+    entry.ids.add(id);
+    return id;
+  }
+
+  private assertNotStarted(): void {
+    if (this.started) throw new Error(`operator ${this.name} has started; register handlers before start()`);
+  }
+}
+
+/** Creates an operator; see {@link Operator}. */
+export function operator(options: OperatorOptions): Operator {
+  return new Operator(options);
+}
+
+/**
+ * Whether the kind has a status subresource: for `defineResource` kinds, when the typed version
+ * has a status schema (then `toCrd` enables the subresource); built-in kinds without a status
+ * are listed; any other kind is assumed to have one.
+ */
+function hasStatusSubresource(kind: ResourceKind): boolean {
+  if (isCustomResource(kind)) return kind.versions.find((v) => v.name === kind.version)?.status !== undefined;
+  return !KINDS_WITHOUT_STATUS.has(`${kind.kind}.${kind.group}`);
+}
+
+/** Built-in kinds that have no status at all (so no status subresource). */
+const KINDS_WITHOUT_STATUS = new Set([
+  "ConfigMap.",
+  "Secret.",
+  "ServiceAccount.",
+  "Endpoints.",
+  "Event.",
+  "Event.events.k8s.io",
+  "Lease.coordination.k8s.io",
+  "Role.rbac.authorization.k8s.io",
+  "RoleBinding.rbac.authorization.k8s.io",
+  "ClusterRole.rbac.authorization.k8s.io",
+  "ClusterRoleBinding.rbac.authorization.k8s.io",
+  "ValidatingWebhookConfiguration.admissionregistration.k8s.io",
+  "MutatingWebhookConfiguration.admissionregistration.k8s.io",
+]);
+
+class KindSet {
+  private readonly map = new Map<string, ResourceKind>();
+  add(kind: ResourceKind): void {
+    this.map.set(`${kind.group}/${kind.version}/${kind.kind}`, kind);
+  }
+  values(): ResourceKind[] {
+    return [...this.map.values()];
+  }
+}
