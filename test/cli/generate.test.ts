@@ -6,13 +6,16 @@ import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
 import type { ClusterRole } from "kubernetes-types/rbac/v1.d.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { imageLayout } from "../../packages/capstan/src/cli/dockerfile.ts";
 import { generate } from "../../packages/capstan/src/cli/generate.ts";
 import { startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 import op from "./fixtures/widget-operator.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
 const bin = join(repo, "packages/capstan/bin/capstan.js");
-const fixture = "test/cli/fixtures/widget-operator.ts";
+/** A project laid out as \`capstan new\` makes one: src/operator.ts, built into dist/operator.js. */
+const project = join(repo, "test/cli/fixtures/project");
+const fixture = "src/operator.ts";
 
 interface Result {
   code: number;
@@ -22,7 +25,7 @@ interface Result {
 
 function capstan(args: string[]): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repo, timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd: project, timeout: 30_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
     });
   });
@@ -44,14 +47,14 @@ const defaults = { namespace: "default", leaderElect: false };
 
 describe("capstan generate", () => {
   it("prints the CRDs of the defineResource kinds the operator uses", () => {
-    const out = docs(generate("crds", op, fixture, defaults, repo));
+    const out = docs(generate("crds", op, fixture, defaults, project));
     expect(out.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
       "CustomResourceDefinition/widgets.widgets.capstan.test",
     ]);
   });
 
   it("derives the ClusterRole from what the operator watches, owns and writes, and nothing more", () => {
-    const out = docs(generate("rbac", op, fixture, defaults, repo));
+    const out = docs(generate("rbac", op, fixture, defaults, project));
     expect(out.map((d) => d.kind)).toEqual(["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]);
     const role = out[1] as unknown as ClusterRole;
     // Declared get/create/update (the reconciler's own requests), list/watch of `owns`, create/patch of ctx.apply.
@@ -72,7 +75,7 @@ describe("capstan generate", () => {
   });
 
   it("grants the Lease only with --leader-elect", () => {
-    const out = docs(generate("rbac", op, fixture, { ...defaults, leaderElect: true }, repo));
+    const out = docs(generate("rbac", op, fixture, { ...defaults, leaderElect: true }, project));
     const role = out.find((d) => d.kind === "ClusterRole") as unknown as ClusterRole;
     const leases = role.rules?.filter((r) => r.resources?.includes("leases"));
     expect(leases?.map((r) => ({ verbs: r.verbs, resourceNames: r.resourceNames }))).toEqual([
@@ -83,9 +86,9 @@ describe("capstan generate", () => {
 
   it("grants no write access to CRDs, and tells capstan run not to register them, with --no-crd-registration", () => {
     const options = { ...defaults, registerCrds: false };
-    const role = docs(generate("rbac", op, fixture, options, repo)).find((d) => d.kind === "ClusterRole");
+    const role = docs(generate("rbac", op, fixture, options, project)).find((d) => d.kind === "ClusterRole");
     expect(rulesFor(role as unknown as ClusterRole, "apiextensions.k8s.io", "customresourcedefinitions")).toEqual([]);
-    const [deployment] = docs(generate("deploy", op, fixture, options, repo));
+    const [deployment] = docs(generate("deploy", op, fixture, options, project));
     expect((deployment as unknown as Deployment).spec?.template.spec?.containers[0]?.args).toContain(
       "--no-crd-registration",
     );
@@ -93,7 +96,7 @@ describe("capstan generate", () => {
 
   it("grants Roles in the watched namespaces only, keeping a ClusterRole for the cluster-scoped CRD registration", () => {
     const options = { ...defaults, namespace: "ops", watchNamespaces: ["shop", "billing"] };
-    const out = docs(generate("rbac", op, fixture, options, repo));
+    const out = docs(generate("rbac", op, fixture, options, project));
     expect(out.map((d) => `${d.kind}/${d.metadata.namespace ?? ""}`)).toEqual([
       "Namespace/",
       "ServiceAccount/ops",
@@ -112,27 +115,32 @@ describe("capstan generate", () => {
       "customresourcedefinitions",
       "customresourcedefinitions",
     ]);
-    const [, deployment] = docs(generate("deploy", op, fixture, options, repo));
+    const [, deployment] = docs(generate("deploy", op, fixture, options, project));
     expect((deployment as unknown as Deployment).spec?.template.spec?.containers[0]?.args).toEqual(
       expect.arrayContaining(["--namespace=shop", "--namespace=billing"]),
     );
   });
 
   it("refuses an image for a module outside the build context", () => {
-    expect(() => generate("deploy", op, "../elsewhere/operator.ts", defaults, repo)).toThrow(
+    expect(() => generate("deploy", op, "../elsewhere/operator.ts", defaults, project)).toThrow(
       "../elsewhere/operator.ts is outside the current folder; run capstan generate from the project root",
     );
   });
 
   it("runs one replica with Recreate, probes on the health port, metrics port, as non-root", () => {
-    const [deployment] = docs(generate("deploy", op, fixture, { ...defaults, image: "example/widgets:1.0" }, repo));
+    const [deployment] = docs(generate("deploy", op, fixture, { ...defaults, image: "example/widgets:1.0" }, project));
     const d = deployment as unknown as Deployment;
     expect(d.spec?.replicas).toBe(1);
     expect(d.spec?.strategy).toEqual({ type: "Recreate" });
     const pod = d.spec?.template.spec;
     const container = pod?.containers[0];
     expect(container?.image).toBe("example/widgets:1.0");
-    expect(container?.args).toEqual([fixture, "--health-port=8081", "--metrics-port=8080", "--log-format=json"]);
+    expect(container?.args).toEqual([
+      "dist/operator.js",
+      "--health-port=8081",
+      "--metrics-port=8080",
+      "--log-format=json",
+    ]);
     expect(container?.ports).toEqual([
       { name: "health", containerPort: 8081, protocol: "TCP" },
       { name: "metrics", containerPort: 8080, protocol: "TCP" },
@@ -147,21 +155,60 @@ describe("capstan generate", () => {
   });
 
   it("runs several replicas with rolling updates and --leader-elect when asked", () => {
-    const [deployment] = docs(generate("deploy", op, fixture, { ...defaults, leaderElect: true, replicas: 3 }, repo));
+    const [deployment] = docs(
+      generate("deploy", op, fixture, { ...defaults, leaderElect: true, replicas: 3 }, project),
+    );
     const d = deployment as unknown as Deployment;
     expect(d.spec?.replicas).toBe(3);
     expect(d.spec?.strategy?.type).toBe("RollingUpdate");
     expect(d.spec?.template.spec?.containers[0]?.args).toContain("--leader-elect");
   });
 
-  it("writes a multi-stage Dockerfile whose image runs capstan run as a non-root user", () => {
-    const text = generate("dockerfile", op, fixture, defaults, repo);
-    expect(text.match(/^FROM /gm)).toHaveLength(2);
-    expect(text).toMatch(/^FROM node:20-bookworm-slim AS deps$/m);
+  it("writes a Dockerfile that compiles in one stage and runs the compiled module as non-root in the last", () => {
+    const text = generate("dockerfile", op, fixture, defaults, project);
+    expect(text.match(/^FROM node:20-bookworm-slim AS build$/m)).not.toBeNull();
+    expect(text.match(/^FROM /gm)).toHaveLength(3);
+    expect(text).toMatch(/^RUN npm run build$/m);
+    expect(text).toMatch(/^RUN npm ci --omit=dev --no-audit --no-fund$/m);
+    expect(text).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
     expect(text).toMatch(/^COPY --from=deps \/app\/node_modules \.\/node_modules$/m);
     expect(text).toMatch(/^USER 1000:1000$/m);
-    expect(text).toContain('ENTRYPOINT ["node","bin/capstan.js","run"]');
-    expect(text).toContain(`CMD ["${fixture}","--log-format=json"]`);
+    expect(text).toContain('ENTRYPOINT ["node","node_modules/capstan/bin/capstan.js","run"]');
+    expect(text).toContain('CMD ["dist/operator.js","--log-format=json"]');
+    // Nothing but the build output, package.json and production dependencies reaches the last stage.
+    const last = text.slice(text.lastIndexOf("FROM "));
+    expect(last.match(/^COPY .*$/gm)).toEqual([
+      "COPY package.json ./",
+      "COPY --from=build /app/dist ./dist",
+      "COPY --from=deps /app/node_modules ./node_modules",
+    ]);
+    expect(generate("dockerignore", op, fixture, defaults, project).split("\n")).toEqual(
+      expect.arrayContaining(["node_modules", "dist", ".capstan"]),
+    );
+  });
+
+  it("maps the operator module to the build's output by the tsconfig's rootDir and outDir", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "capstan-layout-"));
+    try {
+      expect(imageLayout("operator.js", dir)).toEqual({
+        sourcePath: "operator.js",
+        imagePath: "operator.js",
+        outDir: undefined,
+      });
+      expect(() => imageLayout("src/op.ts", dir)).toThrow('package.json has no "build" script');
+      await writeFile(join(dir, "package.json"), '{ "scripts": { "build": "tsc" } }');
+      await writeFile(join(dir, "tsconfig.json"), "{ /* no outDir */ }");
+      expect(() => imageLayout("src/op.ts", dir)).toThrow("tsconfig.json sets no compilerOptions.outDir");
+      await writeFile(join(dir, "tsconfig.json"), '{ "compilerOptions": { "outDir": "./build/", "rootDir": "." } }');
+      expect(imageLayout("src/op.mts", dir).imagePath).toBe("build/src/op.mjs");
+      await writeFile(join(dir, "tsconfig.build.json"), '{ "compilerOptions": { "outDir": "out", "rootDir": "src" } }');
+      expect(imageLayout("src/op.ts", dir)).toEqual({ sourcePath: "src/op.ts", imagePath: "out/op.js", outDir: "out" });
+      expect(() => imageLayout("lib/op.ts", dir)).toThrow(
+        'lib/op.ts is outside the rootDir "src" of tsconfig.build.json',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -228,7 +275,9 @@ describe("capstan generate on the command line", () => {
   it("exits 2 naming an unknown target, and 1 for a module without an operator", async () => {
     const unknown = await capstan(["generate", "helm", fixture]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('cannot generate "helm"; choose one of crds, rbac, deploy, all, dockerfile');
+    expect(unknown.stderr).toContain(
+      'cannot generate "helm"; choose one of crds, rbac, deploy, all, dockerfile, dockerignore',
+    );
     await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
     const empty = join(dir, "not-an-operator.ts");
     await writeFile(empty, "export const x = 1;\n");

@@ -1,22 +1,26 @@
-import { readFileSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { toCrd } from "../resources/crd.ts";
 import { rbacManifests } from "../resources/rbac.ts";
 import { parseCommandArgs } from "./command-args.ts";
 import { deploymentManifest, namespaceManifest } from "./deployment-manifest.ts";
-import { dockerfile } from "./dockerfile.ts";
+import { dockerfile, dockerignore, ImageLayoutError, imageLayout } from "./dockerfile.ts";
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
 
-const USAGE = `Usage: capstan generate crds|rbac|deploy|all|dockerfile <operator.ts> [options]
+const USAGE = `Usage: capstan generate crds|rbac|deploy|all|dockerfile|dockerignore <operator.ts> [options]
 
 Prints, on stdout, what deploying the operator needs, derived from its code:
   crds        the CustomResourceDefinitions of the defineResource kinds it uses
   rbac        ServiceAccount, ClusterRole and ClusterRoleBinding with exactly the permissions it needs
   deploy      the Deployment running \`capstan run\` (and its Namespace unless it is a built-in one)
   all         crds, rbac and deploy in one stream, ready for \`kubectl apply -f -\`
-  dockerfile  a multi-stage, non-root image that runs \`capstan run <operator.ts>\`
+  dockerfile  a multi-stage image: compiles a TypeScript operator (npm run build), then runs the
+              compiled JavaScript with production dependencies only, as a non-root user
+  dockerignore  the .dockerignore to keep beside that Dockerfile
+
+The Deployment and the image run the compiled module: for src/operator.ts, where the rootDir and
+outDir of tsconfig.build.json (else tsconfig.json) put it (dist/operator.js in a capstan new project).
 
 Options:
   --image IMG          container image of the Deployment (default <operator name>:latest)
@@ -36,7 +40,7 @@ export class GenerateError extends Error {
   override readonly name = "GenerateError";
 }
 
-const TARGETS = ["crds", "rbac", "deploy", "all", "dockerfile"] as const;
+const TARGETS = ["crds", "rbac", "deploy", "all", "dockerfile", "dockerignore"] as const;
 type Target = (typeof TARGETS)[number];
 
 interface GenerateOptions {
@@ -69,7 +73,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     text = generate(target, op, file, options);
   } catch (err) {
-    if (!(err instanceof GenerateError)) throw err;
+    if (!(err instanceof GenerateError) && !(err instanceof ImageLayoutError)) throw err;
     process.stderr.write(`capstan generate: ${err.message}\n`);
     return 1;
   }
@@ -155,7 +159,10 @@ export function generate(
     // The image holds the build context (the project root): a module outside it is not in the image.
     throw new GenerateError(`${file} is outside the current folder; run capstan generate from the project root`);
   }
-  if (target === "dockerfile") return dockerfile({ operatorPath, capstanBin: capstanBin(cwd) });
+  // The image, and so the Deployment, runs the compiled module.
+  const image = () => imageLayout(operatorPath, cwd);
+  if (target === "dockerfile") return dockerfile(image());
+  if (target === "dockerignore") return dockerignore(image());
   const labels = { "app.kubernetes.io/name": op.name, "app.kubernetes.io/managed-by": "capstan" };
   const crds = () => op.requirements().crds.map((kind) => toCrd(kind));
   const watchNamespaces = [...new Set(options.watchNamespaces ?? [])];
@@ -178,7 +185,7 @@ export function generate(
       name: op.name,
       namespace: options.namespace,
       image: options.image ?? `${op.name}:latest`,
-      operatorPath,
+      operatorPath: image().imagePath,
       watchNamespaces,
       leaderElect: options.leaderElect,
       registerCrds: options.registerCrds ?? true,
@@ -197,18 +204,4 @@ export function generate(
           ? [...namespace, deploy()]
           : [...crds(), ...namespace, ...rbac(), deploy()];
   return docs.map((doc) => `---\n${stringify(doc, { lineWidth: 0 })}`).join("");
-}
-
-/**
- * Where the `capstan` bin is inside the image: the package's own `bin/` when building Capstan's
- * repository (its examples), else the dependency's.
- */
-function capstanBin(cwd: string): string {
-  try {
-    const pkg = JSON.parse(readFileSync(join(cwd, "package.json"), "utf8")) as { name?: string };
-    if (pkg.name === "capstan") return "bin/capstan.js";
-  } catch {
-    // No readable package.json: assume an ordinary project depending on capstan.
-  }
-  return "node_modules/capstan/bin/capstan.js";
 }

@@ -1,13 +1,16 @@
 /**
- * `capstan new <directory>`: scaffolds an operator project (project-template.ts) that runs, tests and
- * generates its manifests out of the box.
+ * `capstan new <directory>`: scaffolds an operator project (project-template.ts) that runs, tests,
+ * builds and packs into an image out of the box, then installs its dependencies (`npm install`, so
+ * the project has its complete lock file at once).
  *
  * Guarantees: nothing is written unless every argument is valid and the directory is absent or
- * empty (exit 2 with the reason otherwise); the project's `capstan` dependency is this Capstan: the
- * version's range when it runs from an installed package, `file:<checkout>` when it runs from a
- * source checkout (Capstan is then not on the registry), or what `--capstan` says.
+ * empty (exit 2 with the reason otherwise). The project depends on this Capstan's version as a
+ * caret range of the published packages (`capstan`, and `capstan-dev` for development), or on what
+ * `--capstan` / `--capstan-dev` say. Run from a source checkout, where the packages are not
+ * published, it depends on the checkout's packed tarballs (`npm run pack` makes them in `.packs/`).
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -15,20 +18,22 @@ import { Type } from "typebox";
 import { defineResource } from "../resources/define-resource.ts";
 import { parseCommandArgs } from "./command-args.ts";
 import { type ProjectSpec, projectFiles } from "./project-template.ts";
+import { CAPSTAN_VERSION } from "./version.ts";
 
 const USAGE = `Usage: capstan new <directory> [options]
 
 Creates an operator project in <directory> (absent or empty): a custom resource, a controller that
-owns a ConfigMap, its end-to-end test on the embedded API server, a sample manifest and npm scripts
-(dev, test, generate:crds, generate:all).
+owns a ConfigMap, its end-to-end test on the embedded API server, a sample manifest, a Dockerfile,
+and npm scripts (dev, test, build, generate:crds, generate:all); then runs npm install in it.
 
 Options:
-  --kind K       the custom resource's kind, PascalCase (default: from the directory name,
-                 "backup-operator" -> Backup)
-  --group G      its API group (default example.com)
-  --version V    its version (default v1alpha1)
-  --capstan SPEC the project's capstan dependency (default: this Capstan's version, or file:<path>
-                 when it runs from a source checkout)
+  --kind K            the custom resource's kind, PascalCase (default: from the directory name,
+                      "backup-operator" -> Backup)
+  --group G           its API group (default example.com)
+  --version V         its version (default v1alpha1)
+  --capstan SPEC      the project's capstan dependency (default ^${CAPSTAN_VERSION})
+  --capstan-dev SPEC  its capstan-dev devDependency (default ^${CAPSTAN_VERSION})
+  --skip-install      write the files only (no npm install, so no lock file yet)
 `;
 
 /** A DNS label: the operator's name ends up in RBAC names, labels and the Deployment. */
@@ -42,7 +47,7 @@ const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs("capstan new", USAGE, () => parse(args));
   if (!parsed.ok) return parsed.exitCode;
-  const { dir, spec } = parsed.value;
+  const { dir, spec, install } = parsed.value;
   let existing: string[] = [];
   try {
     existing = readdirSync(dir);
@@ -60,19 +65,35 @@ export async function run(args: string[]): Promise<number> {
   }
   const shown = relative(process.cwd(), dir) || ".";
   process.stdout.write(
+    `Created ${spec.name} in ${shown}: kind ${spec.kind} (${spec.group}/${spec.version}), capstan ${spec.capstanDependency}\n`,
+  );
+  if (install) {
+    process.stdout.write("Installing its dependencies (npm install)...\n");
+    const npm = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["install", "--no-audit", "--no-fund"], {
+      cwd: dir,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    if (npm.status !== 0) {
+      process.stderr.write(
+        `capstan new: npm install failed in ${shown} (${npm.error?.message ?? `exit code ${npm.status}`}); the files are written: fix the cause and run npm install there\n`,
+      );
+      return 1;
+    }
+  }
+  process.stdout.write(
     [
-      `Created ${spec.name} in ${shown}: kind ${spec.kind} (${spec.group}/${spec.version}), capstan ${spec.capstanDependency}`,
       "Next:",
-      `  cd ${shown} && npm install`,
+      `  cd ${shown}${install ? "" : " && npm install"}`,
       "  npm run dev      # embedded API server + the operator, restarted on save",
       "  npm test         # typecheck + end-to-end test, no cluster needed",
+      "  npm run build    # compiled JavaScript in dist/, what the Dockerfile's image runs",
       "",
     ].join("\n"),
   );
   return 0;
 }
 
-function parse(args: string[]): { dir: string; spec: ProjectSpec } | "help" {
+function parse(args: string[]): { dir: string; spec: ProjectSpec; install: boolean } | "help" {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -81,6 +102,8 @@ function parse(args: string[]): { dir: string; spec: ProjectSpec } | "help" {
       group: { type: "string", default: "example.com" },
       version: { type: "string", default: "v1alpha1" },
       capstan: { type: "string" },
+      "capstan-dev": { type: "string" },
+      "skip-install": { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -102,7 +125,18 @@ function parse(args: string[]): { dir: string; spec: ProjectSpec } | "help" {
   // The generated resources.ts calls defineResource with these names: its own checks (a group
   // reserved for Kubernetes, too long a name) refuse here rather than in the new project at load.
   defineResource({ group, version, kind, scope: "Namespaced", spec: Type.Object({}) });
-  return { dir, spec: { name, group, version, kind, capstanDependency: values.capstan ?? ownDependency() } };
+  return {
+    dir,
+    spec: {
+      name,
+      group,
+      version,
+      kind,
+      capstanDependency: values.capstan ?? ownDependency("capstan"),
+      capstanDevDependency: values["capstan-dev"] ?? ownDependency("capstan-dev"),
+    },
+    install: !values["skip-install"],
+  };
 }
 
 /** `backup-operator` -> `Backup`, `my-db` -> `MyDb`. */
@@ -112,9 +146,18 @@ export function kindFromName(name: string): string {
   return /^[A-Z]/.test(kind) ? kind : `K${kind}`;
 }
 
-/** This Capstan, as a dependency: its version from an installed package, its path from a checkout. */
-function ownDependency(): string {
+/**
+ * A package of this Capstan as a dependency: the caret range of its version when this runs from an
+ * installed package, the checkout's packed tarball when it runs from a source checkout.
+ */
+function ownDependency(name: "capstan" | "capstan-dev"): string {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-  const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
-  return root.split(sep).includes("node_modules") ? `^${version}` : `file:${root}`;
+  if (root.split(sep).includes("node_modules")) return `^${CAPSTAN_VERSION}`;
+  const tarball = join(root, "..", "..", ".packs", `${name}-${CAPSTAN_VERSION}.tgz`);
+  if (!existsSync(tarball)) {
+    throw new Error(
+      `this capstan runs from a source checkout, whose packages are not published: run "npm run pack" in the checkout first (for ${tarball}), or give --capstan and --capstan-dev`,
+    );
+  }
+  return `file:${tarball}`;
 }

@@ -1,10 +1,14 @@
 /**
  * The files of a new operator project (`capstan new`): one custom resource, a level-triggered
  * controller owning a ConfigMap, its end-to-end test on the embedded API server, a sample manifest,
- * and the scripts to run, test, and generate its manifests. Everything a user needs to see the whole
- * loop work in a minute, small enough to replace with their own logic.
+ * a Dockerfile, and the scripts to run, test, build and generate its manifests. Everything a user
+ * needs to see the whole loop work in a minute, small enough to replace with their own logic.
+ *
+ * The project type-checks only its own code (Capstan ships compiled JavaScript with `.d.ts`), builds
+ * `src/` into `dist/` with tsc, and runs the compiled `dist/operator.js` in its image.
  */
 import { pluralize } from "../resources/plural.ts";
+import { dockerfile, dockerignore, type ImageLayout } from "./dockerfile.ts";
 
 /** What a project is generated from. */
 export interface ProjectSpec {
@@ -16,9 +20,14 @@ export interface ProjectSpec {
   version: string;
   /** Its kind, PascalCase (`Widget`). */
   kind: string;
-  /** The `capstan` dependency: a semver range, or `file:<path>` to a local checkout. */
+  /** The `capstan` dependency: a semver range, or `file:<path>` to a packed tarball. */
   capstanDependency: string;
+  /** The `capstan-dev` devDependency, likewise. */
+  capstanDevDependency: string;
 }
+
+/** Where the project's build puts the operator, and so what its image runs. */
+const IMAGE: ImageLayout = { sourcePath: "src/operator.ts", imagePath: "dist/operator.js", outDir: "dist" };
 
 /** Relative path -> file content. */
 export type ProjectFiles = Record<string, string>;
@@ -29,8 +38,11 @@ export function projectFiles(spec: ProjectSpec): ProjectFiles {
   return {
     "package.json": `${JSON.stringify(packageJson(spec), null, 2)}\n`,
     "tsconfig.json": `${JSON.stringify(TSCONFIG, null, 2)}\n`,
+    "tsconfig.build.json": `${JSON.stringify(TSCONFIG_BUILD, null, 2)}\n`,
     "vitest.config.ts": VITEST_CONFIG,
-    ".gitignore": "node_modules/\n.capstan/\n",
+    ".gitignore": "node_modules/\ndist/\n.capstan/\n",
+    Dockerfile: dockerfile(IMAGE),
+    ".dockerignore": dockerignore(IMAGE),
     "src/resources.ts": resourcesTs(spec),
     "src/operator.ts": operatorTs(spec),
     "src/operator.test.ts": operatorTestTs(spec),
@@ -49,16 +61,24 @@ function packageJson(spec: ProjectSpec): Record<string, unknown> {
     scripts: {
       dev: "capstan dev src/operator.ts",
       start: "capstan run src/operator.ts",
+      build: "tsc -p tsconfig.build.json",
       test: "tsc --noEmit && vitest run",
       "generate:crds": "capstan generate crds src/operator.ts",
       "generate:all": `capstan generate all src/operator.ts --image ${spec.name}:latest --namespace ${spec.name}`,
     },
     dependencies: { capstan: spec.capstanDependency },
-    devDependencies: { "@types/node": "^20.19.0", typescript: "^5.9.0", vitest: "^4.1.0" },
+    devDependencies: {
+      "@types/node": "^20.19.0",
+      "capstan-dev": spec.capstanDevDependency,
+      // Runs src/operator.ts for `npm start` and `npm run dev`; the image runs dist/ and needs none.
+      tsx: "^4.19.0",
+      typescript: "^5.9.0",
+      vitest: "^4.1.0",
+    },
   };
 }
 
-/** Capstan ships TypeScript sources: the project compiles them with the options they are written for. */
+/** Type-checks src/ (tests included) against Capstan's .d.ts; imports name their .ts files. */
 const TSCONFIG = {
   compilerOptions: {
     target: "ES2022",
@@ -77,12 +97,18 @@ const TSCONFIG = {
   include: ["src"],
 };
 
+/** `npm run build`: src/ to dist/ (tests left out), `.ts` imports rewritten to `.js`. */
+const TSCONFIG_BUILD = {
+  extends: "./tsconfig.json",
+  compilerOptions: { noEmit: false, rootDir: "src", outDir: "dist", rewriteRelativeImportExtensions: true },
+  include: ["src"],
+  exclude: ["src/**/*.test.ts"],
+};
+
 const VITEST_CONFIG = `import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    // capstan is TypeScript source: let Vitest compile it like the project's own files.
-    server: { deps: { inline: ["capstan"] } },
     // Each test starts an embedded API server and the operator: seconds, not milliseconds.
     testTimeout: 30_000,
   },
@@ -219,6 +245,8 @@ kubectl get ${plural}                       # MESSAGE, CONFIGMAP
 kubectl get configmap hello-message -o yaml
 
 npm test             # typecheck, and the end-to-end test on an embedded API server (no cluster)
+npm run build        # dist/: the compiled operator the image runs
+docker build -t ${spec.name}:latest .   # a non-root image with production dependencies only
 npm run generate:all # CRD, RBAC and Deployment for a real cluster: | kubectl apply -f -
 \`\`\`
 

@@ -1,0 +1,201 @@
+/**
+ * Runs a Dockerfile's stages without Docker, for tests on machines with no engine: each stage is an
+ * empty directory standing for the image's filesystem; `COPY` copies from the build context (minus
+ * what `.dockerignore` excludes) or from an earlier stage, `RUN` runs its command with `sh -c` in the
+ * stage's `WORKDIR` with the stage's `ENV`, and the final stage's `ENTRYPOINT` + `CMD` is returned
+ * for the caller to start. The base image is this machine's Node (the same major as the image's), so
+ * what is checked is the Dockerfile's own logic: what each stage copies, runs and leaves behind.
+ *
+ * Caveats: only the instructions Capstan generates are understood (FROM ... AS, WORKDIR, COPY
+ * [--from] [--chown], RUN, ENV, USER, EXPOSE, ENTRYPOINT, CMD in exec form); anything else throws.
+ */
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+
+export interface Stage {
+  name: string | undefined;
+  base: string;
+  /** The directory standing for the stage's root filesystem. */
+  root: string;
+  workdir: string;
+  env: Record<string, string>;
+  user: string | undefined;
+  entrypoint: string[];
+  cmd: string[];
+  expose: string[];
+}
+
+export interface DockerfileRun {
+  stages: Stage[];
+  final: Stage;
+  /** The final stage's working directory on this machine. */
+  finalDir: string;
+  /** ENTRYPOINT followed by CMD. */
+  command: string[];
+}
+
+/** Runs `dockerfile` with `context` as the build context, each stage under `into/<index>`. */
+export function runDockerfile(
+  dockerfile: string,
+  context: string,
+  into: string,
+  env: NodeJS.ProcessEnv = process.env,
+): DockerfileRun {
+  const ignore = dockerignore(context);
+  const stages: Stage[] = [];
+  let stage: Stage | undefined;
+  for (const { instruction, args } of instructions(dockerfile)) {
+    if (instruction === "FROM") {
+      const [base, as, name] = args.split(/\s+/);
+      if (!base || (as !== undefined && (as.toUpperCase() !== "AS" || !name))) throw new Error(`FROM ${args}`);
+      const root = join(into, String(stages.length));
+      mkdirSync(root, { recursive: true });
+      stage = { name, base, root, workdir: "/", env: {}, user: undefined, entrypoint: [], cmd: [], expose: [] };
+      stages.push(stage);
+      continue;
+    }
+    if (!stage) throw new Error(`${instruction} before FROM`);
+    const current: Stage = stage;
+    const inStage = (path: string) => join(current.root, path.startsWith("/") ? path : join(current.workdir, path));
+    switch (instruction) {
+      case "WORKDIR":
+        current.workdir = args.startsWith("/") ? args : join(current.workdir, args);
+        mkdirSync(inStage("."), { recursive: true });
+        break;
+      case "ENV": {
+        const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(args);
+        if (!m) throw new Error(`ENV ${args}: only KEY=value is understood`);
+        current.env[m[1]!] = m[2]!;
+        break;
+      }
+      case "USER":
+        current.user = args;
+        break;
+      case "EXPOSE":
+        current.expose.push(...args.split(/\s+/));
+        break;
+      case "ENTRYPOINT":
+        current.entrypoint = JSON.parse(args) as string[];
+        break;
+      case "CMD":
+        current.cmd = JSON.parse(args) as string[];
+        break;
+      case "RUN":
+        execFileSync("sh", ["-c", args], {
+          cwd: inStage("."),
+          env: { ...env, ...current.env },
+          stdio: ["ignore", "pipe", "pipe"],
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        break;
+      case "COPY": {
+        const words = args.split(/\s+/);
+        let from: Stage | undefined;
+        while (words[0]?.startsWith("--")) {
+          const flag = words.shift()!;
+          if (flag.startsWith("--from=")) {
+            const ref = flag.slice("--from=".length);
+            from = stages.find((s) => s.name === ref) ?? stages[Number(ref)];
+            if (!from) throw new Error(`COPY ${flag}: no such stage`);
+          } else if (!flag.startsWith("--chown=")) throw new Error(`COPY ${flag} is not understood`);
+        }
+        const dest = words.pop();
+        if (!dest || words.length === 0) throw new Error(`COPY ${args}`);
+        const source = from;
+        for (const src of words) {
+          const origin = source
+            ? join(source.root, src.startsWith("/") ? src : join(source.workdir, src))
+            : join(context, src);
+          if (!existsSync(origin))
+            throw new Error(`COPY ${src}: not found in ${source ? `stage ${source.name}` : "the context"}`);
+          const target =
+            dest.endsWith("/") || words.length > 1 ? join(inStage(dest), src.split("/").pop()!) : inStage(dest);
+          const isDir = statSync(origin).isDirectory();
+          const to = isDir && (src === "." || src === "./") ? inStage(dest) : target;
+          mkdirSync(isDir ? to : dirname(to), { recursive: true });
+          cpSync(origin, to, {
+            recursive: true,
+            verbatimSymlinks: true,
+            filter: (path) => source !== undefined || !ignore(relative(context, path)),
+          });
+        }
+        break;
+      }
+      default:
+        throw new Error(`the Dockerfile instruction ${instruction} is not understood here`);
+    }
+  }
+  const final = stages.at(-1);
+  if (!final) throw new Error("the Dockerfile has no FROM");
+  return {
+    stages,
+    final,
+    finalDir: join(final.root, final.workdir),
+    command: [...final.entrypoint, ...final.cmd],
+  };
+}
+
+/** Instructions with their arguments; comments and blank lines dropped, `\` continuations joined. */
+function instructions(text: string): { instruction: string; args: string }[] {
+  const out: { instruction: string; args: string }[] = [];
+  const lines = text.replace(/\\\n/g, " ").split("\n");
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const m = /^(\S+)\s+(.*)$/.exec(line);
+    if (!m) throw new Error(`cannot read Dockerfile line: ${line}`);
+    out.push({ instruction: m[1]!.toUpperCase(), args: m[2]!.trim() });
+  }
+  return out;
+}
+
+/**
+ * A predicate for context paths `.dockerignore` excludes. Understood: plain paths and `*`
+ * globs, anchored at the context root, `**` for any depth, and `!` exceptions.
+ */
+function dockerignore(context: string): (path: string) => boolean {
+  const file = join(context, ".dockerignore");
+  if (!existsSync(file)) return () => false;
+  const rules = readFileSync(file, "utf8")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"))
+    .map((l) => {
+      const negate = l.startsWith("!");
+      const pattern = (negate ? l.slice(1) : l).replace(/^\/+|\/+$/g, "");
+      const source = pattern
+        .split("/")
+        .map((part) =>
+          part === "**"
+            ? ".*"
+            : part
+                .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+                .replace(/\*/g, "[^/]*")
+                .replace(/\?/g, "[^/]"),
+        )
+        .join("/");
+      return { negate, re: new RegExp(`^${source}(/.*)?$`) };
+    });
+  return (path) => {
+    if (path === "") return false;
+    let excluded = false;
+    for (const rule of rules) if (rule.re.test(path)) excluded = !rule.negate;
+    return excluded;
+  };
+}
+
+/** Every file under `dir`, relative to it (for assertions on what a stage holds). */
+export function listFiles(dir: string, skip: (path: string) => boolean = () => false): string[] {
+  const out: string[] = [];
+  const walk = (sub: string) => {
+    for (const entry of readdirSync(join(dir, sub), { withFileTypes: true })) {
+      const path = sub === "" ? entry.name : `${sub}/${entry.name}`;
+      if (skip(path)) continue;
+      if (entry.isDirectory()) walk(path);
+      else out.push(path);
+    }
+  };
+  walk("");
+  return out;
+}
