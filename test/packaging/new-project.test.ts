@@ -86,7 +86,7 @@ describe("a project made by capstan new from the packed packages", () => {
 
   it("builds, by its Dockerfile's own commands, an image of compiled JavaScript and production dependencies that runs as non-root", async () => {
     const dockerfile = readFileSync(join(project, "Dockerfile"), "utf8");
-    const image = runDockerfile(dockerfile, project, join(work, "image"), packages.env);
+    const image = await runDockerfile(dockerfile, project, join(work, "image"), packages.env);
     expect(image.stages.map((s) => s.name)).toEqual(["build", "deps", undefined]);
     expect(image.final.user).toBe("1000:1000");
     expect(image.command).toEqual([

@@ -9,9 +9,10 @@
  * Caveats: only the instructions Capstan generates are understood (FROM ... AS, WORKDIR, COPY
  * [--from] [--chown], RUN, ENV, USER, EXPOSE, ENTRYPOINT, CMD in exec form); anything else throws.
  */
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { promisify } from "node:util";
 
 export interface Stage {
   name: string | undefined;
@@ -35,13 +36,18 @@ export interface DockerfileRun {
   command: string[];
 }
 
-/** Runs `dockerfile` with `context` as the build context, each stage under `into/<index>`. */
-export function runDockerfile(
+const run = promisify(execFile);
+
+/**
+ * Runs `dockerfile` with `context` as the build context, each stage under `into/<index>`. Commands run
+ * asynchronously: a registry or server the caller hosts in this process must keep answering.
+ */
+export async function runDockerfile(
   dockerfile: string,
   context: string,
   into: string,
   env: NodeJS.ProcessEnv = process.env,
-): DockerfileRun {
+): Promise<DockerfileRun> {
   const ignore = dockerignore(context);
   const stages: Stage[] = [];
   let stage: Stage | undefined;
@@ -82,12 +88,14 @@ export function runDockerfile(
         current.cmd = JSON.parse(args) as string[];
         break;
       case "RUN":
-        execFileSync("sh", ["-c", args], {
-          cwd: inStage("."),
-          env: { ...env, ...current.env },
-          stdio: ["ignore", "pipe", "pipe"],
-          maxBuffer: 64 * 1024 * 1024,
-        });
+        try {
+          await run("sh", ["-c", args], { cwd: inStage("."), env: { ...env, ...current.env }, maxBuffer: 64 << 20 });
+        } catch (err) {
+          const { stdout, stderr } = err as { stdout?: string; stderr?: string };
+          throw new Error(`RUN ${args} failed in stage ${stages.length - 1}:\n${stdout ?? ""}\n${stderr ?? ""}`, {
+            cause: err,
+          });
+        }
         break;
       case "COPY": {
         const words = args.split(/\s+/);
