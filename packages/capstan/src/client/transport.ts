@@ -13,6 +13,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { Pool } from "undici";
 import type { ClientConfig } from "./config.ts";
+import { connectionError } from "./connection-error.ts";
 import type { HeaderRecord } from "./credentials.ts";
 
 /** One request attempt. */
@@ -111,19 +112,26 @@ export class Transport {
     return h;
   }
 
-  /** One attempt; resolves with any HTTP status. Rejects on connection errors, timeouts and aborts. */
+  /**
+   * One attempt; resolves with any HTTP status. Rejects on connection errors and timeouts (a
+   * `ConnectionError` naming the server) and on aborts.
+   */
   async send(req: TransportRequest): Promise<TransportResponse> {
     if (this.#closed) throw new Error("the Kubernetes client is closed");
     const timeout = req.timeoutMs ?? 0;
-    const res = await this.#pool.request({
-      method: req.method as "GET",
-      path: this.#prefix + req.path,
-      headers: await this.#headers(req),
-      body: req.body ?? null,
-      signal: req.signal ?? null,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-    });
+    const res = await this.#pool
+      .request({
+        method: req.method as "GET",
+        path: this.#prefix + req.path,
+        headers: await this.#headers(req),
+        body: req.body ?? null,
+        signal: req.signal ?? null,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      })
+      .catch((err: unknown) => {
+        throw connectionError(err, this.#config.server, timeout) ?? err;
+      });
     const body = await res.body.text();
     return { status: res.statusCode, headers: res.headers, body };
   }
@@ -131,15 +139,19 @@ export class Transport {
   /** One attempt whose body streams (watches). No body timeout: a quiet watch is not a dead one. */
   async stream(req: TransportRequest): Promise<StreamResponse> {
     if (this.#closed) throw new Error("the Kubernetes client is closed");
-    const res = await this.#pool.request({
-      method: req.method as "GET",
-      path: this.#prefix + req.path,
-      headers: await this.#headers(req),
-      body: req.body ?? null,
-      signal: req.signal ?? null,
-      headersTimeout: req.timeoutMs ?? 0,
-      bodyTimeout: 0,
-    });
+    const res = await this.#pool
+      .request({
+        method: req.method as "GET",
+        path: this.#prefix + req.path,
+        headers: await this.#headers(req),
+        body: req.body ?? null,
+        signal: req.signal ?? null,
+        headersTimeout: req.timeoutMs ?? 0,
+        bodyTimeout: 0,
+      })
+      .catch((err: unknown) => {
+        throw connectionError(err, this.#config.server, req.timeoutMs) ?? err;
+      });
     return { status: res.statusCode, headers: res.headers, body: res.body };
   }
 
