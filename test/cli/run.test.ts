@@ -24,6 +24,18 @@ function freePort(): Promise<number> {
   });
 }
 
+/** An operator module with nothing registered, in JavaScript (no TypeScript loader to wait for). */
+const EMPTY_OPERATOR = 'import { operator } from "capstan";\nexport default operator({ name: "empty" });\n';
+
+/** Resolves once `condition` holds, checking every 50 ms, or fails after `timeoutMs`. */
+async function waitUntil(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -111,6 +123,42 @@ describe("capstan run", () => {
     expect(lines.find((l) => l.msg === "starting operator")?.namespaces).toEqual(["default"]);
     expect(lines.map((l) => l.msg)).toContain("operator stopped");
   }, 60_000); // a process start-up through tsx takes seconds on a shared machine
+
+  /** The JSON records written so far by a `start`ed process. */
+  function records(run: { output: () => string }): { level: number; msg: string }[] {
+    return run
+      .output()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+  }
+
+  it("runs an operator that registers nothing yet until stopped, with one warning saying what to add", async () => {
+    await writeFile(join(dir, "empty.mjs"), EMPTY_OPERATOR);
+    // No endpoints either: nothing but the manager holds the process, which used to exit with code 13
+    // and no word right after starting the (zero) controllers.
+    const run = start(["empty.mjs", "--kubeconfig", cluster.kubeconfigPath, "--log-format", "json"]);
+    await waitUntil(() => records(run).some((r) => r.msg === "starting controllers"));
+    expect(records(run).filter((r) => r.level === 40)).toMatchObject([
+      {
+        msg: "operator empty registers no handlers or controllers, so it does nothing yet; add op.controller(Kind).reconcile(fn) or op.on.create(Kind, fn) before starting it",
+      },
+    ]);
+    child?.kill("SIGTERM");
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(records(run).map((r) => r.msg)).toContain("operator stopped");
+  }, 60_000);
+
+  it("serves the health endpoints of an operator that registers nothing yet", async () => {
+    await writeFile(join(dir, "empty.mjs"), EMPTY_OPERATOR);
+    const healthPort = await freePort();
+    const run = start(["empty.mjs", "--kubeconfig", cluster.kubeconfigPath, "--health-port", String(healthPort)]);
+    await waitUntil(() => records(run).some((r) => r.msg === "starting controllers"));
+    expect((await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(200);
+    child?.kill("SIGTERM");
+    expect(await exited).toEqual({ code: 0, signal: null });
+  }, 60_000);
 
   it("exits 2 for contradicting flags", async () => {
     const bad = await new Promise<{ code: number; stderr: string }>((resolve) => {

@@ -26,6 +26,8 @@
  * - Handlers run at least once per cause; after a crash between a handler's side effect and the
  *   write of its progress record, that one handler runs again (once per crash), never the ones
  *   whose success was stored. Details: processing.ts and docs/handlers.md.
+ * - An operator with nothing registered starts all the same (a warning says so), serves its
+ *   health and metrics endpoints and runs until stopped, as a controller-runtime manager does.
  * - When `start` settles, every daemon has returned (or was given up on after the graceful
  *   shutdown timeout and logged), and the manager has released every timer and socket it held.
  *
@@ -493,6 +495,12 @@ export class Operator {
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted) stop.abort();
     const drainMs = toMilliseconds(options.gracefulShutdownTimeout ?? "30s");
+    if (this.kinds.size === 0 && this.controllers.length === 0) {
+      // Runs anyway, as a controller-runtime manager without controllers does: health endpoints up.
+      logger.warn(
+        `operator ${this.name} registers no handlers or controllers, so it does nothing yet; add op.controller(Kind).reconcile(fn) or op.on.create(Kind, fn) before starting it`,
+      );
+    }
     try {
       if (registerCrds ?? true) {
         const crds = this.requirements().crds.map((k) => toCrd(k));

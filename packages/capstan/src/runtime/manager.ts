@@ -26,6 +26,10 @@
  * - Graceful stop: intake stops, running reconciles get up to `gracefulShutdownTimeout` to finish
  *   (then their signal aborts), the Lease is released (so a standby takes over at once),
  *   informers stop, pending events are written, the endpoints close.
+ * - While `start()` runs, the manager keeps the process alive, with or without controllers,
+ *   informers or endpoints (as controller-runtime's `Start` blocks): an operator that registers
+ *   nothing yet still runs until it is stopped, instead of Node exiting with code 13 when the event
+ *   loop has nothing left but the pending `start()`.
  * - After `start()` settles, no timer, socket or signal handler of the manager is left (the client
  *   is closed only if the manager created it).
  *
@@ -107,6 +111,12 @@ export interface ManagerOptions {
   /** Extra informer options (tests use short backoffs). */
   informerDefaults?: Partial<Omit<InformerOptions<KubeObject>, "listerWatcher">>;
 }
+
+/**
+ * Period of the timer that keeps the process alive while the manager runs (see the guarantees): the
+ * longest delay Node's timers take, as the timer only has to exist, never to fire.
+ */
+const KEEP_ALIVE_PERIOD_MS = 2 ** 31 - 1;
 
 /** Where a manager is; see the module documentation. */
 export type ManagerState = "idle" | "syncing" | "candidate" | "leading" | "stopping" | "stopped";
@@ -272,6 +282,7 @@ export class Manager {
       process.on("SIGTERM", onSignal);
       process.on("SIGINT", onSignal);
     }
+    const keepAlive = setInterval(() => {}, KEEP_ALIVE_PERIOD_MS);
     const informerAbort = new AbortController();
     let informersRun: Promise<void> = Promise.resolve();
     const endpoints: HttpEndpoints[] = [];
@@ -295,6 +306,7 @@ export class Manager {
     } catch (err) {
       failure = err;
     } finally {
+      clearInterval(keepAlive); // what the stop awaits below holds the process while it is pending
       this.current = "stopping";
       informerAbort.abort();
       await informersRun;
