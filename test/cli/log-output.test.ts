@@ -31,6 +31,50 @@ describe("capstan run's log output", () => {
     expect(stack).toMatch(/^ {4}Error: boom$/);
   });
 
+  it("logs an anticipated error by its message alone below debug level, in both formats", () => {
+    // Recognised by name, as the operator module's own copy of capstan throws its own classes.
+    const config = Object.assign(new Error("kubeconfig file ./kc does not exist"), { name: "ConfigError" });
+    const refused = new Error("GET /version to https://127.0.0.1:1 failed: cannot connect", {
+      cause: Object.assign(new Error("cannot connect to https://127.0.0.1:1: connection refused"), {
+        name: "ConnectionError",
+      }),
+    });
+    const unauthorized = Object.assign(new Error("Unauthorized"), {
+      name: "ApiError",
+      code: 401,
+      reason: "Unauthorized",
+    });
+    for (const err of [config, refused, unauthorized]) {
+      const json = capture();
+      createLogger({ level: "info", format: "json", out: json.out }).error({ err }, "cannot start");
+      const record = JSON.parse(json.text()) as { err: { message: string; stack?: string } };
+      expect(record.err.message).toBe(err.message);
+      expect(record.err.stack).toBeUndefined();
+
+      const pretty = capture();
+      createLogger({ level: "info", format: "pretty", out: pretty.out }).error({ err }, "cannot start");
+      expect(pretty.text()).toMatch(/^\d\d:\d\d:\d\d\.\d{3} ERROR cannot start err=".*"\n$/);
+
+      const debug = capture();
+      createLogger({ level: "debug", format: "json", out: debug.out }).error({ err }, "cannot start");
+      expect((JSON.parse(debug.text()) as { err: { stack?: string } }).err.stack).toMatch(/\n\s+at /);
+    }
+  });
+
+  it("keeps the stack of any other error at every level", () => {
+    const { out, text } = capture();
+    const apiNotFound = Object.assign(new Error("not found"), { name: "ApiError", code: 404, reason: "NotFound" });
+    const logger = createLogger({ level: "info", format: "json", out });
+    logger.error({ err: new TypeError("x is undefined") }, "reconcile failed");
+    logger.error({ err: apiNotFound }, "reconcile failed");
+    const [bug, notFound] = text()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { err: { stack?: string } });
+    expect(bug?.err.stack).toMatch(/^TypeError: x is undefined\n\s+at /);
+    expect(notFound?.err.stack).toMatch(/not found\n\s+at /);
+  });
+
   it("passes a line that is not JSON through unchanged, and refuses an unknown level", () => {
     expect(prettyLine("plain text\n")).toBe("plain text\n");
     expect(() => createLogger({ level: "verbose", format: "json" })).toThrow('unknown log level "verbose"');

@@ -1,8 +1,11 @@
 /**
  * The logger of `capstan run` and `capstan dev`: pino JSON lines (for log collectors), or one
  * readable line per record for a terminal (`--log-format pretty`), without extra dependencies.
+ * An anticipated error (anticipated-errors.ts: configuration, connection, credentials, the operator
+ * module) is logged by its message; its stack only at debug and trace level. Other errors keep theirs.
  */
 import pino, { type Logger } from "pino";
+import { errorSerializer } from "./anticipated-errors.ts";
 
 export const LOG_FORMATS = ["json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -11,6 +14,9 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 /** Fields every record has, shown in the line's head instead of as key=value. */
 const HEAD_FIELDS = new Set(["level", "time", "msg", "pid", "hostname"]);
 
+/** Levels at which anticipated errors are logged with their stack. */
+const STACK_LEVELS = new Set(["debug", "trace"]);
+
 /** A logger writing `format` to `out` (default stdout) at `level`. */
 export function createLogger(options: { level: string; format: LogFormat; out?: NodeJS.WritableStream }): Logger {
   if (!(LOG_LEVELS as readonly string[]).includes(options.level)) {
@@ -18,7 +24,8 @@ export function createLogger(options: { level: string; format: LogFormat; out?: 
   }
   const out = options.out ?? process.stdout;
   const destination = options.format === "json" ? out : { write: (line: string) => out.write(prettyLine(line)) };
-  return pino({ level: options.level }, destination);
+  const serializers = { err: errorSerializer(STACK_LEVELS.has(options.level)) };
+  return pino({ level: options.level, serializers }, destination);
 }
 
 /** `12:00:01.123 INFO  message key=value ...` for one pino JSON line (left as is if it is not JSON). */

@@ -1,18 +1,25 @@
 /**
  * `capstan run <operator.ts>`: runs one operator module against a cluster until SIGTERM/SIGINT.
  *
- * Expected flow: parse the flags, load the module (default export or `operator`), load the client
- * configuration (`--kubeconfig`/`--context`, else KUBECONFIG, else the pod's service account when
- * run in a pod, else ~/.kube/config), start the operator, and on the first SIGTERM or SIGINT stop it
- * gracefully (reconciles drain, the Lease is released, informers stop).
+ * Expected flow: parse the flags, load the client configuration (`--kubeconfig`/`--context`, else
+ * KUBECONFIG, else the pod's service account when run in a pod, else ~/.kube/config), load the
+ * module (default export or `operator`), ask the server for its version (the first request: it
+ * proves the server is reachable, its certificate verifies and the credentials are accepted), start
+ * the operator, and on the first SIGTERM or SIGINT stop it gracefully (reconciles drain, the Lease is
+ * released, informers stop).
  *
  * Guarantees: exit code 0 after a graceful stop, 1 when the operator failed (lost leadership, CRDs
  * not served, caches not synced) or could not start, 2 for bad flags. A second signal during the
- * graceful stop exits at once (130), for an impatient Ctrl-C.
+ * graceful stop exits at once (130), for an impatient Ctrl-C. When it cannot start because of the
+ * configuration, the module, the connection or the credentials, it logs one record saying which
+ * (naming the kubeconfig and context, or the server), without a stack below debug level
+ * (anticipated-errors.ts).
  */
 import { parseArgs } from "node:util";
 import type { Logger } from "pino";
 import { loadClientConfig } from "../client/config.ts";
+import { ConnectionError } from "../client/connection-error.ts";
+import { ApiError, isUnauthorized } from "../client/errors.ts";
 import { KubeClient } from "../client/resource-client.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
 import { parseCommandArgs } from "./command-args.ts";
@@ -173,11 +180,17 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
     await client.close();
     return 1;
   }
+  const cluster = { cluster: client.config.server, source: client.config.source };
+  const reached = await reachServer(client, signal, logger, cluster);
+  if ("exitCode" in reached) {
+    await client.close();
+    return reached.exitCode;
+  }
   logger.info(
     {
       operator: op.name,
-      cluster: client.config.server,
-      source: client.config.source,
+      ...cluster,
+      version: reached.version,
       namespaces: flags.namespaces ?? "all",
       leaderElect: flags.leaderElect,
     },
@@ -203,4 +216,45 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The first request, GET /version: it proves that the server is reachable, that its certificate
+ * verifies and that it accepts the credentials (a wrong token is refused even there). Resolves with
+ * the server's version; with none when it answered with another error (a proxy or RBAC may filter
+ * /version: it was reached and accepted the credentials all the same); with the exit code after
+ * logging why it cannot start (exit 0 when stopped meanwhile).
+ */
+async function reachServer(
+  client: KubeClient,
+  signal: AbortSignal,
+  logger: Logger,
+  cluster: { cluster: string; source: string },
+): Promise<{ version: string | undefined } | { exitCode: number }> {
+  try {
+    const answer = await client.request<{ gitVersion?: string } | undefined>("GET", "/version", { signal });
+    return { version: answer?.gitVersion };
+  } catch (err) {
+    if (signal.aborted) return { exitCode: 0 };
+    const connection = connectionErrorIn(err);
+    if (connection !== undefined) {
+      logger.error({ err: connection, ...cluster }, "cannot start: cannot reach the API server");
+    } else if (isUnauthorized(err)) {
+      logger.error({ err, ...cluster }, "cannot start: the API server refused the credentials");
+    } else if (err instanceof ApiError) {
+      logger.warn({ err, ...cluster }, "cannot read the API server's version; starting all the same");
+      return { version: undefined };
+    } else {
+      logger.error({ err, ...cluster }, "cannot start: asking the API server for its version failed");
+    }
+    return { exitCode: 1 };
+  }
+}
+
+/** The `ConnectionError` among `err`'s causes (the client wraps it): its message is the one to show. */
+function connectionErrorIn(err: unknown): ConnectionError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof ConnectionError) return e;
+  }
+  return undefined;
 }
