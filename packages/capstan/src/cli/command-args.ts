@@ -12,7 +12,7 @@ export function parseCommandArgs<T>(command: string, usage: string, parse: () =>
   try {
     parsed = parse();
   } catch (err) {
-    process.stderr.write(`${command}: ${(err as Error).message}\n\n${usage}`);
+    process.stderr.write(`${command}: ${argumentProblem(err as Error)}\n\n${usage}`);
     return { ok: false, exitCode: 2 };
   }
   if (parsed === "help") {
@@ -20,4 +20,16 @@ export function parseCommandArgs<T>(command: string, usage: string, parse: () =>
     return { ok: false, exitCode: 0 };
   }
   return { ok: true, value: parsed };
+}
+
+/**
+ * The error's message, shortened for an unknown option: node:util's parseArgs adds a hint about
+ * positionals starting with "-" that does not help with a mistyped flag.
+ */
+function argumentProblem(err: Error): string {
+  if ((err as NodeJS.ErrnoException).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const option = /'([^']+)'/.exec(err.message)?.[1];
+    if (option !== undefined) return `unknown option "${option}"`;
+  }
+  return err.message;
 }

@@ -7,20 +7,38 @@ export interface Command {
   run(args: string[]): Promise<number>;
 }
 
-function lazy(name: string, summary: string, load: () => Promise<{ run(args: string[]): Promise<number> }>): Command {
+type CommandModule = { run(args: string[]): Promise<number> };
+
+/** A command that cannot run here (capstan-dev is not installed, or lacks it), with a message saying what to install. */
+export class CommandUnavailableError extends Error {
+  override readonly name = "CommandUnavailableError";
+}
+
+function lazy(name: string, summary: string, load: () => Promise<CommandModule>): Command {
   return { name, summary, run: async (args) => (await load()).run(args) };
 }
 
+/**
+ * A command of capstan-dev. The errors dev-package.ts writes itself (plain `Error`s without a code:
+ * not installed, no such command) say what to install; any other failure to load is a bug and is
+ * passed on as it is, with its stack.
+ */
+function development(name: string, summary: string): Command {
+  return lazy(name, summary, () =>
+    loadDevCommand(name).catch((err: unknown) => {
+      const written = err instanceof Error && err.constructor === Error && !("code" in err) && err.cause === undefined;
+      throw written ? new CommandUnavailableError(err.message, { cause: err }) : err;
+    }),
+  );
+}
+
 export const commands: Command[] = [
-  lazy("apiserver", "Run the embedded Kubernetes API server and write its kubeconfig", () =>
-    loadDevCommand("apiserver"),
-  ),
+  development("apiserver", "Run the embedded Kubernetes API server and write its kubeconfig"),
   lazy("run", "Run an operator against a cluster (kubeconfig, or in-cluster in a pod)", () => import("./run.ts")),
-  lazy("dev", "Run operators against the embedded API server, restarting them when their files change", () =>
-    loadDevCommand("dev"),
-  ),
+  development("dev", "Run operators against the embedded API server, restarting them when their files change"),
   lazy("generate", "Print an operator's CRDs, RBAC, Deployment or Dockerfile", () => import("./generate.ts")),
   lazy("new", "Create an operator project: a resource, a controller, its test", () => import("./new.ts")),
+  lazy("version", "Print the versions of capstan and capstan-dev", () => import("./version-command.ts")),
 ];
 
 export function findCommand(name: string): Command | undefined {
