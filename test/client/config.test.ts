@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -6,7 +6,7 @@ import { ConfigError, inClusterConfig, loadClientConfig } from "../../packages/c
 import { FileTokenCredentials, jwtExpiry } from "../../packages/capstan/src/client/credentials.ts";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind } from "./support/client.ts";
-import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
+import { json, startTestServer, type TestServer } from "./support/test-server.ts";
 
 let server: TestServer;
 let dir: string;
@@ -171,149 +171,6 @@ describe("kubeconfig files", () => {
     expect(server.requests[before]!.headers.authorization).toBeUndefined();
   });
 
-  it("runs an exec credential plugin once, reuses its token, and runs it again after a 401", async () => {
-    const d = tmp();
-    const counter = join(d, "runs");
-    writeFileSync(counter, "");
-    const plugin = join(d, "plugin.mjs");
-    writeFileSync(
-      plugin,
-      `import { appendFileSync, readFileSync } from "node:fs";
-appendFileSync(process.env.COUNTER, "x");
-const n = readFileSync(process.env.COUNTER, "utf8").length;
-process.stdout.write(JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status: { token: "exec-" + n } }));
-`,
-    );
-    const path = join(d, "config");
-    writeFileSync(
-      path,
-      kubeconfig({
-        current: "test",
-        clusters: [{ name: "c", server: server.url, ca: join(d, "ca.crt") }],
-        users: [
-          {
-            name: "u",
-            user: {
-              exec: {
-                apiVersion: "client.authentication.k8s.io/v1",
-                command: process.execPath,
-                args: [plugin],
-                env: [{ name: "COUNTER", value: counter }],
-                interactiveMode: "Never",
-              },
-            },
-          },
-        ],
-        contexts: [{ name: "test", cluster: "c", user: "u" }],
-      }),
-    );
-    writeFileSync(join(d, "ca.crt"), server.pki.caPem);
-    let accepted = "exec-1";
-    server.on("GET", "/api/v1/namespaces/ns1/configmaps/exec", (r, res) => {
-      if (r.headers.authorization === `Bearer ${accepted}`) json(res, 200, { metadata: { name: "exec" } });
-      else json(res, 401, status(401, "Unauthorized", "Unauthorized"));
-    });
-    const client = await load({ kubeconfig: path });
-    const cms = client.resource(ConfigMapKind, "ns1");
-    await cms.get("exec");
-    await cms.get("exec");
-    expect(readFileSync(counter, "utf8")).toBe("x"); // one plugin run for two requests
-    accepted = "exec-2"; // the server stops accepting the first token
-    await expect(cms.get("exec")).resolves.toMatchObject({ metadata: { name: "exec" } });
-    expect(readFileSync(counter, "utf8")).toBe("xx");
-  });
-
-  it("uses the client certificate an exec plugin returns", async () => {
-    const d = tmp();
-    const plugin = join(d, "cert-plugin.mjs");
-    const status = { clientCertificateData: server.pki.clientCertPem, clientKeyData: server.pki.clientKeyPem };
-    writeFileSync(
-      plugin,
-      `process.stdout.write(${JSON.stringify(
-        JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status }),
-      )});\n`,
-    );
-    const path = join(d, "config");
-    writeFileSync(join(d, "ca.crt"), server.pki.caPem);
-    writeFileSync(
-      path,
-      kubeconfig({
-        current: "test",
-        clusters: [{ name: "c", server: server.url, ca: "ca.crt" }],
-        users: [
-          {
-            name: "u",
-            user: {
-              exec: { apiVersion: "client.authentication.k8s.io/v1", command: process.execPath, args: [plugin] },
-            },
-          },
-        ],
-        contexts: [{ name: "test", cluster: "c", user: "u" }],
-      }),
-    );
-    const client = await load({ kubeconfig: path });
-    await client.resource(ConfigMapKind, "ns1").get("a");
-    expect(server.requests.at(-1)!.clientCn).toBe("test-user");
-  });
-
-  it("fails the load with the user's name when its exec plugin fails", async () => {
-    const d = tmp();
-    const path = join(d, "config");
-    writeFileSync(
-      path,
-      kubeconfig({
-        current: "test",
-        clusters: [{ name: "c", server: server.url }],
-        users: [
-          {
-            name: "robot",
-            user: {
-              exec: {
-                apiVersion: "client.authentication.k8s.io/v1",
-                command: process.execPath,
-                args: ["-e", "process.stderr.write('token expired, run login'); process.exit(1)"],
-              },
-            },
-          },
-        ],
-        contexts: [{ name: "test", cluster: "c", user: "robot" }],
-      }),
-    );
-    await expect(load({ kubeconfig: path })).rejects.toThrow(
-      'credentials of kubeconfig user "robot" could not be obtained: token expired, run login',
-    );
-  });
-
-  it("sends the id-token of an oidc auth-provider user while it is valid", async () => {
-    const d = tmp();
-    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
-    const idToken = `${b64({ alg: "none" })}.${b64({ exp: Math.floor(Date.now() / 1000) + 3600, sub: "alice" })}.sig`;
-    const path = join(d, "config");
-    writeFileSync(
-      path,
-      kubeconfig({
-        current: "test",
-        clusters: [{ name: "c", server: "https://x.example" }],
-        users: [
-          {
-            name: "u",
-            user: {
-              "auth-provider": {
-                name: "oidc",
-                config: { "id-token": idToken, "client-id": "k", "idp-issuer-url": "https://idp.example" },
-              },
-            },
-          },
-        ],
-        contexts: [{ name: "test", cluster: "c", user: "u" }],
-      }),
-    );
-    const config = loadClientConfig({ kubeconfig: path, env: {} });
-    await expect(config.credentials.headers()).resolves.toEqual({ authorization: `Bearer ${idToken}` });
-    // Cached: the second call is answered synchronously, without asking the plugin.
-    expect(config.credentials.headers()).toEqual({ authorization: `Bearer ${idToken}` });
-  });
-
   it("re-reads a kubeconfig tokenFile after the refresh period", async () => {
     const d = tmp();
     writeFileSync(join(d, "ca.crt"), server.pki.caPem);
@@ -324,7 +181,7 @@ process.stdout.write(JSON.stringify({ apiVersion: "client.authentication.k8s.io/
       kubeconfig({
         current: "test",
         clusters: [{ name: "c", server: server.url, ca: "ca.crt" }],
-        users: [{ name: "u", user: { "token-file": "token" } }],
+        users: [{ name: "u", user: { tokenFile: "token" } }],
         contexts: [{ name: "test", cluster: "c", user: "u" }],
       }),
     );
@@ -383,7 +240,7 @@ describe("broken kubeconfigs give one clear error", () => {
       }),
     );
     expect(() => loadClientConfig({ kubeconfig: path, env: {} })).toThrow(
-      `client-certificate of user "alice": file ${join(d, "gone.crt")} cannot be read`,
+      `kubeconfig ${path}, context "a", cluster "c" (https://x), user "alice": client-certificate file ${join(d, "gone.crt")} cannot be read`,
     );
   });
 
@@ -446,7 +303,7 @@ describe("credentials", () => {
     const d = tmp();
     const path = join(d, "token");
     writeFileSync(path, "t1");
-    const creds = new FileTokenCredentials(path, {}, 0);
+    const creds = new FileTokenCredentials(path, { periodMs: 0 });
     rmSync(path);
     expect(creds.headers()).toEqual({ authorization: "Bearer t1" });
   });

@@ -95,6 +95,8 @@ export interface RecordedRequest {
   path: string;
   query: URLSearchParams;
   headers: IncomingMessage["headers"];
+  /** Every header's values, one per header line (a repeated header is not joined). */
+  headersDistinct: IncomingMessage["headersDistinct"];
   body: string;
   /** CN of the client certificate, if one was presented. */
   clientCn: string | undefined;
@@ -157,6 +159,7 @@ export async function startTestServer(): Promise<TestServer> {
           path: url.pathname,
           query: url.searchParams,
           headers: req.headers,
+          headersDistinct: req.headersDistinct,
           body: Buffer.concat(chunks).toString("utf8"),
           clientCn: peer && (req.socket as TLSSocket).authorized ? (peer.subject?.CN as string | undefined) : undefined,
         };

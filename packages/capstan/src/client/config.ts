@@ -1,23 +1,45 @@
 /**
  * Client configuration: where the API server is, how to trust it, how to authenticate, which namespace
- * is the default. Loaded from kubeconfig files (through @kubernetes/client-node's `KubeConfig`, which also
- * runs exec and auth-provider plugins) or from the in-cluster service account.
+ * is the default. Loaded from kubeconfig files (kubeconfig.ts reads them) or from the in-cluster service
+ * account.
  *
  * Source order when nothing is forced (controller-runtime's `GetConfig` order): the `kubeconfig` option,
  * the KUBECONFIG environment variable, the in-cluster service account, `~/.kube/config`.
+ *
+ * How a kubeconfig user authenticates, as client-go decides it (clientcmd `ClientConfig`, rest and
+ * transport):
+ * - `token` / `tokenFile` -> a bearer token (a token file is re-read, credentials.ts);
+ * - `username` / `password` -> basic auth (never together with a token);
+ * - `client-certificate(-data)` / `client-key(-data)` -> mutual TLS, alongside any of the others;
+ * - `exec` -> an exec credential plugin (exec-credential.ts), only when none of the above is set;
+ * - `auth-provider: oidc` -> the id-token, refreshed (oidc-credential.ts), unless a token or basic auth
+ *   is set; `gcp` and `azure` were removed from client-go and are refused with what to use instead;
+ * - `as`, `as-uid`, `as-groups`, `as-user-extra` -> impersonation headers (impersonation.ts).
+ * Like client-go, no credentials at all are sent to an `http://` server.
+ *
+ * Every problem is a `ConfigError` whose one-line message names the kubeconfig file, the context, the
+ * cluster and its server, and the user at fault.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
-import { parse as parseYaml } from "yaml";
+import { delimiter, join } from "node:path";
+import { describeClientCertificate } from "./client-certificate.ts";
+import { ConfigError } from "./config-error.ts";
+import { type Credentials, FileTokenCredentials, type HeaderRecord, StaticCredentials } from "./credentials.ts";
+import { type ExecClusterInfo, ExecCredentials, execConfigProblems } from "./exec-credential.ts";
+import { impersonationHeaders } from "./impersonation.ts";
 import {
-  type Credentials,
-  FileTokenCredentials,
-  type HeaderRecord,
-  KubeConfigCredentials,
-  StaticCredentials,
-} from "./credentials.ts";
+  type Entry,
+  type KubeCluster,
+  type KubeUser,
+  parseCluster,
+  parseContext,
+  parseUser,
+  readKubeconfigs,
+} from "./kubeconfig.ts";
+import { OidcCredentials, oidcConfigProblems } from "./oidc-credential.ts";
+
+export { ConfigError } from "./config-error.ts";
 
 /** TLS material for the connection to the API server (PEM strings). */
 export interface TlsConfig {
@@ -57,14 +79,6 @@ export interface LoadConfigOptions {
 
 /** Where the kubelet mounts the service account's token, CA bundle and namespace. */
 export const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
-
-/** A configuration problem, with a message naming the file, context or field at fault. */
-export class ConfigError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "ConfigError";
-  }
-}
 
 /** Loads the client configuration (see the module comment for the source order). */
 export function loadClientConfig(opts: LoadConfigOptions = {}): ClientConfig {
@@ -111,7 +125,7 @@ export function inClusterConfig(env: NodeJS.ProcessEnv = process.env, dir = serv
   }
   let credentials: Credentials;
   try {
-    credentials = new FileTokenCredentials(tokenPath);
+    credentials = new FileTokenCredentials(tokenPath, { description: `service account token ${tokenPath}` });
   } catch (err) {
     throw new ConfigError(`in-cluster ${(err as Error).message}`, { cause: err });
   }
@@ -131,177 +145,248 @@ export function inClusterConfig(env: NodeJS.ProcessEnv = process.env, dir = serv
   };
 }
 
-type Yaml = Record<string, unknown>;
+/** The names a message about the selected context gives: `kubeconfig <file>, context "c", cluster "k" (<server>), user "u"`. */
+interface Place {
+  context: string;
+  cluster: Entry;
+  server: string | undefined;
+  user: Entry | undefined;
+}
 
-interface Merged {
-  clusters: Yaml[];
-  users: Yaml[];
-  contexts: Yaml[];
-  currentContext: string | undefined;
+/** A message prefix for a problem in `file` (the file of the entry at fault). */
+function at(place: Place, file: string): string {
+  const server = place.server ? ` (${place.server})` : "";
+  const user = place.user ? `, user "${place.user.name}"` : ", no user";
+  return `kubeconfig ${file}, context "${place.context}", cluster "${place.cluster.name}"${server}${user}`;
+}
+
+function kubeconfigConfig(paths: string[], mustExist: boolean, contextName: string | undefined): ClientConfig {
+  const files = readKubeconfigs(paths, mustExist);
+  const list = paths.join(delimiter);
+  const name = contextName ?? files.currentContext;
+  if (!name) throw new ConfigError(`kubeconfig ${list} has no current-context and no context was given`);
+  const ctxEntry = files.contexts.get(name);
+  if (!ctxEntry) {
+    const known = [...files.contexts.keys()].join(", ") || "none";
+    throw new ConfigError(`context "${name}" not found in kubeconfig ${list} (contexts: ${known})`);
+  }
+  const ctxWhere = `kubeconfig ${ctxEntry.file}, context "${name}"`;
+  const ctx = parseContext(ctxEntry.body, ctxWhere);
+  if (!ctx.cluster) throw new ConfigError(`${ctxWhere}: the context names no cluster`);
+  const clusterEntry = files.clusters.get(ctx.cluster);
+  if (!clusterEntry) {
+    throw new ConfigError(`${ctxWhere}: the context refers to cluster "${ctx.cluster}", which ${list} does not define`);
+  }
+  const userEntry = ctx.user ? files.users.get(ctx.user) : undefined;
+  if (ctx.user && !userEntry) {
+    throw new ConfigError(`${ctxWhere}: the context refers to user "${ctx.user}", which ${list} does not define`);
+  }
+  const place: Place = { context: name, cluster: clusterEntry, server: undefined, user: userEntry };
+  const cluster = parseCluster(clusterEntry.body, at(place, clusterEntry.file));
+  place.server = cluster.server;
+  const user = userEntry ? parseUser(userEntry.body, at(place, userEntry.file)) : undefined;
+
+  const server = serverUrl(cluster, user, at(place, clusterEntry.file));
+  const tls = clusterTls(cluster, at(place, clusterEntry.file));
+  let credentials: Credentials;
+  if (!server.startsWith("https:")) {
+    // client-go reads the user's credentials only for a TLS transport, so secrets never go out in clear text.
+    credentials = new StaticCredentials({}, `no credentials (${server} is not https)`);
+  } else if (!user || !userEntry) {
+    credentials = new StaticCredentials({}, `no credentials (context "${name}" names no user)`);
+  } else {
+    credentials = userCredentials(user, userEntry, cluster, server, tls, at(place, userEntry.file));
+  }
+  const namespace = ctx.namespace ?? "default";
+  return { server, tls, credentials, namespace, source: `kubeconfig ${list} context ${name}` };
 }
 
 /**
- * Reads and merges kubeconfig files the way client-go's loading rules do: for each named cluster, user
- * and context the first file that defines it wins, and so does the first current-context; files of a
- * KUBECONFIG list that do not exist are skipped, an explicitly given file must exist.
+ * The server URL: client-go's `DefaultServerURL` puts a scheme on a bare `host:port`, https when the
+ * cluster or user has TLS settings, http otherwise.
  */
-function readKubeconfigs(paths: string[], mustExist: boolean): Merged {
-  const merged: Merged = { clusters: [], users: [], contexts: [], currentContext: undefined };
-  const seen = { clusters: new Set<string>(), users: new Set<string>(), contexts: new Set<string>() };
-  let found = 0;
-  for (const path of paths) {
-    if (!existsSync(path)) {
-      if (mustExist && paths.length === 1) throw new ConfigError(`kubeconfig file ${path} does not exist`);
-      continue;
-    }
-    found++;
-    let doc: unknown;
-    try {
-      doc = parseYaml(readFileSync(path, "utf8"));
-    } catch (err) {
-      throw new ConfigError(`kubeconfig file ${path} is not valid YAML: ${(err as Error).message}`, { cause: err });
-    }
-    if (doc === null || doc === undefined) continue; // an empty file is an empty config
-    if (typeof doc !== "object" || Array.isArray(doc)) {
-      throw new ConfigError(`kubeconfig file ${path} is not a mapping (apiVersion, clusters, users, contexts)`);
-    }
-    const d = doc as Yaml;
-    const dir = dirname(resolve(path));
-    for (const key of ["clusters", "users", "contexts"] as const) {
-      const list = d[key];
-      if (list === undefined || list === null) continue;
-      if (!Array.isArray(list)) throw new ConfigError(`kubeconfig file ${path}: ${key} must be a list`);
-      for (const [i, entry] of list.entries()) {
-        const name = (entry as Yaml | null)?.name;
-        if (typeof name !== "string" || name === "") {
-          throw new ConfigError(`kubeconfig file ${path}: ${key}[${i}] has no name`);
-        }
-        if (seen[key].has(name)) continue;
-        seen[key].add(name);
-        merged[key].push(resolvePaths(key, entry as Yaml, dir));
-      }
-    }
-    if (merged.currentContext === undefined && typeof d["current-context"] === "string" && d["current-context"]) {
-      merged.currentContext = d["current-context"];
-    }
+function serverUrl(cluster: KubeCluster, user: KubeUser | undefined, where: string): string {
+  const raw = cluster.server;
+  if (!raw) throw new ConfigError(`${where}: the cluster has no server`);
+  let server = raw;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    const tlsish =
+      cluster.certificateAuthority ||
+      cluster.certificateAuthorityData ||
+      cluster.insecureSkipTlsVerify ||
+      cluster.tlsServerName ||
+      ((user?.clientCertificate || user?.clientCertificateData) && (user?.clientKey || user?.clientKeyData));
+    server = `${tlsish ? "https" : "http"}://${raw}`;
   }
-  if (found === 0) throw new ConfigError(`none of the kubeconfig files exist: ${paths.join(", ")}`);
-  return merged;
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    throw new ConfigError(`${where}: the server URL ${raw} is invalid`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new ConfigError(`${where}: the server URL ${raw} is neither https nor http`);
+  }
+  return server;
 }
 
-/** Relative file references in a kubeconfig are relative to that file's directory (client-go's ResolvePaths). */
-function resolvePaths(key: "clusters" | "users" | "contexts", entry: Yaml, dir: string): Yaml {
-  const inner = key === "clusters" ? "cluster" : key === "users" ? "user" : undefined;
-  if (!inner || typeof entry[inner] !== "object" || entry[inner] === null) return entry;
-  const body = { ...(entry[inner] as Yaml) };
-  const fields = inner === "cluster" ? ["certificate-authority"] : ["client-certificate", "client-key", "token-file"];
-  for (const f of fields) {
-    const v = body[f];
-    if (typeof v === "string" && v !== "" && !isAbsolute(v)) body[f] = join(dir, v);
+/** The cluster half of TLS: CA, insecure flag and server name (client-go's validation rules). */
+function clusterTls(cluster: KubeCluster, where: string): TlsConfig {
+  if (cluster.certificateAuthority && cluster.certificateAuthorityData) {
+    throw new ConfigError(`${where}: certificate-authority-data and certificate-authority are both specified`);
   }
-  const exec = body.exec as Yaml | undefined;
-  if (exec && typeof exec.command === "string" && /^\.\.?[/\\]/.test(exec.command)) {
-    body.exec = { ...exec, command: join(dir, exec.command) };
+  const tls: TlsConfig = { insecureSkipTLSVerify: cluster.insecureSkipTlsVerify };
+  const ca = cluster.certificateAuthorityData ?? readPem("certificate-authority", cluster.certificateAuthority, where);
+  if (ca) {
+    if (cluster.insecureSkipTlsVerify) {
+      throw new ConfigError(
+        `${where}: certificate-authority and insecure-skip-tls-verify exclude each other (specifying a root certificates file with the insecure flag is not allowed)`,
+      );
+    }
+    tls.ca = ca;
   }
-  return { ...entry, [inner]: body };
+  if (cluster.tlsServerName) tls.servername = cluster.tlsServerName;
+  return tls;
 }
 
-function readPem(what: string, path: string | undefined, data: string | undefined): string | undefined {
-  if (data) return Buffer.from(data, "base64").toString("utf8");
+function readPem(field: string, path: string | undefined, where: string): string | undefined {
   if (!path) return undefined;
   try {
     return readFileSync(path, "utf8");
   } catch (err) {
-    throw new ConfigError(`${what} file ${path} cannot be read: ${(err as Error).message}`, { cause: err });
+    throw new ConfigError(`${where}: ${field} file ${path} cannot be read: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
-function kubeconfigConfig(paths: string[], mustExist: boolean, contextName: string | undefined): ClientConfig {
-  const merged = readKubeconfigs(paths, mustExist);
-  const where = `kubeconfig ${paths.join(delimiter)}`;
-  const name = contextName ?? merged.currentContext;
-  if (!name) throw new ConfigError(`${where} has no current-context and no context was given`);
-  const ctxEntry = merged.contexts.find((c) => c.name === name);
-  if (!ctxEntry) {
-    const known = merged.contexts.map((c) => String(c.name)).join(", ") || "none";
-    throw new ConfigError(`context "${name}" not found in ${where} (contexts: ${known})`);
-  }
-  const ctx = (ctxEntry.context ?? {}) as Yaml;
-  const clusterName = ctx.cluster;
-  const userName = ctx.user;
-  const clusterEntry = merged.clusters.find((c) => c.name === clusterName);
-  if (!clusterEntry)
-    throw new ConfigError(
-      `context "${name}" refers to cluster "${String(clusterName)}", which ${where} does not define`,
-    );
-  const userEntry =
-    userName === undefined || userName === "" ? undefined : merged.users.find((u) => u.name === userName);
-  if (userName && !userEntry)
-    throw new ConfigError(`context "${name}" refers to user "${String(userName)}", which ${where} does not define`);
+/**
+ * The user half: client certificate (into `tls`), then the header credentials, following client-go's
+ * precedence (module comment) and its kubeconfig validation.
+ */
+function userCredentials(
+  user: KubeUser,
+  entry: Entry,
+  cluster: KubeCluster,
+  server: string,
+  tls: TlsConfig,
+  where: string,
+): Credentials {
+  const fail = (problem: string): never => {
+    throw new ConfigError(`${where}: ${problem}`);
+  };
+  const who = `kubeconfig user "${entry.name}"`;
 
-  // client-node reads `token-file` once, relative to the working directory; we keep it out of its hands
-  // and re-read it ourselves like client-go does.
-  const userBody = { ...((userEntry?.user ?? {}) as Yaml) };
-  const tokenFile = typeof userBody["token-file"] === "string" ? (userBody["token-file"] as string) : undefined;
-  delete userBody["token-file"];
-
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromString(
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [clusterEntry],
-        users: [{ name: userEntry ? userEntry.name : "anonymous", user: userBody }],
-        contexts: [{ name, context: { ...ctx, user: userEntry ? userEntry.name : "anonymous" } }],
-        "current-context": name,
-      }),
-    );
-  } catch (err) {
-    throw new ConfigError(`${where}, context "${name}": ${(err as Error).message}`, { cause: err });
+  // client-go's validateAuthInfo, in its order.
+  if (user.token && (user.username || user.password)) {
+    fail("more than one authentication method found (token and basicAuth), only one is allowed");
   }
-  const cluster = kc.getCurrentCluster();
-  const user = kc.getCurrentUser();
-  if (!cluster?.server) throw new ConfigError(`cluster "${String(clusterName)}" in ${where} has no server`);
-  try {
-    new URL(cluster.server);
-  } catch {
-    throw new ConfigError(`cluster "${cluster.name}" in ${where} has an invalid server URL: ${cluster.server}`);
-  }
-  const tls: TlsConfig = { insecureSkipTLSVerify: cluster.skipTLSVerify === true };
-  const ca = readPem(`certificate-authority of cluster "${cluster.name}":`, cluster.caFile, cluster.caData);
-  if (ca) tls.ca = ca;
-  if (cluster.tlsServerName) tls.servername = cluster.tlsServerName;
-  if (user) {
-    const cert = readPem(`client-certificate of user "${user.name}":`, user.certFile, user.certData);
-    const key = readPem(`client-key of user "${user.name}":`, user.keyFile, user.keyData);
-    if (cert && !key)
-      throw new ConfigError(`user "${user.name}" in ${where} has a client certificate but no client key`);
-    if (key && !cert)
-      throw new ConfigError(`user "${user.name}" in ${where} has a client key but no client certificate`);
-    if (cert) tls.cert = cert;
-    if (key) tls.key = key;
-  }
-
-  const extra: HeaderRecord = {};
-  if (user?.impersonateUser) extra["impersonate-user"] = user.impersonateUser;
-  let credentials: Credentials;
-  if (user && (user.exec || user.authProvider)) {
-    credentials = new KubeConfigCredentials(kc, extra);
-  } else if (tokenFile) {
-    try {
-      credentials = new FileTokenCredentials(tokenFile, extra);
-    } catch (err) {
-      throw new ConfigError(`user "${user?.name ?? ""}" in ${where}: ${(err as Error).message}`, { cause: err });
+  let certSubject: string | undefined;
+  if (user.clientCertificate || user.clientCertificateData) {
+    if (user.clientCertificate && user.clientCertificateData) {
+      fail("client-certificate-data and client-certificate are both specified");
     }
-  } else if (user?.token) {
-    credentials = new StaticCredentials({ ...extra, authorization: `Bearer ${user.token}` });
-  } else if (user?.username) {
-    const basic = Buffer.from(`${user.username}:${user.password ?? ""}`).toString("base64");
-    credentials = new StaticCredentials({ ...extra, authorization: `Basic ${basic}` });
-  } else {
-    credentials = new StaticCredentials(extra);
+    if (user.clientKey && user.clientKeyData) fail("client-key-data and client-key are both specified");
+    if (!user.clientKey && !user.clientKeyData) {
+      fail("client-key-data or client-key must be specified to use the client certificate");
+    }
+    const cert = user.clientCertificateData ?? readPem("client-certificate", user.clientCertificate, where);
+    const key = user.clientKeyData ?? readPem("client-key", user.clientKey, where);
+    if (cert && key) {
+      try {
+        certSubject = describeClientCertificate(cert, key);
+      } catch (err) {
+        fail((err as Error).message);
+      }
+      tls.cert = cert;
+      tls.key = key;
+    }
+  } else if (user.clientKey || user.clientKeyData) {
+    fail("client-key or client-key-data is given without client-certificate or client-certificate-data");
   }
-  const namespace = typeof ctx.namespace === "string" && ctx.namespace !== "" ? ctx.namespace : "default";
-  return { server: cluster.server, tls, credentials, namespace, source: `${where} context ${name}` };
+  if (user.exec) {
+    if (user.authProvider) fail("auth-provider cannot be provided in combination with an exec plugin");
+    for (const problem of execConfigProblems(user.exec)) fail(problem);
+  }
+  if (!user.as && (user.asUid || user.asGroups.length > 0 || Object.keys(user.asUserExtra).length > 0)) {
+    fail("requesting uid, groups or user-extra without impersonating a user (as)");
+  }
+
+  const extra: HeaderRecord = user.as
+    ? impersonationHeaders({ user: user.as, uid: user.asUid, groups: user.asGroups, extra: user.asUserExtra })
+    : {};
+  const certPart = certSubject ? `client certificate (${certSubject})` : undefined;
+  const describe = (header: string | undefined, detail = "") =>
+    `${[header, certPart].filter((p) => p !== undefined).join(" and ")} of ${who}${detail}`;
+
+  if (user.token || user.tokenFile) {
+    if (!user.tokenFile)
+      return new StaticCredentials({ ...extra, authorization: `Bearer ${user.token}` }, describe("bearer token"));
+    try {
+      return new FileTokenCredentials(user.tokenFile, {
+        extra,
+        ...(user.token ? { token: user.token } : {}),
+        description: describe("bearer token", ` (tokenFile ${user.tokenFile})`),
+      });
+    } catch (err) {
+      return fail((err as Error).message);
+    }
+  }
+  if (user.username) {
+    const basic = Buffer.from(`${user.username}:${user.password ?? ""}`).toString("base64");
+    return new StaticCredentials(
+      { ...extra, authorization: `Basic ${basic}` },
+      describe("basic auth", ` (username ${user.username})`),
+    );
+  }
+  // client-go skips the exec plugin when the user has a client certificate of its own.
+  if (user.exec && !certPart) {
+    return new ExecCredentials({
+      user: entry.name,
+      exec: user.exec,
+      cluster: execClusterInfo(cluster, server, tls),
+      extra,
+    });
+  }
+  if (user.authProvider) {
+    const { name, config } = user.authProvider;
+    if (name === "oidc") {
+      for (const problem of oidcConfigProblems(config)) fail(problem);
+      try {
+        return new OidcCredentials({
+          user: entry.name,
+          file: entry.file,
+          config,
+          extra,
+          description: describe("oidc id-token", ` (issuer ${config["idp-issuer-url"]})`),
+        });
+      } catch (err) {
+        return fail((err as Error).message);
+      }
+    }
+    if (name === "gcp") {
+      fail(
+        'the gcp auth-provider has been removed from client-go: use the "gke-gcloud-auth-plugin" exec credential plugin instead (https://cloud.google.com/blog/products/containers-kubernetes/kubectl-auth-changes-in-gke)',
+      );
+    }
+    if (name === "azure") {
+      fail(
+        "the azure auth-provider has been removed from client-go: use the kubelogin exec credential plugin instead (https://github.com/Azure/kubelogin)",
+      );
+    }
+    fail(`no auth-provider found for name "${name}" (Capstan knows oidc; use an exec credential plugin)`);
+  }
+  return new StaticCredentials(extra, certPart ? describe(undefined) : `no credentials (${who} has none)`);
+}
+
+/** `spec.cluster` of KUBERNETES_EXEC_INFO, as client-go's `ConfigToExecCluster` fills it. */
+function execClusterInfo(cluster: KubeCluster, server: string, tls: TlsConfig): ExecClusterInfo {
+  const info: ExecClusterInfo = { server };
+  if (cluster.tlsServerName) info["tls-server-name"] = cluster.tlsServerName;
+  if (cluster.insecureSkipTlsVerify) info["insecure-skip-tls-verify"] = true;
+  if (tls.ca) info["certificate-authority-data"] = Buffer.from(tls.ca).toString("base64");
+  if (cluster.proxyUrl) info["proxy-url"] = cluster.proxyUrl;
+  if (cluster.disableCompression) info["disable-compression"] = true;
+  if (cluster.execExtension !== undefined) info.config = cluster.execExtension;
+  return info;
 }

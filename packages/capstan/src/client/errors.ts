@@ -76,6 +76,11 @@ export interface ErrorResponse {
   retryAfter?: string;
   /** Resource (plural, with group) and name the request addressed, for synthesized messages. */
   resource?: { group: string; plural: string; name?: string };
+  /**
+   * What authenticated the request (`Credentials.description`) and the server it went to: a 401's
+   * message then says which credential which server refused.
+   */
+  refused?: { credentials: string; server: string };
 }
 
 /**
@@ -85,11 +90,19 @@ export interface ErrorResponse {
 export function apiErrorFromResponse(res: ErrorResponse): ApiError {
   const retryAfter = parseRetryAfter(res.retryAfter);
   const parsed = parseStatus(res.body);
+  let error: ApiError;
   if (parsed) {
     if (parsed.code === undefined || parsed.code === 0) parsed.code = res.statusCode;
-    return new ApiError(parsed, retryAfter);
+    error = new ApiError(parsed, retryAfter);
+  } else {
+    error = new ApiError(synthesizeStatus(res, retryAfter), retryAfter);
   }
-  return new ApiError(synthesizeStatus(res, retryAfter), retryAfter);
+  if (res.statusCode === 401 && res.refused) {
+    // The server's "Unauthorized" alone does not say which of several kubeconfigs, users or plugins is
+    // to blame; the Status itself stays as the server sent it.
+    error.message = `${res.refused.server} refused the ${res.refused.credentials}: ${error.message}`;
+  }
+  return error;
 }
 
 function parseStatus(body: string): Status | undefined {

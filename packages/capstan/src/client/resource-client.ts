@@ -2,7 +2,6 @@
  * The typed resource client: one kind, all verbs. Objects are plain Kubernetes JSON.
  */
 import { type ClientConfig, type LoadConfigOptions, loadClientConfig } from "./config.ts";
-import { KubeConfigCredentials } from "./credentials.ts";
 import { Discovery } from "./discovery.ts";
 import { apiErrorFromResponse } from "./errors.ts";
 import { type RateLimiter, TokenBucket } from "./rate-limiter.ts";
@@ -212,16 +211,15 @@ export class KubeClient {
 
   /**
    * Loads the configuration (kubeconfig or in-cluster, see `loadClientConfig`) and builds a client.
-   * A user with an exec or auth-provider plugin has it run once here, so that a client certificate it
-   * returns can go into the connection pool's TLS settings (and a failing plugin fails the load, clearly).
+   * The credentials are asked once here: an exec plugin runs (a client certificate it returns goes into
+   * the connection pool's TLS settings), an expired oidc token is refreshed, and a failure fails the load
+   * with a message naming the user.
    */
   static async load(opts: LoadConfigOptions & KubeClientOptions = {}): Promise<KubeClient> {
     let config = loadClientConfig(opts);
-    if (config.credentials instanceof KubeConfigCredentials) {
-      await config.credentials.headers();
-      const pair = config.credentials.clientCertificate();
-      if (pair && !config.tls.cert) config = { ...config, tls: { ...config.tls, cert: pair.cert, key: pair.key } };
-    }
+    await config.credentials.headers();
+    const pair = config.credentials.clientCertificate?.();
+    if (pair && !config.tls.cert) config = { ...config, tls: { ...config.tls, cert: pair.cert, key: pair.key } };
     return new KubeClient(config, opts);
   }
 
@@ -346,6 +344,7 @@ export class KubeClient {
         contentType: headerValue(result.headers["content-type"]),
         retryAfter: headerValue(result.headers["retry-after"]),
         resource: opts.resource,
+        refused: { credentials: this.config.credentials.description, server: this.config.server },
       });
       if (attempt < this.#retry.maxAttempts && shouldRetryStatus(status, idempotent)) {
         await sleep(retryDelayMs(attempt, this.#retry, error.retryAfterSeconds), opts.signal);
