@@ -1,13 +1,17 @@
 /**
  * `capstan dev [operator.ts ...]`: the embedded API server in this process, its kubeconfig in
  * `.capstan/kubeconfig`, the dashboard (docs/dashboard.md) on a loopback port, each operator in a
- * `capstan run` child process against it, restarted when a source file in its folder changes;
- * Ctrl-C stops everything.
+ * `capstan run` child process against it (operator-process.ts), restarted when one of its own source
+ * files changes; Ctrl-C stops everything.
  *
  * Expected flow: check the operator files exist, start the API server, write the kubeconfig, start
  * the dashboard, print how to use kubectl and where the dashboard is, start the operators, watch
- * their folders; on SIGINT/SIGTERM stop watching, stop the operators (each gets its graceful stop),
- * then the dashboard, then the server.
+ * what each loads (source-watcher.ts); on SIGINT/SIGTERM stop watching, stop the operators (each
+ * gets its graceful stop), then the dashboard, then the server.
+ *
+ * An operator's files are its module and every project file its child process loaded, as the child
+ * reports them (loaded-files-hooks.ts): not a folder's contents, not `node_modules`. A save of a file
+ * two operators import restarts both; a save of a file only one imports restarts that one.
  *
  * Operators always log JSON to this process: each line goes to the dashboard's logs panel as a
  * structured record (level, message, the object it is about), and to the terminal as is
@@ -18,14 +22,15 @@
  * busy. An operator that crashes stays down until a file changes (no restart loop that floods the
  * terminal).
  */
-import { existsSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
+import { existsSync, realpathSync } from "node:fs";
+import { basename, dirname, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LOG_FORMATS, LOG_LEVELS, parseCommandArgs, prettyLine } from "capstan/internal";
 import { type Dashboard, LogFeed, startDashboard } from "../dashboard/index.ts";
 import { startApiServer } from "../devcluster/index.ts";
+import { readDigest } from "./content-digest.ts";
 import { OperatorProcess } from "./operator-process.ts";
-import { watchSources } from "./source-watcher.ts";
+import { SourceWatcher } from "./source-watcher.ts";
 
 /**
  * The dashboard's port unless `--dashboard-port` says otherwise. A fixed port, so that a browser
@@ -38,7 +43,8 @@ const USAGE = `Usage: capstan dev [operator.ts ...] [options]
 
 Starts the embedded Kubernetes API server, writes its kubeconfig, serves the dashboard (a read-only
 web page on 127.0.0.1: objects, events, operator logs), runs each operator against the server and
-restarts an operator when a source file in its folder changes. Ctrl-C stops everything.
+restarts an operator when one of its source files changes (its module, or a project file it
+imports). Ctrl-C stops everything.
 
 Options:
   --kubeconfig FILE    where to write the kubeconfig (default .capstan/kubeconfig)
@@ -90,25 +96,35 @@ export async function run(args: string[]): Promise<number> {
   if (flags.files.length === 0) print("  No operator given: serving the API server only. Ctrl-C stops it.");
 
   const labels = outputLabels(flags.files);
-  const operators = flags.files.map((file, i) => {
+  const stopWatching = new AbortController();
+  const operators: OperatorProcess[] = [];
+  /** Each operator's module, resolved as the child reports it (symbolic links followed). */
+  const modules = new Map<OperatorProcess, string>();
+  const watcher = new SourceWatcher<OperatorProcess>({
+    signal: stopWatching.signal,
+    onChange: (op, files) => {
+      const folder = dirname(modules.get(op) as string);
+      void op.restart(`changed: ${files.map((f) => relative(folder, f)).join(", ")}`);
+    },
+  });
+  for (const [i, file] of flags.files.entries()) {
     const label = labels[i] as string;
-    return new OperatorProcess({
+    const modulePath = realpathSync(file);
+    const op: OperatorProcess = new OperatorProcess({
       file,
       label,
       kubeconfigPath,
       // JSON always: the dashboard reads records; the terminal gets them pretty when asked (below).
       runArgs: ["--log-level", flags.logLevel, "--log-format", "json"],
       print: teeOperatorOutput(label, flags.logFormat === "pretty", logs, print),
+      // Until the new child reports what it loaded, its module as it is now (a child that fails
+      // before loading it, without a cluster, still restarts on its save).
+      onStart: () => watcher.reset(op, [[modulePath, readDigest(modulePath)]]),
+      onLoaded: (path, digest) => watcher.track(op, path, digest),
     });
-  });
-  const folders = new Map<string, OperatorProcess[]>();
-  for (const op of operators) {
-    const folder = dirname(resolve(op.file));
-    folders.set(folder, [...(folders.get(folder) ?? []), op]);
+    operators.push(op);
+    modules.set(op, modulePath);
   }
-  const watcher = watchSources([...folders.keys()], (folder, files) => {
-    for (const op of folders.get(folder) ?? []) void op.restart(`changed: ${files.join(", ")}`);
-  });
   await Promise.all(operators.map((op) => op.restart("start")));
 
   await new Promise<void>((resolveStop) => {
@@ -121,7 +137,7 @@ export async function run(args: string[]): Promise<number> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
-  watcher.close();
+  stopWatching.abort();
   await Promise.all(operators.map((op) => op.stop()));
   await dashboard?.stop();
   await server.stop();

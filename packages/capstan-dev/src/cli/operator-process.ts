@@ -1,29 +1,48 @@
 /**
- * One operator of `capstan dev`, run as a `capstan run` child process so that a restart reloads
+ * One operator of `capstan dev`, run by `capstan run` in a child process so that a restart reloads
  * every module it imports (Node's ES module cache cannot be cleared in-process).
  *
  * ## States ({@link OperatorProcessState})
- * `idle` -> `running` (child alive) -> `stopping` (SIGTERM sent, waiting for its exit) ->
- * `running` again on restart, or `crashed` (it exited on its own: waits for the next file change
+ * `idle` -> `running` (a child runs the operator) -> `stopping` (SIGTERM sent, waiting for its exit)
+ * -> `running` again on restart, or `crashed` (it exited on its own: waits for the next change
  * instead of restarting in a loop), or `stopped` (after `stop()`, final).
  *
- * ## Guarantees
- * - At most one child per operator at any time: a restart waits for the old child's exit.
- * - A child that ignores SIGTERM gets SIGKILL after {@link KILL_AFTER_MS}.
- * - After `stop()` resolves, the child has exited.
+ * ## Standby
+ * A cold child spends one to three seconds starting Node and loading Capstan (most of it in
+ * `@kubernetes/client-node` and TypeBox) before it loads the operator, which takes a few hundred
+ * milliseconds. So a second child waits beside the running one as a *standby*, with Capstan loaded
+ * and no project file (operator-child-main.ts). A restart stops the running child, then tells the
+ * standby to run the operator; a new standby is spawned once the new child is past its start (its
+ * first output line or its exit, at the latest {@link STANDBY_AFTER_MS} after the start), so that it
+ * does not compete with it for the CPU.
  *
- * - The child has an IPC channel to this process: when `capstan dev` dies, even by SIGKILL, the
- *   channel closes and `capstan run` stops the operator (no orphan keeps running).
+ * ## Guarantees
+ * - At most one process runs the operator at a time: the standby has loaded none of the project and
+ *   is told to start only after the previous child has exited. (So there are two processes: the
+ *   running child and the standby.)
+ * - Restart requests made while a restart waits for the old child's exit are merged into it: the
+ *   child started then loads every file as saved until then.
+ * - A child that ignores SIGTERM gets SIGKILL after {@link KILL_AFTER_MS}.
+ * - After `stop()` resolves, the child and the standby have exited and no timer is left.
+ * - `onLoaded` reports the files of the child started last, also after it crashed (what to watch
+ *   for the save that fixes it); `onStart` says when a new child begins reporting.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { basename } from "node:path";
-import { CAPSTAN_BIN } from "capstan/internal";
+import type { ContentDigest } from "./content-digest.ts";
+import { OperatorChild } from "./operator-child.ts";
 
 /**
  * How long a stopping operator may take before SIGKILL. Its graceful stop drains reconciles; in
  * development a restart should feel immediate, and a handler that needs longer is stuck.
  */
 export const KILL_AFTER_MS = 5_000;
+
+/**
+ * The latest time after a child's start that the next standby is spawned, for an operator that
+ * prints nothing (`--log-level silent`): past the one to three seconds of a cold start on a loaded
+ * two-core machine, so that the standby's loading does not slow it down.
+ */
+export const STANDBY_AFTER_MS = 3_000;
 
 export type OperatorProcessState = "idle" | "running" | "stopping" | "crashed" | "stopped";
 
@@ -37,15 +56,27 @@ export interface OperatorProcessOptions {
   runArgs: readonly string[];
   /** Where lines of the child's output and of this supervisor go, already prefixed. */
   print(line: string): void;
+  /** A new child is told to run the operator: what it loads is reported from now on. */
+  onStart?(): void;
+  /** The running (or last started) child loaded `path` with this content (`null`: looked for, absent). */
+  onLoaded?(path: string, digest: ContentDigest): void;
 }
 
-/** Supervises one operator child process; see the module documentation. */
+/** Supervises one operator's child processes; see the module documentation. */
 export class OperatorProcess {
   private current: OperatorProcessState = "idle";
-  private child: ChildProcess | undefined;
-  private exited: Promise<void> = Promise.resolve();
-  /** Serialises start, restart and stop. */
-  private queue: Promise<void> = Promise.resolve();
+  /** The child running the operator (or stopping). */
+  private child: OperatorChild | undefined;
+  /** The child started last, whose reports count (it may have exited). */
+  private reporting: OperatorChild | undefined;
+  private standby: OperatorChild | undefined;
+  private standbyTimer: NodeJS.Timeout | undefined;
+  /** The reason of a restart asked for and not yet begun. */
+  private wanted: string | undefined;
+  private looping = false;
+  private restarted: Promise<void> = Promise.resolve();
+  private stopRequested = false;
+  private stopped: Promise<void> | undefined;
   private readonly prefix: string;
 
   constructor(private readonly options: OperatorProcessOptions) {
@@ -66,84 +97,119 @@ export class OperatorProcess {
     return this.child?.pid;
   }
 
-  /** Starts the child (or restarts it if one runs). */
+  /** Starts the operator, or restarts it; resolves once the new child was told to start. */
   restart(reason: string): Promise<void> {
-    return this.enqueue(async () => {
-      if (this.current === "stopped") return;
-      if (this.child !== undefined) {
-        this.options.print(`${this.prefix} ${reason}: restarting`);
-        await this.killChild();
-      }
-      this.spawnChild();
-    });
-  }
-
-  /** Stops the child for good. */
-  stop(): Promise<void> {
-    return this.enqueue(async () => {
-      if (this.current === "stopped") return;
-      await this.killChild();
-      this.current = "stopped";
-    });
-  }
-
-  private enqueue(step: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(step);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  private spawnChild(): void {
-    const args = [
-      CAPSTAN_BIN,
-      "run",
-      this.options.file,
-      "--kubeconfig",
-      this.options.kubeconfigPath,
-      ...this.options.runArgs,
-    ];
-    // Its own process group: Ctrl-C in the terminal signals the whole foreground group, and a child
-    // that got SIGINT there and SIGTERM from us would take the second signal as "exit at once".
-    // The IPC channel is how the child notices that this process died (see `capstan run`).
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe", "ipc"], detached: true });
-    this.child = child;
-    this.current = "running";
-    this.options.print(`${this.prefix} started (pid ${child.pid})`);
-    for (const stream of [child.stdout, child.stderr]) {
-      let partial = "";
-      stream?.setEncoding("utf8");
-      stream?.on("data", (chunk: string) => {
-        const lines = (partial + chunk).split("\n");
-        partial = lines.pop() ?? "";
-        for (const line of lines) this.options.print(`${this.prefix} ${line}`);
-      });
-      stream?.on("end", () => {
-        if (partial !== "") this.options.print(`${this.prefix} ${partial}`);
-      });
+    if (this.stopRequested) return Promise.resolve();
+    this.wanted = reason;
+    if (!this.looping) {
+      this.looping = true;
+      this.restarted = this.restartLoop();
     }
-    this.exited = new Promise((resolve) => {
-      child.once("exit", (code, signal) => {
-        if (this.child === child) this.child = undefined;
-        const status = signal ?? `code ${code}`;
-        if (this.current === "running") {
-          this.current = "crashed";
-          this.options.print(`${this.prefix} exited (${status}); save a file to start it again`);
-        } else {
-          this.options.print(`${this.prefix} stopped (${status})`);
-        }
-        resolve();
-      });
-    });
+    return this.restarted;
   }
 
-  private async killChild(): Promise<void> {
+  /** Stops the child and the standby for good. */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopRequested = true;
+      this.wanted = undefined;
+      await this.restarted;
+      clearTimeout(this.standbyTimer);
+      this.standbyTimer = undefined;
+      const standby = this.standby;
+      this.standby = undefined;
+      await Promise.all([this.stopChild(), standby && this.terminate(standby)]);
+      this.current = "stopped";
+    })();
+    return this.stopped;
+  }
+
+  private async restartLoop(): Promise<void> {
+    try {
+      while (this.wanted !== undefined && !this.stopRequested) {
+        if (this.child !== undefined) {
+          this.options.print(`${this.prefix} ${this.wanted}: restarting`);
+          await this.stopChild();
+          continue; // a stop request may have come meanwhile
+        }
+        this.wanted = undefined; // the child started now loads every save made until now
+        this.startChild();
+      }
+    } finally {
+      this.looping = false;
+    }
+  }
+
+  private startChild(): void {
+    const child = this.standby ?? this.spawn();
+    this.standby = undefined;
+    clearTimeout(this.standbyTimer);
+    this.options.onStart?.();
+    this.child = child;
+    this.reporting = child;
+    this.current = "running";
+    child.start(["run", this.options.file, "--kubeconfig", this.options.kubeconfigPath, ...this.options.runArgs]);
+    this.options.print(`${this.prefix} started (pid ${child.pid})`);
+    this.standbyTimer = setTimeout(() => this.prepareStandby(), STANDBY_AFTER_MS);
+  }
+
+  private spawn(): OperatorChild {
+    let pastStart = false;
+    const child: OperatorChild = new OperatorChild({
+      onLine: (line) => {
+        this.options.print(`${this.prefix} ${line}`);
+        if (!pastStart && child === this.child) {
+          pastStart = true;
+          this.prepareStandby();
+        }
+      },
+      onLoaded: (report) => {
+        if (child === this.reporting) this.options.onLoaded?.(report.path, report.digest);
+      },
+      onExit: (status) => this.exited(child, status),
+    });
+    return child;
+  }
+
+  private exited(child: OperatorChild, status: string): void {
+    if (child === this.standby) {
+      // Not asked to: something killed it. The next start spawns a fresh one.
+      this.standby = undefined;
+      this.options.print(`${this.prefix} standby process exited (${status})`);
+      return;
+    }
+    if (child !== this.child) return; // a standby discarded by stop()
+    this.child = undefined;
+    if (this.current === "running") {
+      this.current = "crashed";
+      this.options.print(`${this.prefix} exited (${status}); save a file to start it again`);
+      this.prepareStandby();
+    } else {
+      this.options.print(`${this.prefix} stopped (${status})`);
+    }
+  }
+
+  /** Spawns the next standby, unless there is one or everything stops. */
+  private prepareStandby(): void {
+    clearTimeout(this.standbyTimer);
+    this.standbyTimer = undefined;
+    if (this.stopRequested || this.standby !== undefined) return;
+    this.standby = this.spawn();
+  }
+
+  private async stopChild(): Promise<void> {
     const child = this.child;
     if (child === undefined) return;
     this.current = "stopping";
+    await this.terminate(child);
+  }
+
+  /** SIGTERM, SIGKILL after {@link KILL_AFTER_MS}; resolves once `child` has exited. */
+  private async terminate(child: OperatorChild): Promise<void> {
     child.kill("SIGTERM");
     const timer = setTimeout(() => child.kill("SIGKILL"), KILL_AFTER_MS);
     try {
-      await this.exited;
+      await child.exited;
     } finally {
       clearTimeout(timer);
     }
