@@ -16,6 +16,7 @@ import {
 } from "../../packages/capstan-dev/src/cli/dev.ts";
 import { LogFeed } from "../../packages/capstan-dev/src/dashboard/index.ts";
 import { isEstablished, waitFor } from "../../packages/capstan-dev/src/testing/index.ts";
+import { alive, childrenOf } from "./child-processes.ts";
 import { GadgetKind, gadget, gadgetOperatorSource } from "./fixtures/gadget-operator-source.ts";
 
 const repo = new URL("../..", import.meta.url).pathname;
@@ -29,15 +30,6 @@ async function outputMatching(output: () => string, pattern: RegExp, timeoutMs =
     if (match) return match;
     if (Date.now() > deadline) throw new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -165,6 +157,7 @@ describe("capstan dev", () => {
 
     await client.close();
     client = undefined;
+    pids.push(...childrenOf(proc.pid as number)); // the operator and its standby
     // Ctrl-C: the terminal signals the foreground process group.
     process.kill(-(proc.pid as number), "SIGINT");
     expect(await exited).toBe(0);
@@ -252,12 +245,15 @@ describe("capstan dev", () => {
     await waitFor(client, CRD_KIND, "gadgets.gadgets.capstan.test", isEstablished, { timeout: "20s" });
     expect(alive(pid)).toBe(true);
     expect(out).not.toContain("Dashboard:"); // --no-dashboard
+    const children = childrenOf(proc.pid as number); // the operator, and its standby once spawned
+    pids.push(...children);
 
     const exited = new Promise((resolve) => proc.once("exit", resolve));
     proc.kill("SIGKILL");
     await exited;
     const deadline = Date.now() + 20_000;
-    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(alive(pid)).toBe(false);
+    const running = () => [pid, ...children].filter(alive);
+    while (running().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(running()).toEqual([]);
   }, 90_000);
 });
