@@ -9,7 +9,7 @@ import { decodeWatchStream } from "../../packages/capstan/src/client/watch-strea
 import { type ConfigMap, ConfigMapKind, clientFor } from "./support/client.ts";
 import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
 
-/** A body (a Readable, like undici's) that emits exactly the given chunks; `destroyed` says whether it was destroyed. */
+/** A body (a Readable, like the transport's response) that emits exactly the given chunks; `destroyed` says whether it was destroyed. */
 function fakeBody(chunks: Buffer[]): Readable {
   // No autoDestroy: `destroyed` then proves the decoder destroyed the body, not that it ended.
   return Readable.from(chunks, { objectMode: false, autoDestroy: false });
@@ -85,7 +85,7 @@ describe("watch stream decoding", () => {
     })();
     body.write(line("ADDED", "a"));
     await delay(5);
-    body.destroy(Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }));
+    body.destroy(Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
     await expect(done).resolves.toBeUndefined();
     expect(seen).toEqual(["a"]);
   });

@@ -1,10 +1,10 @@
 /**
  * A request that never got an answer from the API server: the connection was refused, the host name
  * did not resolve, TLS verification failed, no connection or no answer came in time. The transport
- * throws it in place of Node's or undici's socket error, with a message that names the server and
+ * throws it in place of Node's socket error, with a message that names the server and
  * says what failed in words a user can act on.
  *
- * `code` is the underlying error's code (`ECONNREFUSED`, `ENOTFOUND`, `UND_ERR_CONNECT_TIMEOUT`, a TLS
+ * `code` is the underlying error's code (`ECONNREFUSED`, `ENOTFOUND`, `ERR_CONNECT_TIMEOUT`, a TLS
  * verification code such as `UNABLE_TO_VERIFY_LEAF_SIGNATURE`), so every decision taken on codes
  * (retry.ts, the client's timeout message) is unchanged; the original error is the `cause`.
  * Failures on a connection that was established (a reset, a socket closed mid-answer) are not
@@ -65,10 +65,10 @@ export function connectionError(err: unknown, server: string, timeoutMs?: number
     return make("dns", `cannot connect to ${server}: host name "${host}" could not be resolved now${detail}`);
   }
   if (UNREACHABLE_CODES.has(code)) return make("unreachable", `cannot connect to ${server}: unreachable${detail}`);
-  if (code === "UND_ERR_CONNECT_TIMEOUT") {
+  if (code === "ERR_CONNECT_TIMEOUT") {
     return make("timeout", `cannot connect to ${server}: timed out${detail}`);
   }
-  if (code === "UND_ERR_HEADERS_TIMEOUT") {
+  if (code === "ERR_HEADERS_TIMEOUT") {
     const within = timeoutMs !== undefined && timeoutMs > 0 ? ` within ${timeoutMs} ms` : "";
     return make("timeout", `no answer from ${server}${within}`);
   }

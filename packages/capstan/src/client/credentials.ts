@@ -21,7 +21,7 @@
 import { readFileSync } from "node:fs";
 
 /**
- * Request headers as a plain record (undici takes it as is). A list sends the header once per value, as
+ * Request headers as a plain record (Node's http module takes it as is). A list sends the header once per value, as
  * `Impersonate-Group` needs: the API server reads every header line as one group, never splitting on commas.
  */
 export type HeaderRecord = Record<string, string | string[]>;

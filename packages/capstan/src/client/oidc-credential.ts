@@ -23,9 +23,9 @@
  * (`invalidate()` returns false); `extra-scopes` are not sent when refreshing.
  */
 import { readFileSync } from "node:fs";
-import { Agent, request } from "undici";
 import { readAuthProviderConfig, writeAuthProviderConfig } from "./auth-provider-store.ts";
 import { type Credentials, type HeaderRecord, jwtExpiry } from "./credentials.ts";
+import { type OneShotRequest, type OneShotResponse, oneShotRequest } from "./one-shot-request.ts";
 
 /**
  * An id-token counts as expired this long before its `exp`, against clock skew between us and the API
@@ -150,14 +150,8 @@ export class OidcCredentials implements Credentials {
         `${this.#who}: no valid id-token, and cannot refresh without refresh-token (log in to ${this.#config[cfg.issuer]} again)`,
       );
     }
-    const dispatcher = new Agent({ connect: this.#ca ? { ca: this.#ca } : {} });
-    let tokens: { idToken: string; refreshToken: string | undefined };
-    try {
-      const endpoint = await this.#tokenEndpoint(dispatcher);
-      tokens = await this.#redeem(dispatcher, endpoint, refreshToken);
-    } finally {
-      await dispatcher.close();
-    }
+    const endpoint = await this.#tokenEndpoint();
+    const tokens = await this.#redeem(endpoint, refreshToken);
     const updates: Record<string, string> = { [cfg.idToken]: tokens.idToken };
     if (tokens.refreshToken && tokens.refreshToken !== refreshToken) updates[cfg.refreshToken] = tokens.refreshToken;
     const next = { ...this.#config, [cfg.refreshToken]: refreshToken, ...updates };
@@ -177,11 +171,10 @@ export class OidcCredentials implements Credentials {
     return this.#headers as HeaderRecord;
   }
 
-  async #get(dispatcher: Agent, url: string, init: Parameters<typeof request>[1] = {}) {
-    const timeout = this.#opts.timeoutMs ?? oidcRequestTimeoutMs;
+  async #get(url: string, init: Omit<OneShotRequest, "timeoutMs" | "ca"> = {}): Promise<OneShotResponse> {
+    const timeoutMs = this.#opts.timeoutMs ?? oidcRequestTimeoutMs;
     try {
-      const res = await request(url, { ...init, dispatcher, headersTimeout: timeout, bodyTimeout: timeout });
-      return { status: res.statusCode, type: String(res.headers["content-type"] ?? ""), body: await res.body.text() };
+      return await oneShotRequest(url, { ...init, timeoutMs, ...(this.#ca ? { ca: this.#ca } : {}) });
     } catch (err) {
       throw new Error(`${this.#who}: ${init.method ?? "GET"} ${url} failed: ${(err as Error).message}`, {
         cause: err,
@@ -190,9 +183,9 @@ export class OidcCredentials implements Credentials {
   }
 
   /** OpenID Connect discovery: the token endpoint named by the issuer's metadata. */
-  async #tokenEndpoint(dispatcher: Agent): Promise<string> {
+  async #tokenEndpoint(): Promise<string> {
     const wellKnown = `${this.#config[cfg.issuer]?.replace(/\/$/, "")}/.well-known/openid-configuration`;
-    const res = await this.#get(dispatcher, wellKnown);
+    const res = await this.#get(wellKnown);
     if (res.status !== 200) {
       throw new Error(
         `${this.#who}: failed to query metadata endpoint ${wellKnown}: ${res.status} ${snippet(res.body)}`,
@@ -212,7 +205,6 @@ export class OidcCredentials implements Credentials {
 
   /** The refresh-token grant (RFC 6749 section 6). */
   async #redeem(
-    dispatcher: Agent,
     endpoint: string,
     refreshToken: string,
   ): Promise<{ idToken: string; refreshToken: string | undefined }> {
@@ -228,7 +220,7 @@ export class OidcCredentials implements Credentials {
         // RFC 6749 2.3.1: both halves form-encoded before base64.
         headers.authorization = `Basic ${Buffer.from(`${formEscape(clientId)}:${formEscape(secret)}`).toString("base64")}`;
       }
-      return this.#get(dispatcher, endpoint, { method: "POST", headers, body: form.toString() });
+      return this.#get(endpoint, { method: "POST", headers, body: form.toString() });
     };
     const ok = (r: { status: number }) => r.status >= 200 && r.status <= 299;
     let res = await post(this.#credentialsInBody);

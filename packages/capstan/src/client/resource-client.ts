@@ -14,7 +14,7 @@ import {
   shouldRetryStatus,
   sleep,
 } from "./retry.ts";
-import { type StreamResponse, Transport, type TransportResponse } from "./transport.ts";
+import { readBody, type StreamResponse, Transport, type TransportResponse } from "./transport.ts";
 import {
   apiVersionOf,
   type KubeObject,
@@ -331,7 +331,7 @@ export class KubeClient {
       }
       this.#onResponse?.(method, String(status), performance.now() - started);
       if (status >= 200 && status < 300) return result;
-      const text = stream ? await (result as StreamResponse).body.text() : (result as TransportResponse).body;
+      const text = stream ? await readBody((result as StreamResponse).body) : (result as TransportResponse).body;
       if (status === 401 && !reauthenticated && this.config.credentials.invalidate()) {
         reauthenticated = true;
         attempt--; // a refreshed credential is not a retry
@@ -356,7 +356,7 @@ export class KubeClient {
 
   #networkError(err: unknown, method: string, path: string, timeoutMs: number): Error {
     const code = errorCode(err);
-    if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+    if (code === "ERR_HEADERS_TIMEOUT" || code === "ERR_BODY_TIMEOUT") {
       return new Error(`${method} ${path}: no answer from ${this.config.server} within ${timeoutMs} ms`, {
         cause: err,
       });

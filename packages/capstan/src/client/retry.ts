@@ -47,13 +47,7 @@ export function shouldRetryStatus(status: number, idempotent: boolean): boolean 
 export function isRetryableNetworkError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return (
-    code === "ECONNRESET" ||
-    code === "ECONNREFUSED" ||
-    code === "EPIPE" ||
-    code === "UND_ERR_SOCKET" ||
-    code === "UND_ERR_CLOSED" ||
-    code === "ENOTFOUND" ||
-    code === "EAI_AGAIN"
+    code === "ECONNRESET" || code === "ECONNREFUSED" || code === "EPIPE" || code === "ENOTFOUND" || code === "EAI_AGAIN"
   );
 }
 

@@ -1,17 +1,24 @@
 /**
- * The HTTP transport: one undici connection pool to the API server, with its TLS material, base path,
- * credentials and default headers. It executes single attempts; retries, rate limits and error mapping
- * live above it (`retry.ts`, `rate-limiter.ts`, `resource-client.ts`).
+ * The HTTP transport: one keep-alive agent of Node's own `https` (or `http`) module for the API server,
+ * with its TLS material, base path, credentials and default headers. It executes single attempts;
+ * retries, rate limits and error mapping live above it (`retry.ts`, `rate-limiter.ts`,
+ * `resource-client.ts`).
  *
- * Why undici's Pool and these settings: keep-alive reuses TLS connections (a handshake costs more than
- * most API calls); HTTP/1.1 pipelining stays off (`pipelining: 1`) because a slow response would hold up
- * the ones queued behind it on the same socket, and a watch never ends; the number of connections is
- * unbounded by default because every open watch holds one socket for as long as it runs, and a bound lower
- * than the number of watches would starve ordinary requests.
+ * Why Node's agent rather than a client library: it is part of the runtime, so an operator process
+ * loads no HTTP client code of its own (undici's 1 MB of JavaScript cost ~8 MB of RSS per process).
+ * Keep-alive reuses TLS connections (a handshake costs more than most API calls); one request at a time
+ * per socket (HTTP/1.1 without pipelining), so a slow response or a watch never holds up another; the
+ * number of sockets is unbounded by default because every open watch holds one for as long as it runs,
+ * and a bound lower than the number of watches would starve ordinary requests.
+ *
+ * Timeouts: `connectTimeoutMs` for the TCP and TLS handshake of a new socket, then `timeoutMs` of a
+ * request for its response headers and for each gap in its body (a watch's body has none: a quiet
+ * watch is not a dead one). Errors carry codes the layers above decide on: Node's own socket codes
+ * (`ECONNREFUSED`, `ECONNRESET`, a TLS verification code) and {@link TransportErrorCode} for timeouts.
  */
-import type { IncomingHttpHeaders } from "node:http";
-import type { Readable } from "node:stream";
-import { Pool } from "undici";
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Socket } from "node:net";
 import type { ClientConfig } from "./config.ts";
 import { connectionError } from "./connection-error.ts";
 import type { HeaderRecord } from "./credentials.ts";
@@ -41,8 +48,8 @@ export interface TransportResponse {
 export interface StreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
-  /** A Node.js Readable (undici's response body), which the watch decoder reads through its events. */
-  body: Readable & { text(): Promise<string> };
+  /** The response body, a Node.js Readable, which the watch decoder reads through its events. */
+  body: IncomingMessage;
 }
 
 /** Transport options. */
@@ -51,17 +58,49 @@ export interface TransportOptions {
   connections?: number | null;
   /** Extra headers on every request (e.g. a user agent). */
   headers?: HeaderRecord;
+  /** Time for a new socket's TCP and TLS handshake (ms); default {@link DEFAULT_CONNECT_TIMEOUT_MS}. */
+  connectTimeoutMs?: number;
 }
 
-/** undici's own default for idle keep-alive sockets; servers that want less say so with `Keep-Alive: timeout`. */
+/** Codes of the transport's own errors. */
+export type TransportErrorCode =
+  | "ERR_CONNECT_TIMEOUT"
+  | "ERR_HEADERS_TIMEOUT"
+  | "ERR_BODY_TIMEOUT"
+  | "ERR_CLIENT_CLOSED";
+
+/** A failure of the transport itself (a timeout, a closed client), with its {@link TransportErrorCode}. */
+export class TransportError extends Error {
+  override readonly name = "TransportError";
+  constructor(
+    message: string,
+    readonly code: TransportErrorCode,
+  ) {
+    super(message);
+  }
+}
+
+/** client-go's dialer timeout (and undici's): a handshake that takes longer is not coming. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * How long an idle keep-alive socket is kept: client-go's `IdleConnTimeout` is 90 s, but the
+ * kube-apiserver closes idle connections sooner behind most load balancers; 4 s (Node's and undici's
+ * default) costs a handshake after a quiet spell and never sends a request on a socket the server is
+ * closing.
+ */
 const keepAliveTimeoutMs = 4_000;
 
 /** Executes requests against one API server over a keep-alive connection pool. */
 export class Transport {
-  readonly #pool: Pool;
+  readonly #agent: HttpAgent;
+  readonly #request: typeof httpRequest;
+  readonly #host: string;
+  readonly #port: string;
   readonly #prefix: string;
   readonly #config: ClientConfig;
   readonly #baseHeaders: HeaderRecord;
+  readonly #connectTimeoutMs: number;
   #closed = false;
   #authSeen: HeaderRecord | undefined;
   readonly #merged = new Map<string, HeaderRecord>();
@@ -70,19 +109,30 @@ export class Transport {
     this.#config = config;
     const url = new URL(config.server);
     this.#prefix = url.pathname.replace(/\/+$/, "");
+    this.#host = url.hostname.replace(/^\[|\]$/g, "");
+    const https = url.protocol === "https:";
+    this.#port = url.port || (https ? "443" : "80");
     const tls = config.tls;
-    this.#pool = new Pool(url.origin, {
-      connections: opts.connections ?? null,
-      pipelining: 1,
-      keepAliveTimeout: keepAliveTimeoutMs,
-      connect: {
-        rejectUnauthorized: !tls.insecureSkipTLSVerify,
-        ...(tls.ca ? { ca: tls.ca } : {}),
-        ...(tls.cert ? { cert: tls.cert } : {}),
-        ...(tls.key ? { key: tls.key } : {}),
-        ...(tls.servername ? { servername: tls.servername } : {}),
-      },
-    });
+    const common = {
+      keepAlive: true,
+      // Sockets are reused from the most recently used, so idle ones past the keep-alive time close.
+      scheduling: "lifo" as const,
+      maxSockets: opts.connections ?? Number.POSITIVE_INFINITY,
+      // The idle time after which a free socket is closed (an active one only gets a 'timeout' event).
+      timeout: keepAliveTimeoutMs,
+    };
+    this.#agent = https
+      ? new HttpsAgent({
+          ...common,
+          rejectUnauthorized: !tls.insecureSkipTLSVerify,
+          ...(tls.ca ? { ca: tls.ca } : {}),
+          ...(tls.cert ? { cert: tls.cert } : {}),
+          ...(tls.key ? { key: tls.key } : {}),
+          ...(tls.servername ? { servername: tls.servername } : {}),
+        })
+      : new HttpAgent(common);
+    this.#request = https ? httpsRequest : httpRequest;
+    this.#connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.#baseHeaders = { accept: "application/json", ...opts.headers };
   }
 
@@ -117,48 +167,131 @@ export class Transport {
    * `ConnectionError` naming the server) and on aborts.
    */
   async send(req: TransportRequest): Promise<TransportResponse> {
-    if (this.#closed) throw new Error("the Kubernetes client is closed");
     const timeout = req.timeoutMs ?? 0;
-    const res = await this.#pool
-      .request({
-        method: req.method as "GET",
-        path: this.#prefix + req.path,
-        headers: await this.#headers(req),
-        body: req.body ?? null,
-        signal: req.signal ?? null,
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-      })
-      .catch((err: unknown) => {
-        throw connectionError(err, this.#config.server, timeout) ?? err;
-      });
-    const body = await res.body.text();
-    return { status: res.statusCode, headers: res.headers, body };
+    const res = await this.#send(req, timeout);
+    const body = await readBody(res, timeout, req.signal);
+    return { status: res.statusCode ?? 0, headers: res.headers, body };
   }
 
   /** One attempt whose body streams (watches). No body timeout: a quiet watch is not a dead one. */
   async stream(req: TransportRequest): Promise<StreamResponse> {
-    if (this.#closed) throw new Error("the Kubernetes client is closed");
-    const res = await this.#pool
-      .request({
-        method: req.method as "GET",
+    const res = await this.#send(req, req.timeoutMs ?? 0);
+    return { status: res.statusCode ?? 0, headers: res.headers, body: res };
+  }
+
+  /** Sends the request; resolves once the response headers arrived. */
+  async #send(req: TransportRequest, headersTimeoutMs: number): Promise<IncomingMessage> {
+    if (this.#closed) throw new TransportError("the Kubernetes client is closed", "ERR_CLIENT_CLOSED");
+    const headers = await this.#headers(req);
+    req.signal?.throwIfAborted();
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const fail = (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        req.signal?.removeEventListener("abort", onAbort);
+        reject(connectionError(err, this.#config.server, headersTimeoutMs) ?? err);
+      };
+      const onAbort = () => {
+        outgoing.destroy();
+        fail(req.signal?.reason);
+      };
+      const outgoing = this.#request({
+        agent: this.#agent,
+        host: this.#host,
+        port: this.#port,
+        method: req.method,
         path: this.#prefix + req.path,
-        headers: await this.#headers(req),
-        body: req.body ?? null,
-        signal: req.signal ?? null,
-        headersTimeout: req.timeoutMs ?? 0,
-        bodyTimeout: 0,
-      })
-      .catch((err: unknown) => {
-        throw connectionError(err, this.#config.server, req.timeoutMs) ?? err;
+        headers: req.body === undefined ? headers : { ...headers, "content-length": Buffer.byteLength(req.body) },
       });
-    return { status: res.statusCode, headers: res.headers, body: res.body };
+      outgoing.on("socket", (socket: Socket) => {
+        // A reused socket is connected already; a new one gets the handshake's time limit.
+        if (socket.connecting) {
+          const connectTimer = setTimeout(() => {
+            outgoing.destroy(
+              new TransportError(`no connection within ${this.#connectTimeoutMs} ms`, "ERR_CONNECT_TIMEOUT"),
+            );
+          }, this.#connectTimeoutMs);
+          const connected = () => clearTimeout(connectTimer);
+          socket.once(this.#request === httpsRequest ? "secureConnect" : "connect", connected);
+          socket.once("close", connected);
+        }
+      });
+      outgoing.on("response", (res) => {
+        if (settled) {
+          res.destroy();
+          return;
+        }
+        settled = true;
+        clearTimeout(timer);
+        req.signal?.removeEventListener("abort", onAbort);
+        if (req.signal) {
+          // An abort after the headers ends the body (a watch being stopped).
+          const signal = req.signal;
+          const stop = () => res.destroy(signal.reason instanceof Error ? signal.reason : undefined);
+          signal.addEventListener("abort", stop, { once: true });
+          res.once("close", () => signal.removeEventListener("abort", stop));
+        }
+        resolve(res);
+      });
+      outgoing.on("error", fail);
+      if (headersTimeoutMs > 0) {
+        timer = setTimeout(() => {
+          const err = new TransportError(`no answer within ${headersTimeoutMs} ms`, "ERR_HEADERS_TIMEOUT");
+          outgoing.destroy(err);
+          fail(err);
+        }, headersTimeoutMs);
+      }
+      req.signal?.addEventListener("abort", onAbort, { once: true });
+      outgoing.end(req.body);
+    });
   }
 
   /** Closes every socket; requests and watches still running fail or end. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#pool.destroy();
+    this.#agent.destroy();
   }
+}
+
+/** The whole body as text, failing when it pauses longer than `timeoutMs` (0: no limit) or is aborted. */
+export function readBody(res: IncomingMessage, timeoutMs = 0, signal?: AbortSignal): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      if (timeoutMs <= 0) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        res.destroy(new TransportError(`the body paused longer than ${timeoutMs} ms`, "ERR_BODY_TIMEOUT"));
+      }, timeoutMs);
+    };
+    const onAbort = () => res.destroy(signal?.reason instanceof Error ? signal.reason : undefined);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    arm();
+    res.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      arm();
+    });
+    res.once("end", () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+    res.once("error", (err) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      reject(err);
+    });
+    res.once("close", () => {
+      // Destroyed without 'end' or 'error' (an abort with no reason): the body is incomplete.
+      if (!res.complete) {
+        clearTimeout(timer);
+        reject(signal?.reason ?? new Error("the response body ended early"));
+      }
+    });
+  });
 }

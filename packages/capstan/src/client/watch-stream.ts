@@ -16,13 +16,13 @@
  * event costs one promise (the consumer's `next()`). The body is paused while the consumer is
  * `HIGH_WATER_EVENTS` behind, as the async iterator's backpressure would have done.
  *
- * Assumptions: the body is a Node.js Readable (undici's response body is one).
+ * Assumptions: the body is a Node.js Readable (the transport's response body is one).
  */
 import { StringDecoder } from "node:string_decoder";
 import { ApiError, isStatus } from "./errors.ts";
 import type { KubeObject, Status, WatchEvent } from "./types.ts";
 
-/** What the decoder needs of a response body (undici's body, a Node.js Readable, has it). */
+/** What the decoder needs of a response body (a Node.js Readable has it). */
 export interface WatchBody {
   on(event: "data", listener: (chunk: Buffer) => void): unknown;
   on(event: "end" | "close", listener: () => void): unknown;
@@ -47,11 +47,9 @@ function isEndOfStream(err: unknown, signal: AbortSignal | undefined): boolean {
   const e = err as { code?: unknown; name?: unknown } | null;
   return (
     e?.name === "AbortError" ||
-    e?.code === "UND_ERR_ABORTED" ||
-    e?.code === "UND_ERR_SOCKET" ||
-    e?.code === "UND_ERR_CLOSED" ||
     e?.code === "ECONNRESET" ||
-    e?.code === "UND_ERR_DESTROYED"
+    e?.code === "ERR_STREAM_PREMATURE_CLOSE" ||
+    e?.code === "ERR_CLIENT_CLOSED"
   );
 }
 
