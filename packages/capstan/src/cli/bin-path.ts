@@ -1,4 +1,5 @@
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { PACKAGE_ROOT } from "./package-root.ts";
 
-/** The `capstan` command's entry script, to run with `process.execPath` (from `src/cli` and `dist/cli` alike). */
-export const CAPSTAN_BIN = fileURLToPath(new URL("../../bin/capstan.js", import.meta.url));
+/** The `capstan` command's entry script, to run with `process.execPath`. */
+export const CAPSTAN_BIN = join(PACKAGE_ROOT, "bin", "capstan.js");

@@ -12,11 +12,11 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Type } from "typebox";
 import { defineResource } from "../resources/define-resource.ts";
 import { parseCommandArgs } from "./command-args.ts";
+import { PACKAGE_ROOT } from "./package-root.ts";
 import { type ProjectSpec, projectFiles } from "./project-template.ts";
 import { CAPSTAN_VERSION } from "./version.ts";
 
@@ -151,9 +151,8 @@ export function kindFromName(name: string): string {
  * installed package, the checkout's packed tarball when it runs from a source checkout.
  */
 function ownDependency(name: "capstan" | "capstan-dev"): string {
-  const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-  if (root.split(sep).includes("node_modules")) return `^${CAPSTAN_VERSION}`;
-  const tarball = join(root, "..", "..", ".packs", `${name}-${CAPSTAN_VERSION}.tgz`);
+  if (PACKAGE_ROOT.split(sep).includes("node_modules")) return `^${CAPSTAN_VERSION}`;
+  const tarball = join(PACKAGE_ROOT, "..", "..", ".packs", `${name}-${CAPSTAN_VERSION}.tgz`);
   if (!existsSync(tarball)) {
     throw new Error(
       `this capstan runs from a source checkout, whose packages are not published: run "npm run pack" in the checkout first (for ${tarball}), or give --capstan and --capstan-dev`,

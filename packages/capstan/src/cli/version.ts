@@ -1,6 +1,4 @@
-import { readFileSync } from "node:fs";
+import { PACKAGE_JSON } from "./package-root.ts";
 
-/** This package's version (from its package.json, the same from `src/` and `dist/`). */
-export const CAPSTAN_VERSION: string = (
-  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+/** This package's version, from its package.json. */
+export const CAPSTAN_VERSION: string = PACKAGE_JSON.version;
