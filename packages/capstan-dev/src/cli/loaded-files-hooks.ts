@@ -14,9 +14,11 @@
  *   when it then fails to compile: a crashed operator's files are known.
  * - A relative import that does not resolve is reported with digest `null` (each path tried, tsx
  *   tries several extensions): creating that file is a change.
- * - Not reported: files under `node_modules`, the folders in `exclude` (Capstan's own packages,
- *   which a workspace or a `file:` dependency links from outside `node_modules`), and anything not
- *   a `file:` URL (`node:` built-ins).
+ * - Not reported as project files: files under `node_modules`, the folders in `exclude` (Capstan's
+ *   own packages, which a workspace or a `file:` dependency links from outside `node_modules`), and
+ *   anything not a `file:` URL (`node:` built-ins).
+ * - A module of `node_modules` that a project file imports is reported as a dependency (its URL),
+ *   once: what the next standby loads in advance.
  *
  * Caveats: only what goes through Node's ES module loader is seen. Files a CommonJS module loads
  * with `require()`, and files the operator reads itself (`readFileSync` of a template), are not.
@@ -40,6 +42,7 @@ let fd: number | undefined;
 let exclude: string[] = [];
 /** What was reported already, so that a file imported from several modules is one line. */
 const reported = new Map<string, ContentDigest>();
+const dependencies = new Set<string>();
 
 export const initialize: InitializeHook<LoadedFilesHooksData> = (data) => {
   fd = data.fd;
@@ -47,13 +50,19 @@ export const initialize: InitializeHook<LoadedFilesHooksData> = (data) => {
 };
 
 export const resolve: ResolveHook = async (specifier, context, nextResolve) => {
+  let result: Awaited<ReturnType<typeof nextResolve>>;
   try {
-    return await nextResolve(specifier, context);
+    result = await nextResolve(specifier, context);
   } catch (err) {
     const missing = intendedPath(specifier, context.parentURL);
     if (missing !== undefined) report(missing, null);
     throw err;
   }
+  const { parentURL } = context;
+  if (parentURL !== undefined && isDependency(result.url) && projectPath(parentURL) !== undefined) {
+    reportDependency(result.url);
+  }
+  return result;
 };
 
 export const load: LoadHook = async (url, context, nextLoad) => {
@@ -73,10 +82,21 @@ export const load: LoadHook = async (url, context, nextLoad) => {
 };
 
 function report(path: string, digest: ContentDigest): void {
-  if (fd === undefined || reported.get(path) === digest) return;
+  if (reported.get(path) === digest) return;
   reported.set(path, digest);
+  write(formatReport({ kind: "file", path, digest }));
+}
+
+function reportDependency(url: string): void {
+  if (dependencies.has(url)) return;
+  dependencies.add(url);
+  write(formatReport({ kind: "dependency", url }));
+}
+
+function write(line: string): void {
+  if (fd === undefined) return;
   try {
-    writeSync(fd, formatReport({ path, digest }));
+    writeSync(fd, line);
   } catch {
     // `capstan dev` is gone: nobody is listening.
   }
@@ -95,6 +115,13 @@ function projectPath(url: string): string | undefined {
   if (path.includes(`${sep}node_modules${sep}`)) return undefined;
   if (exclude.some((folder) => path.startsWith(folder))) return undefined;
   return path;
+}
+
+/** Whether `url` is a module of an installed package (not Capstan's own, which a standby has loaded). */
+function isDependency(url: string): boolean {
+  if (!url.startsWith("file:")) return false;
+  const path = fileURLToPath(url);
+  return path.includes(`${sep}node_modules${sep}`) && !exclude.some((folder) => path.startsWith(folder));
 }
 
 /** The project file a relative (or absolute) `specifier` would name from `parentURL`. */

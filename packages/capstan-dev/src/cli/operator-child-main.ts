@@ -2,15 +2,23 @@
  * The entry script of `capstan dev`'s operator child processes (spawned by operator-child.ts): a
  * child starts as a *standby*, with Capstan loaded but no operator, and runs `capstan run` when told.
  *
- * Expected flow: register loaded-files-hooks.ts (before tsx, see there), load Capstan, tsx's API and
- * the CLI modules `capstan run` needs (what takes most of a cold start: about a second), then wait on
- * the IPC channel for the {@link StartMessage}; on it, run the `capstan` command with its arguments
- * in this process, as `node capstan.js <args>` would.
+ * Usage: `node operator-child-main.js [dependency-url ...]`.
+ *
+ * Expected flow: register loaded-files-hooks.ts (before tsx, see there), load Capstan's entry points
+ * and tsx's API (what takes most of a cold start), then the operator's dependencies given on the
+ * command line (modules of `node_modules` that the previous child's project files imported), then
+ * wait on the IPC channel for the {@link StartMessage}; on it, run the `capstan` command with its
+ * arguments in this process, as `node capstan.js <args>` would.
  *
  * Guarantees: nothing of the operator's project is imported before the start message, so a standby
  * spawned before a save runs the saved code. A standby whose `capstan dev` goes away (the IPC
- * channel closes) exits. A start message sent while Capstan still loads is kept and acted on once
- * it has loaded.
+ * channel closes) exits. A start message sent while it still loads is kept and acted on once it has
+ * loaded. A module that fails to load here is left for `capstan run` to report.
+ *
+ * Caveats: a dependency is evaluated when the standby loads it, before the operator's module (in the
+ * same environment and working folder), not at its place in the operator's import order. Only
+ * JavaScript files are loaded in advance: before tsx is registered, a TypeScript file would fail,
+ * and a module that failed stays failed in Node's module cache.
  */
 import { createRequire, register } from "node:module";
 import { dirname, extname } from "node:path";
@@ -44,9 +52,18 @@ let bin: string | undefined;
 try {
   ({ CAPSTAN_BIN: bin } = await import("capstan/internal"));
   await import("capstan");
+  await import("capstan/core");
   await import("tsx/esm/api");
 } catch {
   // Whatever failed fails again in `capstan run`, which says why.
+}
+for (const url of process.argv.slice(2)) {
+  if (!/^file:.*\.[cm]?js$/.test(url)) continue;
+  try {
+    await import(url);
+  } catch {
+    // The operator's own import of it says why.
+  }
 }
 
 const { args } = await started;

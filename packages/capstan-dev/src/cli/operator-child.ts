@@ -19,17 +19,19 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { extname } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { type LoadedFileReport, parseReport, REPORT_FD, type StartMessage } from "./operator-child-protocol.ts";
+import { type ChildReport, parseReport, REPORT_FD, type StartMessage } from "./operator-child-protocol.ts";
 
 const CHILD_MAIN = fileURLToPath(
   new URL(`./operator-child-main${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
 );
 
 export interface OperatorChildOptions {
+  /** Modules (`file:` URLs of `node_modules`) the standby loads in advance: the operator's dependencies. */
+  preload: readonly string[];
   /** Each line of the child's stdout and stderr, without its newline. */
   onLine(line: string): void;
-  /** Each project file the child loads (a standby loads none: Capstan and node_modules are not reported). */
-  onLoaded(report: LoadedFileReport): void;
+  /** Each project file and dependency the child loads (a standby's preloading is not reported). */
+  onReport(report: ChildReport): void;
   /** The child exited: `code N` or the signal's name. */
   onExit(status: string): void;
 }
@@ -43,7 +45,7 @@ export class OperatorChild {
   private gone = false;
 
   constructor(options: OperatorChildOptions) {
-    const child = spawn(process.execPath, [CHILD_MAIN], {
+    const child = spawn(process.execPath, [CHILD_MAIN, ...options.preload], {
       stdio: ["ignore", "pipe", "pipe", "ipc", "pipe"],
       detached: true,
     });
@@ -53,7 +55,7 @@ export class OperatorChild {
     if (reports) {
       forEachLine(reports, (line) => {
         const report = parseReport(line);
-        if (report !== undefined) options.onLoaded(report);
+        if (report !== undefined) options.onReport(report);
       });
     }
     this.exited = new Promise((resolve) => {

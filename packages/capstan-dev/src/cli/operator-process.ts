@@ -11,10 +11,12 @@
  * A cold child spends one to three seconds starting Node and loading Capstan (most of it in
  * `@kubernetes/client-node` and TypeBox) before it loads the operator, which takes a few hundred
  * milliseconds. So a second child waits beside the running one as a *standby*, with Capstan loaded
- * and no project file (operator-child-main.ts). A restart stops the running child, then tells the
- * standby to run the operator; a new standby is spawned once the new child is past its start (its
- * first output line or its exit, at the latest {@link STANDBY_AFTER_MS} after the start), so that it
- * does not compete with it for the CPU.
+ * and no project file (operator-child-main.ts), and with the packages the operator imported from
+ * `node_modules` so far (those do not change on a save; TypeBox alone is some 700 modules). A
+ * restart stops the running child, then tells the standby to run the operator; a new standby is
+ * spawned once the new child is past its start, so that it does not compete with it for the CPU:
+ * {@link STANDBY_AFTER_OUTPUT_MS} after its first output line, at once when it exits, at the latest
+ * {@link STANDBY_AFTER_MS} after its start.
  *
  * ## Guarantees
  * - At most one process runs the operator at a time: the standby has loaded none of the project and
@@ -38,9 +40,16 @@ import { OperatorChild } from "./operator-child.ts";
 export const KILL_AFTER_MS = 5_000;
 
 /**
+ * How long after a child's first output line (it has loaded the operator and connected) the next
+ * standby is spawned: the operator then registers its CRDs and syncs its caches, tens to hundreds of
+ * milliseconds that a standby loading Capstan (about a second of CPU) would stretch on two cores.
+ */
+export const STANDBY_AFTER_OUTPUT_MS = 500;
+
+/**
  * The latest time after a child's start that the next standby is spawned, for an operator that
  * prints nothing (`--log-level silent`): past the one to three seconds of a cold start on a loaded
- * two-core machine, so that the standby's loading does not slow it down.
+ * two-core machine.
  */
 export const STANDBY_AFTER_MS = 3_000;
 
@@ -69,8 +78,12 @@ export class OperatorProcess {
   private child: OperatorChild | undefined;
   /** The child started last, whose reports count (it may have exited). */
   private reporting: OperatorChild | undefined;
+  /** What the operator imported from `node_modules`, since the first start: each standby preloads it. */
+  private readonly dependencies = new Set<string>();
   private standby: OperatorChild | undefined;
   private standbyTimer: NodeJS.Timeout | undefined;
+  /** When {@link standbyTimer} fires (`Date.now()` time). */
+  private standbyAt = 0;
   /** The reason of a restart asked for and not yet begun. */
   private wanted: string | undefined;
   private looping = false;
@@ -144,27 +157,31 @@ export class OperatorProcess {
     const child = this.standby ?? this.spawn();
     this.standby = undefined;
     clearTimeout(this.standbyTimer);
+    this.standbyTimer = undefined;
     this.options.onStart?.();
     this.child = child;
     this.reporting = child;
     this.current = "running";
     child.start(["run", this.options.file, "--kubeconfig", this.options.kubeconfigPath, ...this.options.runArgs]);
     this.options.print(`${this.prefix} started (pid ${child.pid})`);
-    this.standbyTimer = setTimeout(() => this.prepareStandby(), STANDBY_AFTER_MS);
+    this.scheduleStandby(STANDBY_AFTER_MS);
   }
 
   private spawn(): OperatorChild {
     let pastStart = false;
     const child: OperatorChild = new OperatorChild({
+      preload: [...this.dependencies],
       onLine: (line) => {
         this.options.print(`${this.prefix} ${line}`);
         if (!pastStart && child === this.child) {
           pastStart = true;
-          this.prepareStandby();
+          this.scheduleStandby(STANDBY_AFTER_OUTPUT_MS);
         }
       },
-      onLoaded: (report) => {
-        if (child === this.reporting) this.options.onLoaded?.(report.path, report.digest);
+      onReport: (report) => {
+        if (child !== this.reporting) return;
+        if (report.kind === "file") this.options.onLoaded?.(report.path, report.digest);
+        else this.dependencies.add(report.url);
       },
       onExit: (status) => this.exited(child, status),
     });
@@ -189,7 +206,17 @@ export class OperatorProcess {
     }
   }
 
-  /** Spawns the next standby, unless there is one or everything stops. */
+  /** Spawns the next standby in `delayMs`, or sooner if it was planned sooner. */
+  private scheduleStandby(delayMs: number): void {
+    if (this.stopRequested || this.standby !== undefined) return;
+    const at = Date.now() + delayMs;
+    if (this.standbyTimer !== undefined && this.standbyAt <= at) return;
+    clearTimeout(this.standbyTimer);
+    this.standbyAt = at;
+    this.standbyTimer = setTimeout(() => this.prepareStandby(), delayMs);
+  }
+
+  /** Spawns the next standby now, unless there is one or everything stops. */
   private prepareStandby(): void {
     clearTimeout(this.standbyTimer);
     this.standbyTimer = undefined;
