@@ -23,6 +23,7 @@ import { ApiError, isUnauthorized } from "../client/errors.ts";
 import { KubeClient } from "../client/resource-client.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
 import { parseCommandArgs } from "./command-args.ts";
+import { tuneOperatorHeap } from "./heap-tuning.ts";
 import { createLogger, LOG_FORMATS, type LogFormat } from "./log-output.ts";
 import { type LoadedOperator, loadOperator } from "./operator-module.ts";
 
@@ -65,6 +66,7 @@ export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs("capstan run", USAGE, () => parseRunFlags(args));
   if (!parsed.ok) return parsed.exitCode;
   const flags = parsed.value;
+  tuneOperatorHeap();
   let logger: Logger;
   try {
     logger = createLogger({ level: flags.logLevel, format: flags.logFormat });
