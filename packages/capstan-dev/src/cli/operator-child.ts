@@ -41,7 +41,6 @@ export class OperatorChild {
   /** Resolves once the process has exited (after `onExit`). */
   readonly exited: Promise<void>;
   private readonly process: ChildProcess;
-  private running = false;
   private gone = false;
 
   constructor(options: OperatorChildOptions) {
@@ -66,8 +65,8 @@ export class OperatorChild {
         resolve();
       };
       child.once("exit", (code, signal) => done(signal ?? `code ${code}`));
-      child.once("error", (err) => {
-        // Spawning failed (no exit follows), or a signal or message could not be sent (harmless).
+      child.on("error", (err) => {
+        // Spawning failed (no exit follows), or a signal could not be sent (harmless).
         if (child.pid === undefined) done(`not started: ${err.message}`);
       });
     });
@@ -77,14 +76,8 @@ export class OperatorChild {
     return this.process.pid;
   }
 
-  /** Whether {@link start} was called: the child runs (or ran) the operator. */
-  get started(): boolean {
-    return this.running;
-  }
-
   /** Tells the standby to run `capstan <args>`. */
   start(args: string[]): void {
-    this.running = true;
     const message: StartMessage = { type: "capstan-dev:start", args };
     // A child that died meanwhile cannot be told: its exit is reported as for any other crash.
     if (!this.gone && this.process.connected) this.process.send(message, () => undefined);
