@@ -4,7 +4,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { readBody } from "./transport.ts";
+import { readBody } from "./response-body.ts";
 
 export interface OneShotRequest {
   method?: string;

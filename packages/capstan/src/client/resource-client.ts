@@ -5,6 +5,7 @@ import { type ClientConfig, type LoadConfigOptions, loadClientConfig } from "./c
 import { Discovery } from "./discovery.ts";
 import { apiErrorFromResponse } from "./errors.ts";
 import { type RateLimiter, TokenBucket } from "./rate-limiter.ts";
+import { readBody } from "./response-body.ts";
 import { RestMapper } from "./rest-mapper.ts";
 import {
   defaultRetryPolicy,
@@ -14,7 +15,7 @@ import {
   shouldRetryStatus,
   sleep,
 } from "./retry.ts";
-import { readBody, type StreamResponse, Transport, type TransportResponse } from "./transport.ts";
+import { type StreamResponse, Transport, type TransportResponse } from "./transport.ts";
 import {
   apiVersionOf,
   type KubeObject,

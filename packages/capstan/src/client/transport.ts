@@ -22,6 +22,8 @@ import type { Socket } from "node:net";
 import type { ClientConfig } from "./config.ts";
 import { connectionError } from "./connection-error.ts";
 import type { HeaderRecord } from "./credentials.ts";
+import { readBody } from "./response-body.ts";
+import { TransportError } from "./transport-error.ts";
 
 /** One request attempt. */
 export interface TransportRequest {
@@ -60,24 +62,6 @@ export interface TransportOptions {
   headers?: HeaderRecord;
   /** Time for a new socket's TCP and TLS handshake (ms); default {@link DEFAULT_CONNECT_TIMEOUT_MS}. */
   connectTimeoutMs?: number;
-}
-
-/** Codes of the transport's own errors. */
-export type TransportErrorCode =
-  | "ERR_CONNECT_TIMEOUT"
-  | "ERR_HEADERS_TIMEOUT"
-  | "ERR_BODY_TIMEOUT"
-  | "ERR_CLIENT_CLOSED";
-
-/** A failure of the transport itself (a timeout, a closed client), with its {@link TransportErrorCode}. */
-export class TransportError extends Error {
-  override readonly name = "TransportError";
-  constructor(
-    message: string,
-    readonly code: TransportErrorCode,
-  ) {
-    super(message);
-  }
 }
 
 /** client-go's dialer timeout (and undici's): a handshake that takes longer is not coming. */
@@ -255,43 +239,4 @@ export class Transport {
     this.#closed = true;
     this.#agent.destroy();
   }
-}
-
-/** The whole body as text, failing when it pauses longer than `timeoutMs` (0: no limit) or is aborted. */
-export function readBody(res: IncomingMessage, timeoutMs = 0, signal?: AbortSignal): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    const arm = () => {
-      if (timeoutMs <= 0) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        res.destroy(new TransportError(`the body paused longer than ${timeoutMs} ms`, "ERR_BODY_TIMEOUT"));
-      }, timeoutMs);
-    };
-    const onAbort = () => res.destroy(signal?.reason instanceof Error ? signal.reason : undefined);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    arm();
-    res.on("data", (chunk: Buffer) => {
-      chunks.push(chunk);
-      arm();
-    });
-    res.once("end", () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      resolve(Buffer.concat(chunks).toString("utf8"));
-    });
-    res.once("error", (err) => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      reject(err);
-    });
-    res.once("close", () => {
-      // Destroyed without 'end' or 'error' (an abort with no reason): the body is incomplete.
-      if (!res.complete) {
-        clearTimeout(timer);
-        reject(signal?.reason ?? new Error("the response body ended early"));
-      }
-    });
-  });
 }
