@@ -11,7 +11,7 @@
 import { inspect } from "node:util";
 import pino from "pino";
 
-/** Names of the error classes whose message is the whole story (client/config.ts, client/connection-error.ts, runtime/manager.ts, cli commands.ts). */
+/** Names of the error classes whose message is the whole story (client/config.ts, client/connection-error.ts, runtime/manager.ts, cli/dev-package.ts). */
 const ANTICIPATED_NAMES = new Set(["ConfigError", "ConnectionError", "LeadershipLostError", "CommandUnavailableError"]);
 
 /** Causes are followed this deep at most (a cycle of causes must not hang the logger). */

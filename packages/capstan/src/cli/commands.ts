@@ -9,27 +9,13 @@ export interface Command {
 
 type CommandModule = { run(args: string[]): Promise<number> };
 
-/** A command that cannot run here (capstan-dev is not installed, or lacks it), with a message saying what to install. */
-export class CommandUnavailableError extends Error {
-  override readonly name = "CommandUnavailableError";
-}
-
 function lazy(name: string, summary: string, load: () => Promise<CommandModule>): Command {
   return { name, summary, run: async (args) => (await load()).run(args) };
 }
 
-/**
- * A command of capstan-dev. The errors dev-package.ts writes itself (plain `Error`s without a code:
- * not installed, no such command) say what to install; any other failure to load is a bug and is
- * passed on as it is, with its stack.
- */
+/** A command of capstan-dev, loaded when it runs. */
 function development(name: string, summary: string): Command {
-  return lazy(name, summary, () =>
-    loadDevCommand(name).catch((err: unknown) => {
-      const written = err instanceof Error && err.constructor === Error && !("code" in err) && err.cause === undefined;
-      throw written ? new CommandUnavailableError(err.message, { cause: err }) : err;
-    }),
-  );
+  return lazy(name, summary, () => loadDevCommand(name));
 }
 
 export const commands: Command[] = [

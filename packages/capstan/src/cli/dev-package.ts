@@ -3,6 +3,7 @@
  * image does not install. They are loaded from the project in the working directory first (where
  * `npm install --save-dev capstan-dev` puts it), then from beside this package.
  */
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -13,32 +14,46 @@ interface DevCli {
   devCommands: Record<string, () => Promise<CommandModule>>;
 }
 
-/** The command `name` of capstan-dev, or an error saying how to install it. */
+/** A command that cannot run here (capstan-dev is not installed, or lacks it), with a message saying what to install. */
+export class CommandUnavailableError extends Error {
+  override readonly name = "CommandUnavailableError";
+}
+
+/** The command `name` of capstan-dev; a {@link CommandUnavailableError} saying how to install it. */
 export async function loadDevCommand(name: string): Promise<CommandModule> {
-  const cli = await loadDevCli(name);
+  const path = resolveDevPackage("capstan-dev/cli");
+  if (path === undefined) {
+    throw new CommandUnavailableError(
+      `"capstan ${name}" is a development command, in the capstan-dev package: npm install --save-dev capstan-dev@${CAPSTAN_VERSION}`,
+    );
+  }
+  // Anything failing inside capstan-dev's own modules is a bug, and keeps its stack.
+  const cli = (await import(pathToFileURL(path).href)) as DevCli;
   const load = cli.devCommands[name];
-  if (!load)
-    throw new Error(`the installed capstan-dev has no "${name}" command; install capstan-dev@${CAPSTAN_VERSION}`);
+  if (!load) {
+    throw new CommandUnavailableError(
+      `the installed capstan-dev has no "${name}" command; install capstan-dev@${CAPSTAN_VERSION}`,
+    );
+  }
   return load();
 }
 
-async function loadDevCli(name: string): Promise<DevCli> {
-  const specifier = "capstan-dev/cli";
-  let href: string | undefined;
-  try {
-    href = pathToFileURL(createRequire(join(process.cwd(), "package.json")).resolve(specifier)).href;
-  } catch {
-    // Not in the project: try beside this package (a global install, or this checkout).
-  }
-  try {
-    return (await import(href ?? specifier)) as DevCli;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (href === undefined && (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")) {
-      throw new Error(
-        `"capstan ${name}" is a development command, in the capstan-dev package: npm install --save-dev capstan-dev@${CAPSTAN_VERSION}`,
-      );
+/** The version of the capstan-dev the development commands would load, or undefined when there is none. */
+export function devPackageVersion(cwd = process.cwd()): string | undefined {
+  const manifest = resolveDevPackage("capstan-dev/package.json", cwd);
+  return manifest === undefined
+    ? undefined
+    : (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+}
+
+/** Where `specifier` (in capstan-dev) resolves from the project in `cwd`, else from beside this package. */
+function resolveDevPackage(specifier: string, cwd = process.cwd()): string | undefined {
+  for (const from of [join(cwd, "package.json"), import.meta.url]) {
+    try {
+      return createRequire(from).resolve(specifier);
+    } catch {
+      // Not installed there: try the next place.
     }
-    throw err;
   }
+  return undefined;
 }

@@ -3,11 +3,9 @@
  * installed, of capstan-dev, looked up where the development commands are loaded from
  * (dev-package.ts): the project in the working directory first, then beside this package.
  */
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseCommandArgs } from "./command-args.ts";
+import { devPackageVersion } from "./dev-package.ts";
 import { CAPSTAN_VERSION } from "./version.ts";
 
 const USAGE = `Usage: capstan version
@@ -43,17 +41,4 @@ export function versionText(cwd = process.cwd()): string {
     lines.push(`capstan-dev ${dev}${differs}`);
   }
   return `${lines.join("\n")}\n`;
-}
-
-/** The version of the capstan-dev the development commands would load, or undefined when there is none. */
-function devPackageVersion(cwd: string): string | undefined {
-  for (const from of [join(cwd, "package.json"), import.meta.url]) {
-    try {
-      const manifest = createRequire(from).resolve("capstan-dev/package.json");
-      return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
-    } catch {
-      // Not installed there: try the next place.
-    }
-  }
-  return undefined;
 }
