@@ -10,6 +10,7 @@
  * this script then stops the rates server and exits with `capstan dev`'s code.
  */
 import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KubeClient } from "capstan";
@@ -59,10 +60,13 @@ Try them in another terminal (each example's README.md has more):
   kubectl get machines -w
 `;
 
+/** The `capstan` command of the installed package, as `npx capstan` runs it (built by `npm run build`). */
+const capstanBin = join(dirname(createRequire(import.meta.url).resolve("capstan/package.json")), "bin", "capstan.js");
+
 const rates = await startRatesServer({ port: 0 });
 process.stdout.write(`rates server: ${rates.url} (fixed rates, for the ExchangeRate example)\n`);
 
-const dev = spawn(process.execPath, [join(root, "bin", "capstan.js"), "dev", ...operators, ...args], {
+const dev = spawn(process.execPath, [capstanBin, "dev", ...operators, ...args], {
   cwd: root,
   env: { ...process.env, [RATES_URL_ENV]: rates.url },
   stdio: ["inherit", "pipe", "inherit"],

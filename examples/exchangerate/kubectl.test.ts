@@ -11,6 +11,8 @@ import { parse, parseAllDocuments } from "yaml";
 import { exchangeRateOperator } from "./operator.ts";
 import { type RatesServer, SAMPLE_RATES, startRatesServer } from "./rates-server.ts";
 
+/** The examples' project: `capstan generate` run there puts each operator's build in the image. */
+const EXAMPLES = fileURLToPath(new URL("..", import.meta.url));
 const file = (name: string) => fileURLToPath(new URL(name, import.meta.url));
 
 let cluster: TestCluster;
@@ -97,15 +99,18 @@ it("shows the Warning Events of a failing rates server with kubectl, and the rat
 });
 
 it("ships crd.yaml as `capstan generate` prints it, and the generated CRD, RBAC and Deployment apply cleanly", async () => {
-  const generated = await cluster.capstan([
-    "generate",
-    "all",
-    file("operator.ts"),
-    "--image",
-    "registry.example.com/exchangerates:1.0",
-    "--namespace",
-    "exchangerate-system",
-  ]);
+  const generated = await cluster.capstan(
+    [
+      "generate",
+      "all",
+      file("operator.ts"),
+      "--image",
+      "registry.example.com/exchangerates:1.0",
+      "--namespace",
+      "exchangerate-system",
+    ],
+    { cwd: EXAMPLES },
+  );
   expect(generated.code, generated.stderr).toBe(0);
   const docs = parseAllDocuments(generated.stdout).map((d) => d.toJS() as { kind: string });
   expect(docs.map((d) => d.kind)).toEqual([

@@ -7,6 +7,8 @@ import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import op, { BAD_COMMENT, GOOD_COMMENT, UNKNOWN_COMMENT } from "./operator.ts";
 
+/** The examples' project: `capstan generate` run there puts each operator's build in the image. */
+const EXAMPLES = fileURLToPath(new URL("..", import.meta.url));
 const manifest = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 let cluster: TestCluster;
@@ -109,16 +111,21 @@ it("deletes the guitars with kubectl delete -f", async () => {
 });
 
 it("applies the generated CRD, RBAC and Deployment with kubectl", async () => {
-  const generated = await cluster.capstan([
-    "generate",
-    "all",
-    "examples/guitar/operator.ts",
-    "--image",
-    "registry.example.com/guitar-reviewer:1.0",
-    "--namespace",
-    "guitar-system",
-  ]);
+  const generated = await cluster.capstan(
+    [
+      "generate",
+      "all",
+      manifest("operator.ts"),
+      "--image",
+      "registry.example.com/guitar-reviewer:1.0",
+      "--namespace",
+      "guitar-system",
+    ],
+    { cwd: EXAMPLES },
+  );
   expect(generated.code, generated.stderr).toBe(0);
+  // The Deployment runs the operator as the examples' build compiles it, not its TypeScript source.
+  expect(generated.stdout).toMatch(/- dist\/guitar\/operator\.js\n/);
   const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: generated.stdout });
   // kubectl warns that the CRD the operator registered has no last-applied annotation: expected.
   expect(applied.code, applied.stderr).toBe(0);

@@ -7,6 +7,8 @@ import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { immortalContainerOperator } from "./operator.ts";
 
+/** The examples' project: `capstan generate` run there puts each operator's build in the image. */
+const EXAMPLES = fileURLToPath(new URL("..", import.meta.url));
 const EXAMPLE = fileURLToPath(new URL("./example.yaml", import.meta.url));
 const OPERATOR = fileURLToPath(new URL("./operator.ts", import.meta.url));
 const NAME = "example-immortalcontainer";
@@ -94,15 +96,18 @@ describe("the generated manifests", () => {
 
   it("apply cleanly with kubectl: CRD, namespace, ServiceAccount, RBAC and a Deployment that rolls out", async () => {
     fresh = await startTestCluster();
-    const all = await fresh.capstan([
-      "generate",
-      "all",
-      OPERATOR,
-      "--image",
-      "registry.example.com/immortalcontainer:1.0",
-      "--namespace",
-      "immortal-system",
-    ]);
+    const all = await fresh.capstan(
+      [
+        "generate",
+        "all",
+        OPERATOR,
+        "--image",
+        "registry.example.com/immortalcontainer:1.0",
+        "--namespace",
+        "immortal-system",
+      ],
+      { cwd: EXAMPLES },
+    );
     expect(all.stderr).toBe("");
     expect(all.code).toBe(0);
 

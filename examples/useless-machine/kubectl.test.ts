@@ -7,6 +7,8 @@ import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { uselessMachineOperator } from "./operator.ts";
 
+/** The examples' project: `capstan generate` run there puts each operator's build in the image. */
+const EXAMPLES = fileURLToPath(new URL("..", import.meta.url));
 const manifest = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 let cluster: TestCluster;
@@ -81,15 +83,18 @@ it("shows SWITCHES and POSITIONS, flips patched and edited switches back down, s
 });
 
 it("applies the generated CRDs, RBAC and Deployment cleanly with kubectl", async () => {
-  const generated = await cluster.capstan([
-    "generate",
-    "all",
-    manifest("operator.ts"),
-    "--image",
-    "registry.example.com/useless-machine:1.0",
-    "--namespace",
-    "useless-system",
-  ]);
+  const generated = await cluster.capstan(
+    [
+      "generate",
+      "all",
+      manifest("operator.ts"),
+      "--image",
+      "registry.example.com/useless-machine:1.0",
+      "--namespace",
+      "useless-system",
+    ],
+    { cwd: EXAMPLES },
+  );
   expect(generated.stderr).toBe("");
   expect(generated.code).toBe(0);
   const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: generated.stdout });

@@ -6,7 +6,7 @@
 import { toMilliseconds } from "capstan";
 import { Event, Namespace } from "capstan/core";
 import { startTestCluster, type TestCluster } from "capstan-dev/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { FLIPPED_AT_ANNOTATION, MACHINE_LABEL, Machine, Switch, uselessMachineOperator } from "./operator.ts";
 
 /** Short enough for a fast test, long enough that a flip is never confused with the next one. */
@@ -57,8 +57,16 @@ describe("useless machine", () => {
     const lastFlipAt = Date.parse(flipped.status?.lastFlipAt as string);
     expect(lastFlipAt - seenAt).toBeGreaterThanOrEqual(delayMs);
 
-    const events = await cluster.client.resource(Event, ns).list({ fieldSelector: "involvedObject.name=machine-1" });
-    expect(events.items.map((e) => e.reason)).toContain("FlippedDown");
+    // The Event is recorded after the flip's write, asynchronously: wait for it rather than list once.
+    await vi.waitFor(
+      async () => {
+        const events = await cluster.client
+          .resource(Event, ns)
+          .list({ fieldSelector: "involvedObject.name=machine-1" });
+        expect(events.items.map((e) => e.reason)).toContain("FlippedDown");
+      },
+      { timeout: 10_000, interval: 50 },
+    );
 
     // Up again: it waits a fresh delay from the new sighting, not from the old one.
     await machines.patch("machine-1", { spec: { switchPosition: "up" } }, { type: "merge" });

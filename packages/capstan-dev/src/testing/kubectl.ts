@@ -28,6 +28,8 @@ export interface KubectlOptions {
   timeout?: Duration;
   /** Extra environment variables. */
   env?: Record<string, string>;
+  /** Working directory (default: this process's); `capstan generate` reads the project found there. */
+  cwd?: string;
 }
 
 /** Runs commands of one program; `stopAll()` kills those still running. */
@@ -65,6 +67,7 @@ export function commandRunner(spec: CommandSpec): CommandRunner {
         [...(spec.prefix ?? []), ...args],
         {
           env: { ...process.env, ...spec.env, ...options.env },
+          ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           timeout: toMilliseconds(options.timeout ?? spec.timeout),
           maxBuffer: 64 * 1024 * 1024,
         },
