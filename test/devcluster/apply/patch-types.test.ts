@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../../packages/capstan-dev/src/devcluster/api/status.ts";
 import {
   applyPatchType,
   strategicMergePatchType,
 } from "../../../packages/capstan-dev/src/devcluster/apply/patch-types.ts";
-import { defaultPatchTypes } from "../../../packages/capstan-dev/src/devcluster/patch/patchers.ts";
+import { ApiError } from "../../../packages/capstan-dev/src/devcluster/machinery/status.ts";
 import { builtinResources } from "../../../packages/capstan-dev/src/devcluster/registry/builtins.ts";
 import type {
   JsonObject,
   ServedResource,
 } from "../../../packages/capstan-dev/src/devcluster/registry/served-resource.ts";
+import { defaultPatchTypes } from "../../../packages/capstan-dev/src/devcluster/rest/patchers.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
 type Doc = any;

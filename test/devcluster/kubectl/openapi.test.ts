@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { definitionName } from "../../../packages/capstan-dev/src/devcluster/api/openapi.ts";
+import { definitionName } from "../../../packages/capstan-dev/src/devcluster/endpoints/openapi.ts";
 import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "./support/cluster.ts";
 
 let cluster: TestCluster;

@@ -3,7 +3,10 @@
  * cells kube-apiserver's pkg/printers/internalversion computes for them.
  */
 import { describe, expect, it } from "vitest";
-import { builtinPrinter, defaultPrinter } from "../../../packages/capstan-dev/src/devcluster/api/table-printers.ts";
+import {
+  builtinPrinter,
+  defaultPrinter,
+} from "../../../packages/capstan-dev/src/devcluster/printers/table-printers.ts";
 
 const NOW = Date.parse("2026-01-10T12:00:00Z");
 const created = { creationTimestamp: "2026-01-10T11:55:00Z" };

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ageSince, humanDuration } from "../../../packages/capstan-dev/src/devcluster/api/human-duration.ts";
-import { evaluateJsonPath, parseJsonPath } from "../../../packages/capstan-dev/src/devcluster/api/jsonpath.ts";
-import { toTable } from "../../../packages/capstan-dev/src/devcluster/api/table.ts";
+import { ageSince, humanDuration } from "../../../packages/capstan-dev/src/devcluster/printers/human-duration.ts";
+import { evaluateJsonPath, parseJsonPath } from "../../../packages/capstan-dev/src/devcluster/printers/jsonpath.ts";
+import { toTable } from "../../../packages/capstan-dev/src/devcluster/printers/table.ts";
 import {
   builtinPrinter,
   customResourcePrinter,
   defaultPrinter,
   formatLabelSelector,
-} from "../../../packages/capstan-dev/src/devcluster/api/table-printers.ts";
+} from "../../../packages/capstan-dev/src/devcluster/printers/table-printers.ts";
 import type { ServedResource } from "../../../packages/capstan-dev/src/devcluster/registry/served-resource.ts";
 
 const NOW = Date.parse("2026-01-10T12:00:00Z");

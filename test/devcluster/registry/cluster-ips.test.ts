@@ -1,6 +1,6 @@
 /** The Service cluster-IP allocation of the built-in `services` resource (pkg/registry/core/service/storage/alloc.go). */
 import { describe, expect, it } from "vitest";
-import { isApiError } from "../../../packages/capstan-dev/src/devcluster/api/status.ts";
+import { isApiError } from "../../../packages/capstan-dev/src/devcluster/machinery/status.ts";
 import { builtinResources } from "../../../packages/capstan-dev/src/devcluster/registry/builtins.ts";
 
 function servicesWith(inUse: string[]) {

@@ -3,11 +3,11 @@
  * lifecycle): read, list, watch and write objects with exactly the semantics of HTTP requests
  * (finalizers, preconditions, resourceVersions, validation), without HTTP. See README-internals.md.
  */
-import { resourceNotServed } from "./api/status.ts";
-import type { PatchTypes } from "./patch/patchers.ts";
+import { resourceNotServed } from "./machinery/status.ts";
 import type { ResourceRegistry } from "./registry/registry.ts";
 import { bucketOf, type JsonObject, type ServedResource } from "./registry/served-resource.ts";
 import type { DeleteOptions, DeleteResult, ListQuery, ObjectStore, WriteTarget } from "./rest/object-store.ts";
+import type { PatchTypes } from "./rest/patchers.ts";
 import type { Change } from "./storage/storage.ts";
 
 /** Which resource a call addresses: group ("" for core), version and plural. */

@@ -18,11 +18,7 @@ import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Socket } from "node:net";
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./api/discovery.ts";
-import { openApiPlugin } from "./api/openapi.ts";
-import { handleResourceRequest, type ResourceHandlerDeps } from "./api/resource-handler.ts";
-import { resourceNotServed } from "./api/status.ts";
-import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./api/watch-handler.ts";
+import { podServiceAccountMutator } from "./admission/service-account-admission.ts";
 import { writingAs } from "./apply/write-tracking.ts";
 import { installAlwaysAllowReviews } from "./auth/always-allow.ts";
 import { installRbac } from "./auth/rbac.ts";
@@ -30,11 +26,15 @@ import { controllersPlugin } from "./controllers/index.ts";
 import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
 import { ensureKubernetesService, serviceClusterIps } from "./controllers/kubernetes-service.ts";
 import { namespaceDefaultsPlugin } from "./controllers/namespace-defaults.ts";
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./endpoints/discovery.ts";
+import { openApiPlugin } from "./endpoints/openapi.ts";
+import { handleResourceRequest, type ResourceHandlerDeps } from "./endpoints/resource-handler.ts";
+import { DEFAULT_BOOKMARK_INTERVAL_MS, defaultWatchTimeoutMs, type WatchTimers } from "./endpoints/watch-handler.ts";
 import { FAULTS_PATH, faultsEndpoint } from "./faults/admin-endpoint.ts";
 import { FaultInjector } from "./faults/fault-injector.ts";
 import { InProcessApi } from "./in-process-api.ts";
 import { newBearerToken, renderKubeconfig, writeKubeconfig } from "./kubeconfig.ts";
-import { defaultPatchTypes, type PatchTypes } from "./patch/patchers.ts";
+import { resourceNotServed } from "./machinery/status.ts";
 import { builtinResources } from "./registry/builtins.ts";
 import { ResourceRegistry } from "./registry/registry.ts";
 import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/authentication.ts";
@@ -44,7 +44,7 @@ import { BuiltinDecoder } from "./rest/builtin-decoding.ts";
 import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
 import { customObjectStatusValidator } from "./rest/custom-status-strategy.ts";
 import { ObjectStore } from "./rest/object-store.ts";
-import { podServiceAccountMutator } from "./rest/service-account-admission.ts";
+import { defaultPatchTypes, type PatchTypes } from "./rest/patchers.ts";
 import { openDataDir } from "./storage/data-dir.ts";
 import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
 import type { Storage } from "./storage/storage.ts";
@@ -84,7 +84,7 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /**
    * Extra server-side controllers and extensions, started after the built-in ones. Default built-ins:
-   * the OpenAPI v3 documents (api/openapi.ts) and the controllers (CRD lifecycle, garbage collector,
+   * the OpenAPI v3 documents (endpoints/openapi.ts) and the controllers (CRD lifecycle, garbage collector,
    * namespace lifecycle; controllers/index.ts).
    */
   plugins?: ServerPlugin[];

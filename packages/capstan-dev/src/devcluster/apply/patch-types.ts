@@ -1,6 +1,6 @@
 /**
  * The two patch content types backed by this folder's engines, in the shape the request path registers
- * (patch/patchers.ts `PatchType`):
+ * (rest/patchers.ts `PatchType`):
  * - `application/strategic-merge-patch+json` for built-in kinds (patch/strategic-merge.ts), refused
  *   for custom resources with the 415 the real server gives;
  * - `application/apply-patch+yaml`, server-side apply (field-manager.ts), with `fieldManager` required
@@ -16,11 +16,11 @@
  * onto the parent). Apply of a missing main object creates it ({@link applyCreate}).
  */
 import { parse as parseYaml } from "yaml";
-import { ApiError, badRequest, failure } from "../api/status.ts";
+import { goJsonSyntaxError } from "../machinery/json-syntax-error.ts";
+import { ApiError, badRequest, failure } from "../machinery/status.ts";
 import { builtinPatchMeta, LOOSE, type PatchMeta } from "../patch/patch-meta.ts";
 import { StrategicMergePatchError, strategicMergePatch } from "../patch/strategic-merge.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
-import { goJsonSyntaxError } from "../request/json-syntax-error.ts";
 import { type FieldError, forbidden, invalid, invalidStatus, required, tooLong } from "../validation/field-errors.ts";
 import { ApplyError } from "./errors.ts";
 import {

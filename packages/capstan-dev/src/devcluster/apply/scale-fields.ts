@@ -4,7 +4,7 @@
  * manager on the autoscaling/v1 Scale object, whose managedFields are derived from the parent's, then
  * maps the result back onto the parent's replicas field.
  *
- * Expected flow (api/resource-handler.ts, inside the GuaranteedUpdate of the parent):
+ * Expected flow (endpoints/resource-handler.ts, inside the GuaranteedUpdate of the parent):
  * `scaleForWrite(served, parent)` -> the Scale with its managedFields -> apply (patch-types.ts, with
  * subresource `scale`) or update/patch + {@link trackScaleUpdate} -> {@link parentAfterScale} -> the
  * parent to store, written with its managedFields as computed.
@@ -21,8 +21,9 @@
  * a path per version and drops entries of unknown versions (no difference while one version is served,
  * or while all versions share the path, as CRD versions without conversion do here).
  */
-import { readScale, writeScale } from "../api/scale.ts";
+
 import { DEDUCED, type TypeNode } from "../patch/patch-meta.ts";
+import { readScale, writeScale } from "../registry/scale.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { trackUpdate } from "./field-manager.ts";
 import { FieldSet } from "./field-set.ts";

@@ -25,9 +25,9 @@
  * name {@link writingAs} set around them, else {@link IN_PROCESS_MANAGER}.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { nowRfc3339 } from "../machinery/timestamps.ts";
 import { builtinPatchMeta, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
-import { nowRfc3339 } from "../rest/timestamps.ts";
 import { createdFieldsV1 } from "./created-fields.ts";
 import { type KubeJson, statusResetFields, statusSubresourceResetFields, trackUpdate } from "./field-manager.ts";
 import type { ManagedFieldsEntry } from "./managed-fields.ts";

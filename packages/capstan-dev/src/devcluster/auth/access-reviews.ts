@@ -4,10 +4,10 @@
  * They are create-only virtual resources: nothing is stored, the answer is the object sent back with a
  * `status` filled in from the authorizer, about the requesting (possibly impersonated) user.
  */
-import { ApiError, routeNotAllowed } from "../api/status.ts";
+import { ApiError, routeNotAllowed } from "../machinery/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
-import { decodeObject, readBody } from "../request/body.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
+import { decodeObject, readBody } from "../serializer/body.ts";
 import { invalid, invalidStatus, required } from "../validation/field-errors.ts";
 import type { Attributes, AuthUser } from "./attributes.ts";
 import type { PolicyRule, RbacAuthorizer } from "./rbac-authorizer.ts";

@@ -3,7 +3,7 @@
  * for, and the 403 Forbidden Status the real server answers a denied request with
  * (endpoints/handlers/responsewriters/errors.go: `forbiddenMessage` wrapped by apierrors.NewForbidden).
  */
-import { ApiError, failure } from "../api/status.ts";
+import { ApiError, failure } from "../machinery/status.ts";
 import type { UserInfo } from "../request/pipeline.ts";
 import type { RequestInfo } from "../request/request-info.ts";
 

@@ -5,11 +5,11 @@
  * (`authorization.k8s.io/v1`). Create-only, nothing stored; the caller needs `create` on them
  * (the bootstrap `system:auth-delegator` ClusterRole grants both).
  */
-import { ApiError, badRequest, routeNotAllowed } from "../api/status.ts";
+import { ApiError, badRequest, routeNotAllowed } from "../machinery/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import type { TokenAuthenticator } from "../request/authentication.ts";
-import { decodeObject, readBody } from "../request/body.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
+import { decodeObject, readBody } from "../serializer/body.ts";
 import { invalid, invalidStatus, required } from "../validation/field-errors.ts";
 import { attributesOfReview } from "./access-reviews.ts";
 import type { Attributes, AuthUser } from "./attributes.ts";

@@ -15,7 +15,7 @@
  *   binding's roleRef or subjects); the real server exempts only garbage-collection metadata changes.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { ApiError, failure } from "../api/status.ts";
+import { ApiError, failure } from "../machinery/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import type { ObjectValidator } from "../rest/object-store.ts";
 import type { AuthUser } from "./attributes.ts";

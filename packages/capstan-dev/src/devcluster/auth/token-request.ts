@@ -3,10 +3,11 @@
  * calls): issues a signed token for an existing ServiceAccount, with the API's defaults (the server's
  * audiences, one hour) and its validation (at least 10 minutes, at most 2^32 seconds).
  */
-import { ApiError, routeNotAllowed } from "../api/status.ts";
+
 import type { InProcessApi } from "../in-process-api.ts";
-import { decodeObject, readBody } from "../request/body.ts";
+import { ApiError, routeNotAllowed } from "../machinery/status.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
+import { decodeObject, readBody } from "../serializer/body.ts";
 import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { DEFAULT_EXPIRATION_SECONDS, type ServiceAccountTokens } from "./service-account-tokens.ts";
 

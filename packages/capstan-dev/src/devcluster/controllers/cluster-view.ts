@@ -3,7 +3,7 @@
  * (so every write goes through the same metadata, finalizer and precondition rules an HTTP client
  * gets), the registry of served resources, and a change stream over every bucket.
  */
-import { ApiError } from "../api/status.ts";
+import { ApiError } from "../machinery/status.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import { bucketOf, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { ObjectStore } from "../rest/object-store.ts";

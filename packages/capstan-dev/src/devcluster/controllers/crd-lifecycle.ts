@@ -28,8 +28,9 @@
  */
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
-import { evaluateJsonPath, parseJsonPath } from "../api/jsonpath.ts";
-import { ApiError, failure } from "../api/status.ts";
+import { ApiError, failure } from "../machinery/status.ts";
+import { nowRfc3339 } from "../machinery/timestamps.ts";
+import { evaluateJsonPath, parseJsonPath } from "../printers/jsonpath.ts";
 import {
   ALL_VERBS,
   bucketOf,
@@ -37,7 +38,6 @@ import {
   type JsonObject,
   type ServedResource,
 } from "../registry/served-resource.ts";
-import { nowRfc3339 } from "../rest/timestamps.ts";
 import type { Change } from "../storage/storage.ts";
 import { compileCelRules } from "../validation/cel/compile.ts";
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from "../validation/crd.ts";

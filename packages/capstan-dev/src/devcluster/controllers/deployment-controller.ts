@@ -34,8 +34,9 @@
  * target only); no ProgressDeadlineExceeded (no deadline timer); annotations other than the
  * revision ones are not copied to ReplicaSets.
  */
+
+import { nowRfc3339 } from "../machinery/timestamps.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
-import { nowRfc3339 } from "../rest/timestamps.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,

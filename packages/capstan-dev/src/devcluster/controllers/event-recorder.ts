@@ -15,8 +15,8 @@
  * Caveats: no aggregation or spam filtering (each occurrence is its own Event).
  */
 import { randomUUID } from "node:crypto";
+import { rfc3339 } from "../machinery/timestamps.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
-import { rfc3339 } from "../rest/timestamps.ts";
 import type { ControllerContext } from "./cluster-view.ts";
 import { metaOf } from "./cluster-view.ts";
 

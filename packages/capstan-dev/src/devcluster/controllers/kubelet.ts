@@ -36,9 +36,9 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { writingAs } from "../apply/write-tracking.ts";
+import { nowRfc3339 } from "../machinery/timestamps.ts";
 import { qosClassOf } from "../registry/pod-qos.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
-import { nowRfc3339 } from "../rest/timestamps.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,

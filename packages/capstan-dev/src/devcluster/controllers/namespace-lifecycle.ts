@@ -23,9 +23,10 @@
  * gone before the simulated one of part 2); the real controller's discovery-failure conditions can
  * never be True here (discovery is in-process).
  */
+
+import { nowRfc3339 } from "../machinery/timestamps.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { bucketOf } from "../registry/served-resource.ts";
-import { nowRfc3339 } from "../rest/timestamps.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,

@@ -16,7 +16,7 @@
  *
  * Caveats: creation is asynchronous, as in a real cluster.
  */
-import { jsonEqual } from "../rest/semantic-equal.ts";
+import { jsonEqual } from "../machinery/semantic-equal.ts";
 import type { Change } from "../storage/storage.ts";
 import { type Controller, type ControllerContext, isStatus, readObject, splitKey, watchAll } from "./cluster-view.ts";
 import { LoopController } from "./reconcile-loop.ts";

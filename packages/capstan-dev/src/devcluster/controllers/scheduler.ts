@@ -16,8 +16,9 @@
  *
  * Caveats: the devcluster does not serve `pods/binding`, so an external scheduler cannot bind.
  */
+
+import { nowRfc3339 } from "../machinery/timestamps.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
-import { nowRfc3339 } from "../rest/timestamps.ts";
 import { StorageError } from "../storage/storage.ts";
 import { type Controller, type ControllerContext, metaOf, watchAll } from "./cluster-view.ts";
 import { type EventSource, recordEvent } from "./event-recorder.ts";

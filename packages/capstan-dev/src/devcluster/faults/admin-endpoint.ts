@@ -14,9 +14,9 @@
  * - `restart` keeps the caller's own connection open long enough to answer, and answers with
  *   `Connection: close` so it is not reused.
  */
-import { ApiError, badRequest, failure } from "../api/status.ts";
-import { readBody } from "../request/body.ts";
+import { ApiError, badRequest, failure } from "../machinery/status.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
+import { readBody } from "../serializer/body.ts";
 import type { FailureOptions, FaultFilter, FaultInjector, LatencySpec } from "./fault-injector.ts";
 
 /** The admin endpoint's path. */

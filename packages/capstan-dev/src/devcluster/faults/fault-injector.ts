@@ -44,7 +44,7 @@
  */
 import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { ApiError, failure, internalError } from "../api/status.ts";
+import { ApiError, failure, internalError } from "../machinery/status.ts";
 import type { RequestContext, Stage } from "../request/pipeline.ts";
 import type { RequestInfo } from "../request/request-info.ts";
 import type { Storage } from "../storage/storage.ts";

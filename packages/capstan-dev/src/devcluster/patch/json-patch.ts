@@ -2,7 +2,7 @@
  * JSON patch (RFC 6902): add, remove, replace, move, copy, test over JSON pointers (RFC 6901).
  * Error messages follow evanphx/json-patch, the library kube-apiserver uses, since they reach clients.
  */
-import { jsonEqual } from "../rest/semantic-equal.ts";
+import { jsonEqual } from "../machinery/semantic-equal.ts";
 
 export class JsonPatchError extends Error {}
 

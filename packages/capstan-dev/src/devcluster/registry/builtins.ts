@@ -4,8 +4,8 @@
  * define them in pkg/registry/<group>/<kind>/strategy.go. The scheme's defaults, applied on every
  * write, are in scheme-defaults.ts.
  */
-import { ApiError, internalError } from "../api/status.ts";
-import { nowRfc3339 } from "../rest/timestamps.ts";
+import { ApiError, internalError } from "../machinery/status.ts";
+import { nowRfc3339 } from "../machinery/timestamps.ts";
 import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
 import { immortalNamespaceRefusal } from "./immortal-namespaces.ts";

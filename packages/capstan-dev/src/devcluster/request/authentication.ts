@@ -2,7 +2,7 @@
  * Bearer-token authentication: the kubeconfig's token maps to the cluster admin; anything else is 401.
  * Part 2 adds ServiceAccount tokens (TokenRequest) by registering more tokens here.
  */
-import { unauthorized } from "../api/status.ts";
+import { unauthorized } from "../machinery/status.ts";
 import type { Stage, UserInfo } from "./pipeline.ts";
 
 /** The identity the admin token stands for (kubeadm's admin user is in system:masters). */

@@ -8,7 +8,7 @@
  *   Nothing a request does can crash the server.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ApiError, internalError } from "../api/status.ts";
+import { ApiError, internalError } from "../machinery/status.ts";
 import type { RequestInfo } from "./request-info.ts";
 
 /** Who is making the request (authentication's result). */

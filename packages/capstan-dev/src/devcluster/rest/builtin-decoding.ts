@@ -35,8 +35,9 @@
  * - Duplicate JSON fields are not detected (the body is parsed by JSON.parse, which keeps the last).
  * - JSON numbers are seen after parsing: `3.0` is accepted as an integer, where Go refuses it.
  */
-import { type Attribute, loadModel, modelCandidates } from "../api/builtin-schemas.ts";
-import { type ApiError, badRequest } from "../api/status.ts";
+
+import { type ApiError, badRequest } from "../machinery/status.ts";
+import { type Attribute, loadModel, modelCandidates } from "../registry/builtin-schemas.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { GO_NAMED_TYPES } from "./builtin-named-types.ts";
 

@@ -3,7 +3,7 @@
  * `{"v":"meta.k8s.io/v1","rv":<revision>,"start":"<next key>\u0000"}`. The revision pins the
  * snapshot the following pages are read from; -1 marks an "inconsistent" token (read the latest).
  */
-import { badRequest } from "../api/status.ts";
+import { badRequest } from "../machinery/status.ts";
 
 export interface ContinueToken {
   rv: number;

@@ -2,7 +2,7 @@
  * The JSON type checks kube-apiserver's decoder applies to ObjectMeta before any validation: a field of
  * the wrong JSON type is a 400 BadRequest with Go's unmarshal message, not a 422.
  */
-import { type ApiError, badRequest } from "../api/status.ts";
+import { type ApiError, badRequest } from "../machinery/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 
 type GoType =

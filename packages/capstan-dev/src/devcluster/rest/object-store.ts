@@ -26,6 +26,8 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { ObjectMeta, Status } from "kubernetes-types/meta/v1.d.ts";
+import { trackCreate, trackWrite, type WriteManager } from "../apply/write-tracking.ts";
+import { jsonEqual } from "../machinery/semantic-equal.ts";
 import {
   ApiError,
   alreadyExists,
@@ -40,8 +42,8 @@ import {
   routeNotAllowed,
   success,
   tooLargeResourceVersion,
-} from "../api/status.ts";
-import { trackCreate, trackWrite, type WriteManager } from "../apply/write-tracking.ts";
+} from "../machinery/status.ts";
+import { nowRfc3339, rfc3339 } from "../machinery/timestamps.ts";
 import { bucketOf, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { Change, Storage, StoredObject } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage.ts";
@@ -56,8 +58,6 @@ import { decodeContinue, encodeContinue } from "./continue-token.ts";
 import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field-selector.ts";
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
 import { checkMetadataTypes } from "./meta-types.ts";
-import { jsonEqual } from "./semantic-equal.ts";
-import { nowRfc3339, rfc3339 } from "./timestamps.ts";
 
 /** ObjectMeta as the server writes it: the fields kubernetes-types marks readonly are the server's to set. */
 type MutableMeta = { -readonly [K in keyof ObjectMeta]: ObjectMeta[K] } & Record<string, unknown>;

@@ -24,7 +24,7 @@
  * @bufbuild/cel's (the common ones, no such key and division by zero, are mapped to cel-go's).
  */
 import { isCelError } from "@bufbuild/cel";
-import { jsonEqual } from "../../rest/semantic-equal.ts";
+import { jsonEqual } from "../../machinery/semantic-equal.ts";
 import { resolveFieldPath } from "../crd.ts";
 import {
   duplicate,

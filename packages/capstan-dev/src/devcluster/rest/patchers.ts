@@ -5,12 +5,12 @@
  * (server-side apply) here without touching the handlers.
  */
 import { parse as parseYaml } from "yaml";
-import { ApiError, badRequest, failure, unsupportedMediaType } from "../api/status.ts";
 import { applyPatchType, strategicMergePatchType } from "../apply/patch-types.ts";
+import { goJsonSyntaxError } from "../machinery/json-syntax-error.ts";
+import { ApiError, badRequest, failure, unsupportedMediaType } from "../machinery/status.ts";
+import { applyJsonPatch, decodeJsonPatch, JsonPatchError } from "../patch/json-patch.ts";
+import { applyMergePatch } from "../patch/merge-patch.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
-import { goJsonSyntaxError } from "../request/json-syntax-error.ts";
-import { applyJsonPatch, decodeJsonPatch, JsonPatchError } from "./json-patch.ts";
-import { applyMergePatch } from "./merge-patch.ts";
 
 export interface PatchContext {
   served: ServedResource;

@@ -2,8 +2,9 @@
  * The `scale` subresource: an autoscaling/v1 Scale view of an object whose replicas live at the paths
  * its ServedResource names (`.spec.replicas` for Deployments, a CRD's specReplicasPath otherwise).
  */
-import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
-import { resourceNotServed } from "./status.ts";
+
+import { resourceNotServed } from "../machinery/status.ts";
+import type { JsonObject, ServedResource } from "./served-resource.ts";
 
 function pathParts(jsonPath: string): string[] {
   return jsonPath.replace(/^\./, "").split(".");

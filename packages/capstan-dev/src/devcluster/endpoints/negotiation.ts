@@ -2,8 +2,9 @@
  * Content negotiation of responses: plain JSON, a meta.k8s.io Table, or metadata only
  * (PartialObjectMetadata / PartialObjectMetadataList) when the Accept header asks for one.
  */
+
+import { ApiError, failure } from "../machinery/status.ts";
 import type { MetadataApiVersion } from "./partial-metadata.ts";
-import { ApiError, failure } from "./status.ts";
 
 export type ResponseShape =
   | { as: "object" }

@@ -30,10 +30,11 @@
  * swagger 2.0 document (`/openapi/v2`) is derived from these documents (openapi-v2.ts).
  */
 import { createHash } from "node:crypto";
+import { resourceNotServed } from "../machinery/status.ts";
+import { builtinSchemas } from "../registry/builtin-schemas.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import type { ServedResource } from "../registry/served-resource.ts";
 import type { RequestContext } from "../request/pipeline.ts";
-import { builtinSchemas } from "./builtin-schemas.ts";
 import { versionInfo } from "./discovery.ts";
 import {
   encodeSwaggerProtobuf,
@@ -41,7 +42,6 @@ import {
   OPENAPI_V2_PROTOBUF_DEPRECATED,
   swaggerDocument,
 } from "./openapi-v2.ts";
-import { resourceNotServed } from "./status.ts";
 
 type Json = Record<string, unknown>;
 

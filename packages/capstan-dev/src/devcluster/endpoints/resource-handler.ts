@@ -6,10 +6,18 @@ import type { ServerResponse } from "node:http";
 import { managerOrUserAgent } from "../apply/field-manager.ts";
 import { applyCreate, checkWriteFieldManager } from "../apply/patch-types.ts";
 import { parentAfterScale, scaleForWrite, trackScaleUpdate } from "../apply/scale-fields.ts";
-import type { PatchTypes } from "../patch/patchers.ts";
+import {
+  ApiError,
+  badRequest,
+  failure,
+  methodNotSupported,
+  resourceNotServed,
+  routeNotAllowed,
+} from "../machinery/status.ts";
+import { toTable } from "../printers/table.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
+import { scaleOf } from "../registry/scale.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
-import { decodeObject, mediaType, readBody } from "../request/body.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
 import { waitForRevision } from "../rest/freshness.ts";
 import type {
@@ -21,12 +29,11 @@ import type {
   WriteTarget,
 } from "../rest/object-store.ts";
 import { gr } from "../rest/object-store.ts";
+import type { PatchTypes } from "../rest/patchers.ts";
+import { decodeObject, mediaType, readBody } from "../serializer/body.ts";
 import { negotiate, type ResponseShape } from "./negotiation.ts";
 import { partialObjectMetadata, partialObjectMetadataList } from "./partial-metadata.ts";
 import { servePodLog } from "./pod-logs.ts";
-import { scaleOf } from "./scale.ts";
-import { ApiError, badRequest, failure, methodNotSupported, resourceNotServed, routeNotAllowed } from "./status.ts";
-import { toTable } from "./table.ts";
 import { serveWatch, type WatchTimers } from "./watch-handler.ts";
 
 export interface ResourceHandlerDeps {

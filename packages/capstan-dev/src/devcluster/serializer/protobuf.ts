@@ -5,7 +5,7 @@
  * (protobuf-schema.ts). The result is the object's JSON form, with Go's omitempty applied to the
  * zero values the Go encoder writes for non-pointer fields.
  */
-import { badRequest, unsupportedMediaType } from "../api/status.ts";
+import { badRequest, unsupportedMediaType } from "../machinery/status.ts";
 import { type FieldSpec, PROTOBUF_MESSAGES } from "./protobuf-schema.ts";
 
 const MAGIC = [0x6b, 0x38, 0x73, 0x00];

@@ -18,13 +18,13 @@
  */
 import type { ServerResponse } from "node:http";
 import type { Status } from "kubernetes-types/meta/v1.d.ts";
+import { badRequest } from "../machinery/status.ts";
+import { type IncludeObject, toTable } from "../printers/table.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { RequestContext } from "../request/pipeline.ts";
 import type { ListQuery, ObjectStore } from "../rest/object-store.ts";
 import type { ResponseShape } from "./negotiation.ts";
 import { partialObjectMetadata } from "./partial-metadata.ts";
-import { badRequest } from "./status.ts";
-import { type IncludeObject, toTable } from "./table.ts";
 
 export interface WatchTimers {
   /** How often a watch with allowWatchBookmarks gets a BOOKMARK. */

@@ -1,8 +1,8 @@
 /** Reading request bodies with kube-apiserver's size limit, and decoding JSON or YAML with its error forms. */
 import type { IncomingMessage } from "node:http";
 import { parse as parseYaml } from "yaml";
-import { badRequest, requestEntityTooLarge, unsupportedMediaType } from "../api/status.ts";
-import { goJsonSyntaxError } from "./json-syntax-error.ts";
+import { goJsonSyntaxError } from "../machinery/json-syntax-error.ts";
+import { badRequest, requestEntityTooLarge, unsupportedMediaType } from "../machinery/status.ts";
 import { decodeProtobufObject } from "./protobuf.ts";
 
 /**

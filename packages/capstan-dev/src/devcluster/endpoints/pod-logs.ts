@@ -17,8 +17,8 @@
  * client goes away or the server stops; it does not end when the container stops.
  */
 import type { ServerResponse } from "node:http";
+import { badRequest } from "../machinery/status.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
-import { badRequest } from "./status.ts";
 
 interface Container {
   name?: string;

@@ -15,7 +15,7 @@
  * appears in their spec.
  */
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
-import type { ObjectMutator } from "./object-store.ts";
+import type { ObjectMutator } from "../rest/object-store.ts";
 
 /** DefaultServiceAccountName. */
 const DEFAULT_SERVICE_ACCOUNT_NAME = "default";
