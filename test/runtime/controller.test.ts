@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../../packages/capstan/src/client/types.ts";
+import { PermanentError } from "../../packages/capstan/src/operator/errors.ts";
 import {
   Controller,
   type ControllerOptions,
@@ -410,6 +411,29 @@ describe("outcomes", () => {
         const name = isDeleted(t) ? t.name : (t.metadata?.name ?? "");
         calls.push(name);
         if (name === "bad") throw new TerminalError("spec.size must be positive");
+      },
+      { metrics },
+    );
+    c.start();
+    source.upsert(widget("bad"));
+    source.upsert(widget("after"));
+    await eventually(() => calls.includes("after"), 2000, "next key");
+    // Give a retry (1 ms backoff) every chance to happen before looking.
+    await new Promise((r) => setTimeout(r, 30));
+    expect(calls.filter((n) => n === "bad")).toHaveLength(1);
+    expect(await metrics.text()).toContain('controller_runtime_terminal_reconcile_errors_total{controller="widget"} 1');
+  });
+
+  it("a Kopf-style PermanentError thrown by a reconcile is terminal too: counted, never retried", async () => {
+    const source = new FakeSource<Widget>();
+    const metrics = new RuntimeMetrics();
+    const calls: string[] = [];
+    const c = makeController(
+      source,
+      (t) => {
+        const name = isDeleted(t) ? t.name : (t.metadata?.name ?? "");
+        calls.push(name);
+        if (name === "bad") throw new PermanentError("spec.size must be positive");
       },
       { metrics },
     );

@@ -4,7 +4,7 @@
  * ## States ({@link DaemonState})
  * `waiting` (initial delay) -> `running` -> (`backingOff` -> `running`)* -> `finished` | `failed`
  * | `stopped`. A daemon that returns is `finished` and is not restarted while the object exists;
- * one that throws a {@link PermanentError} is `failed` (also not restarted); any other error
+ * one that throws a `PermanentError` (any {@link TerminalError}) is `failed` (also not restarted); any other error
  * restarts it after `backoff` (doubling to {@link MAX_BACKOFF_MS}) or a TemporaryError's delay.
  *
  * ## Guarantees
@@ -24,7 +24,8 @@ import type { Logger } from "pino";
 import type { KubeObject } from "../client/types.ts";
 import { sleep } from "../runtime/clock.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
-import { errorMessage, PermanentError, TemporaryError } from "./errors.ts";
+import { TerminalError } from "../runtime/reconcile.ts";
+import { errorMessage, TemporaryError } from "./errors.ts";
 
 /** Kopf's cap of retry delays (its default backoff is a flat 60 s). */
 export const MAX_BACKOFF_MS = 60_000;
@@ -122,7 +123,7 @@ export class DaemonRun {
       } catch (err) {
         if (signal.aborted) break;
         const message = errorMessage(err);
-        if (err instanceof PermanentError) {
+        if (err instanceof TerminalError) {
           this.current = "failed";
           options.logger.error({ daemon: options.id, err }, "daemon failed permanently");
           options.recorder.event(

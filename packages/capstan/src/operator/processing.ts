@@ -54,7 +54,7 @@ import type { ReconcileContext } from "../runtime/controller.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { DeletedFinalStateUnknown, type InformerEventHandler } from "../runtime/informer.ts";
-import { isDeleted, type ReconcileResult, type ReconcileTarget } from "../runtime/reconcile.ts";
+import { isDeleted, type ReconcileResult, type ReconcileTarget, TerminalError } from "../runtime/reconcile.ts";
 import {
   applyMergePatch,
   type ContextSources,
@@ -65,7 +65,7 @@ import {
 } from "./context.ts";
 import { DaemonRun, DEFAULT_BACKOFF_MS, MAX_BACKOFF_MS } from "./daemons.ts";
 import { type Diff, diff, jsonEqual, valueAt } from "./diff.ts";
-import { errorMessage, PermanentError, TemporaryError } from "./errors.ts";
+import { errorMessage, TemporaryError } from "./errors.ts";
 import { type Essence, essenceOf, isCapstanAnnotation } from "./essence.ts";
 import { matchesFilters } from "./filters.ts";
 import type {
@@ -607,11 +607,11 @@ export class KindProcessor {
         const outOfRetries = h.options.retries !== undefined && retries >= h.options.retries;
         const outOfTime = timeoutMs !== undefined && Date.now() + retryDelay - started.getTime() >= timeoutMs;
         const exhausted = outOfRetries || outOfTime;
-        if (error instanceof PermanentError || exhausted) {
+        if (error instanceof TerminalError || exhausted) {
           failed = true;
           next = { purpose, started: started.toISOString(), retries, failure: true, stopped: stoppedAt, message };
           const why =
-            error instanceof PermanentError
+            error instanceof TerminalError
               ? "failed permanently"
               : outOfRetries
                 ? "has exhausted its retries"

@@ -39,8 +39,8 @@
  *   (`controller_runtime_reconcile_errors_total`), and the key is requeued with per-key
  *   exponential backoff (5 ms doubling to 1000 s, with an overall 10 qps / 100 burst bucket). A
  *   result returned together with an error does not exist in JavaScript; the error wins.
- * - Throws a {@link TerminalError}: logged and counted, but not retried (only a new change of a
- *   watched object brings the key back).
+ * - Throws a {@link TerminalError} (or the Kopf-style `PermanentError`, which is one): logged and
+ *   counted, but not retried (only a new change of a watched object brings the key back).
  *
  * ## Guarantees
  * - One key is never reconciled by two workers at the same time, whatever `maxConcurrentReconciles`
@@ -82,7 +82,9 @@ export type ReconcileResult = undefined | { requeueAfter?: Duration; requeue?: b
 
 /**
  * An error that retrying will not fix (bad user input the object's author must change): counted and
- * logged like any error, never requeued.
+ * logged like any error, never requeued. The one "do not retry" error of both styles: the Kopf-style
+ * `PermanentError` (operator/errors.ts) extends it, and a handler, daemon or reconcile that throws
+ * either is not retried.
  */
 export class TerminalError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
