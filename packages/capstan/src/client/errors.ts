@@ -225,11 +225,35 @@ function synthesizeStatus(res: ErrorResponse, retryAfter: number | undefined): S
   return status;
 }
 
+/**
+ * The reason and code of an API error, recognised by shape rather than by class, as apimachinery's
+ * `ReasonForError` recognises any `APIStatus`: an `ApiError` of this client, or any error carrying a
+ * Status (`kind: Status`) as its `status`, such as the embedded API server's own ApiError thrown
+ * in-process, or one of another copy of this module. The error's own `reason`/`code` win over its
+ * Status's, as the client's ApiError keeps them side by side.
+ */
 function reasonAndCode(err: unknown): { reason: string; code: number } | undefined {
   if (err instanceof ApiError) return { reason: err.reason, code: err.code };
+  if (typeof err !== "object" || err === null) return undefined;
+  const e = err as { status?: unknown; reason?: unknown; code?: unknown; cause?: unknown };
+  if (isStatus(e.status)) {
+    return {
+      reason: typeof e.reason === "string" ? e.reason : (e.status.reason ?? ""),
+      code: typeof e.code === "number" ? e.code : (e.status.code ?? 0),
+    };
+  }
   // Errors wrapped with `new Error(msg, { cause })` still count, as errors.As does in Go.
-  if (err instanceof Error && err.cause !== undefined && err.cause !== err) return reasonAndCode(err.cause);
+  if (err instanceof Error && e.cause !== undefined && e.cause !== err) return reasonAndCode(e.cause);
   return undefined;
+}
+
+/**
+ * Whether `err` is an API error (a Status answer of the server), by the same structural rule the
+ * `is*` helpers use: this client's {@link ApiError}, any error carrying a `kind: Status` object as
+ * its `status`, or an error wrapping one of those as its `cause`.
+ */
+export function isApiError(err: unknown): boolean {
+  return reasonAndCode(err) !== undefined;
 }
 
 /** The apimachinery rule: the reason decides; an unknown reason falls back to the HTTP code. */
