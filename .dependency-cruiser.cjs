@@ -5,7 +5,15 @@
 // package entry points and is never used by it. Each entry names what a layer may import.
 const prod = "packages/capstan/src";
 const dev = "packages/capstan-dev/src";
-const entryPoints = "(index|core|internal)\\.ts";
+// The capstan package's entry points (package.json exports), the only files capstan-dev may import.
+const entryPoints = "(index|core|client|runtime|resources|internal)\\.ts";
+// The public tiers: each entry point re-exports its own layers only (index.ts: the author's API, any).
+const tiers = {
+  "client.ts": ["client"],
+  "core.ts": ["resources"],
+  "resources.ts": ["resources"],
+  "runtime.ts": ["runtime", "operator"],
+};
 
 const allowed = {
   [`${prod}/client`]: [],
@@ -61,9 +69,16 @@ forbidden.push(
     from: { path: "^examples/" },
     to: {
       path: "^packages/",
-      pathNot: `^(${regex(prod)}/(index|core)\\.ts|${regex(dev)}/testing/index\\.ts)$`,
+      pathNot: `^(${regex(prod)}/(index|core|client|runtime|resources)\\.ts|${regex(dev)}/testing/index\\.ts)$`,
     },
   },
+  ...Object.entries(tiers).map(([entry, layers]) => ({
+    name: `tier-${entry.replace(".ts", "")}`,
+    comment: `the public entry point ${entry} re-exports only from ${layers.join(", ")}`,
+    severity: "error",
+    from: { path: `^${regex(prod)}/${regex(entry)}$` },
+    to: { path: "^packages/", pathNot: `^${regex(prod)}/(${layers.join("|")})/` },
+  })),
   {
     name: "no-circular",
     severity: "error",

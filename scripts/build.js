@@ -2,7 +2,7 @@
 //
 // - capstan-dev: tsc (JavaScript, declarations, source maps), one module per source file.
 // - capstan (what a production operator loads): tsc for the declarations only, then esbuild bundles
-//   the JavaScript of each entry point (index, core, internal, cli/main) with its dependencies into a
+//   the JavaScript of each entry point (index, core, client, runtime, resources, internal, cli/main) with its dependencies into a
 //   few files, shared code in dist/chunks/. Loading ~1,000 small ES modules (TypeBox alone has 700)
 //   costs more memory and start-up time than their code: measured, importing `capstan` took 38 MB of
 //   RSS unbundled and 9 MB bundled (npm run bench:footprint has the whole process's figures).
@@ -25,7 +25,15 @@ execFileSync(
 rmSync(join(capstan, "dist", "chunks"), { recursive: true, force: true });
 await build({
   absWorkingDir: capstan,
-  entryPoints: ["src/index.ts", "src/core.ts", "src/internal.ts", "src/cli/main.ts"],
+  entryPoints: [
+    "src/index.ts",
+    "src/core.ts",
+    "src/client.ts",
+    "src/runtime.ts",
+    "src/resources.ts",
+    "src/internal.ts",
+    "src/cli/main.ts",
+  ],
   outbase: "src",
   outdir: "dist",
   chunkNames: "chunks/[name]-[hash]",

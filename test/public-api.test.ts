@@ -24,3 +24,44 @@ describe("the public entry points", () => {
     expect(ConfigMap).toMatchObject({ group: "", version: "v1", plural: "configmaps", namespaced: true });
   });
 });
+
+describe("the public tiers", () => {
+  const internalNames = ["pluralize", "checkVerb", "structuralProblems", "formatProblem", "OperatorTestHooks"];
+
+  it("keep the root to the author's names: resources, operator, reconcile, the client and its common errors", async () => {
+    const root = Object.keys(await import("capstan")).sort();
+    expect(root).toEqual(
+      expect.arrayContaining(["ApiError", "KubeClient", "PermanentError", "TemporaryError", "TerminalError"]),
+    );
+    expect(root).toEqual(expect.arrayContaining(["defineResource", "isDeleted", "isNotFound", "needs", "operator"]));
+    // The primitives live in their tiers, not in the root.
+    for (const name of ["Manager", "WorkQueue", "Informer", "loadClientConfig", "rbacManifests", ...internalNames]) {
+      expect(root, name).not.toContain(name);
+    }
+    expect(root.length).toBeLessThanOrEqual(30); // values; the root's types are about as many again
+  });
+
+  it("give the primitives their own entry points: capstan/runtime, capstan/client, capstan/resources", async () => {
+    const runtime = Object.keys(await import("capstan/runtime"));
+    expect(runtime).toEqual(
+      expect.arrayContaining([
+        "Manager",
+        "Controller",
+        "Informer",
+        "WorkQueue",
+        "LeaderElector",
+        "predicates",
+        "ensureCrds",
+      ]),
+    );
+    const client = Object.keys(await import("capstan/client"));
+    expect(client).toEqual(
+      expect.arrayContaining(["loadClientConfig", "ConfigError", "ConnectionError", "KubeClient"]),
+    );
+    const resources = Object.keys(await import("capstan/resources"));
+    expect(resources).toEqual(expect.arrayContaining(["toCrd", "rbacManifests", "deriveRules", "translateSchema"]));
+    for (const tier of [runtime, client, resources]) {
+      for (const name of internalNames) expect(tier, name).not.toContain(name);
+    }
+  });
+});

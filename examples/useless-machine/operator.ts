@@ -23,7 +23,6 @@
  * a short delay). Importing this module only defines the operator.
  */
 import {
-  CONTROLLER_OWNER_INDEX,
   type Duration,
   isDeleted,
   isNotFound,
@@ -35,6 +34,7 @@ import {
   type ReconcileResult,
   toMilliseconds,
 } from "capstan";
+import { CONTROLLER_OWNER_INDEX } from "capstan/runtime";
 import { flipState, timeOf } from "./flip-state.ts";
 import { MACHINE_LABEL, Machine, Switch } from "./resources.ts";
 

@@ -12,7 +12,8 @@
  *   are replaced); one whose served version changes gets a new feed.
  * - `stopped()` resolves once every feed started here has stopped (no watch or timer left).
  */
-import type { KubeClient, KubeObject, ListerWatcher } from "capstan";
+import type { KubeClient, KubeObject } from "capstan";
+import type { ListerWatcher } from "capstan/client";
 import {
   BUILTIN_KINDS,
   CRD_KIND,

@@ -25,7 +25,8 @@
 import { once, setMaxListeners } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { KubeClient, loadClientConfig } from "capstan";
+import { KubeClient } from "capstan";
+import { loadClientConfig } from "capstan/client";
 import { ClusterView } from "./cluster-view.ts";
 import { allowedHostHeaders, isLoopbackHost } from "./host-guard.ts";
 import { LogFeed } from "./log-feed.ts";

@@ -34,8 +34,9 @@
  *   production cluster with 100,000 pods.
  */
 
-import type { KubeObject, ListerWatcher } from "capstan";
+import type { KubeObject } from "capstan";
 import { ApiError, isGone } from "capstan";
+import type { ListerWatcher } from "capstan/client";
 import { sleep } from "capstan/internal";
 
 /**

@@ -1,0 +1,58 @@
+/**
+ * `capstan/client`: the Kubernetes client in full — configuration (kubeconfig, in-cluster), the
+ * client's and each call's options, list, watch and metadata types, and every error and its `is*`
+ * helper. The names an operator uses most (`KubeClient`, `ApiError`, `isNotFound`, ...) are also in
+ * `capstan`.
+ */
+export {
+  type ClientConfig,
+  ConfigError,
+  inClusterConfig,
+  type LoadConfigOptions,
+  loadClientConfig,
+  type TlsConfig,
+} from "./client/config.ts";
+export { ConnectionError, type ConnectionFailure } from "./client/connection-error.ts";
+export {
+  type ClientCertificate,
+  type Credentials,
+  type HeaderRecord,
+  StaticCredentials,
+} from "./client/credentials.ts";
+export {
+  ApiError,
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isGone,
+  isInvalid,
+  isNotFound,
+  isServerTimeout,
+  isTooManyRequests,
+  isUnauthorized,
+} from "./client/errors.ts";
+export {
+  type ApplyOptions,
+  type CallOptions,
+  type DeleteOptions,
+  KubeClient,
+  type KubeClientOptions,
+  type MetadataClient,
+  type PartialObjectMetadata,
+  type PatchOptions,
+  type PatchType,
+  type ResourceClient,
+  type ResponseObserver,
+  type WriteOptions,
+} from "./client/resource-client.ts";
+export type {
+  KubeObject,
+  ListerWatcher,
+  ListOptions,
+  ObjectList,
+  ObjectMeta,
+  ResourceKind,
+  Status,
+  WatchEvent,
+  WatchOptions,
+} from "./client/types.ts";

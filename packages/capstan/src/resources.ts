@@ -1,0 +1,37 @@
+/**
+ * `capstan/resources`: what `capstan generate` is made of, for tools of your own — CRDs from
+ * resource definitions, RBAC rules and manifests from declared needs, TypeBox to Kubernetes schema
+ * translation, and the types of a resource definition's options. Defining a resource only needs
+ * `defineResource` from `capstan`.
+ */
+export { toCrd } from "./resources/crd.ts";
+export { isCustomResource, ResourceDefinitionError } from "./resources/define-resource.ts";
+export type { SchemaOptions } from "./resources/kube-extensions.ts";
+export type { KubeSchema, ValidationRule } from "./resources/kube-schema.ts";
+export {
+  deriveRules,
+  InvalidVerbError,
+  type KindRef,
+  type PermissionNeed,
+  type PolicyRule,
+  type RbacManifest,
+  type RbacManifestOptions,
+  rbacManifests,
+  VERBS,
+  type Verb,
+} from "./resources/rbac.ts";
+export type {
+  CustomObject,
+  MakeableKind,
+  MakeInput,
+  MultiVersionOptions,
+  PrinterColumn,
+  ResolvedVersion,
+  ResourceNames,
+  ScaleSubresource,
+  Scope,
+  SingleVersionOptions,
+  VersionDefinition,
+  VersionSchemas,
+} from "./resources/resource-types.ts";
+export { SchemaTranslationError, translateSchema } from "./resources/schema-translate.ts";

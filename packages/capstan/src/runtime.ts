@@ -1,0 +1,95 @@
+/**
+ * `capstan/runtime`: the primitives controllers are built from, each usable alone — the manager
+ * (leader election, health, metrics, shutdown), controllers and their builder, informers and their
+ * caches and indexes, the work queue and its rate limiters, predicates, leader election, events, CRD
+ * registration — and the operator's lower-level pieces (its controller builder, start options,
+ * requirements). An operator written with `operator()` needs none of it; a controller-runtime style
+ * program (`new Manager(...)`) starts here.
+ */
+
+// The operator's lower-level pieces.
+export type { Diff, DiffEntry } from "./operator/diff.ts";
+export type { MetaFilterValue } from "./operator/filters.ts";
+export type {
+  AdoptOptions,
+  DeleteHandlerOptions,
+  EssenceOf,
+  EventHandlerOptions,
+  HandlerFn,
+  MergePatchOf,
+  ObjectPatch,
+} from "./operator/handlers.ts";
+export type { OperatorNames } from "./operator/naming.ts";
+export {
+  type ChangeRegistrar,
+  DeferredControllerBuilder,
+  type OnRegistry,
+  type OperatorRequirements,
+  type OperatorStartOptions,
+} from "./operator/operator.ts";
+export type { ProgressRecord, Purpose } from "./operator/progress.ts";
+export {
+  type CacheReader,
+  CONTROLLER_OWNER_INDEX,
+  type IndexFunc,
+  NAMESPACE_INDEX,
+  OWNER_INDEX,
+  objectKey,
+  Store,
+  splitObjectKey,
+} from "./runtime/cache.ts";
+export {
+  Controller,
+  type ControllerOptions,
+  type ReconcileContext,
+  type ReconcileFunction,
+} from "./runtime/controller.ts";
+export { ControllerBuilder } from "./runtime/controller-builder.ts";
+export { type CrdAction, type EnsureCrdsOptions, ensureCrds } from "./runtime/crd-registration.ts";
+export { type Duration, toMilliseconds } from "./runtime/duration.ts";
+export { ApiEventRecorder, EVENT_KIND, type EventRecorder, type EventType } from "./runtime/event-recorder.ts";
+export {
+  DeletedFinalStateUnknown,
+  Informer,
+  type InformerEventHandler,
+  type InformerPhase,
+} from "./runtime/informer.ts";
+export { type LeaderElectionOptions, LeaderElector, type LeaseApi } from "./runtime/leader-election.ts";
+export {
+  LEASE_KIND,
+  type LeaderElectionConfig,
+  LeadershipLostError,
+  Manager,
+  type ManagerOptions,
+  type ManagerState,
+} from "./runtime/manager.ts";
+export { RuntimeMetrics } from "./runtime/metrics.ts";
+/** Predicate factories and combinators: `predicates.and(...)`, `predicates.not(...)`. */
+export * as predicates from "./runtime/predicates.ts";
+export {
+  annotationsChanged,
+  type EventPredicate,
+  generationChanged,
+  labelsChanged,
+  matching,
+  type Predicate,
+  resourceVersionChanged,
+} from "./runtime/predicates.ts";
+export {
+  defaultControllerRateLimiter,
+  exponentialFailureRateLimiter,
+  maxOf,
+  type RateLimiter,
+  tokenBucketRateLimiter,
+} from "./runtime/rate-limiter.ts";
+export {
+  type DeletedObject,
+  isDeleted,
+  type ObjectRef,
+  type ReconcileOutcome,
+  type ReconcileResult,
+  type ReconcileTarget,
+  TerminalError,
+} from "./runtime/reconcile.ts";
+export { clientListerWatchers, SharedInformerFactory } from "./runtime/shared-informers.ts";
+export { WorkQueue, type WorkQueueMetrics } from "./runtime/workqueue.ts";
