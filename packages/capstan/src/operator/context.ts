@@ -3,7 +3,7 @@
  */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { Logger } from "pino";
-import type { KubeClient } from "../client/resource-client.ts";
+import type { KubeClient } from "../client/kube-client.ts";
 import { apiVersionOf, type KubeObject, type ResourceKind } from "../client/types.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { isPlainObject } from "./essence.ts";

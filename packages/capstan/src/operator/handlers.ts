@@ -4,7 +4,7 @@
  */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { Logger } from "pino";
-import type { KubeClient } from "../client/resource-client.ts";
+import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import type { Duration } from "../runtime/duration.ts";
 import type { EventType } from "../runtime/event-recorder.ts";

@@ -37,7 +37,7 @@
  */
 import type { Logger } from "pino";
 import pino from "pino";
-import type { KubeClient } from "../client/resource-client.ts";
+import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { toCrd } from "../resources/crd.ts";
 import { isCustomResource } from "../resources/define-resource.ts";

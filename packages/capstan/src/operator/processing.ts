@@ -47,7 +47,7 @@
  *   record. Kopf would release the object; we would rather not lose the cleanup silently.
  */
 import type { Logger } from "pino";
-import type { KubeClient } from "../client/resource-client.ts";
+import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import type { CacheReader } from "../runtime/cache.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";

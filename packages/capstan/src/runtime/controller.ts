@@ -29,7 +29,8 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import pino, { type Logger } from "pino";
-import type { KubeClient, ResourceClient } from "../client/resource-client.ts";
+import type { KubeClient } from "../client/kube-client.ts";
+import type { ResourceClient } from "../client/typed-resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { apiVersionOf } from "../client/types.ts";
 import { type CacheReader, objectKey, splitObjectKey } from "./cache.ts";

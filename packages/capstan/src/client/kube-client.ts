@@ -1,0 +1,256 @@
+/**
+ * `KubeClient`: a client for one API server. Raw requests with rate limiting, retries,
+ * re-authentication and error mapping; the typed resource clients built on them; discovery; and the
+ * connection pool they share.
+ */
+import { type ClientConfig, type LoadConfigOptions, loadClientConfig } from "./config.ts";
+import { Discovery } from "./discovery.ts";
+import { apiErrorFromResponse } from "./errors.ts";
+import type { RequestOptions } from "./options.ts";
+import { type RateLimiter, TokenBucket } from "./rate-limiter.ts";
+import { readBody } from "./response-body.ts";
+import { RestMapper } from "./rest-mapper.ts";
+import {
+  defaultRetryPolicy,
+  isRetryableNetworkError,
+  type RetryPolicy,
+  retryDelayMs,
+  shouldRetryStatus,
+  sleep,
+} from "./retry.ts";
+import { type StreamResponse, Transport, type TransportResponse } from "./transport.ts";
+import {
+  type MetadataClient,
+  type PartialObjectMetadata,
+  type ResourceClient,
+  TypedResourceClient,
+} from "./typed-resource-client.ts";
+import type { KubeObject, ResourceKind } from "./types.ts";
+
+/** Observer of every attempt's outcome, for metrics (`rest_client_requests_total{code,method}`). */
+export type ResponseObserver = (method: string, code: string, durationMs: number) => void;
+
+/** Options of `KubeClient`. */
+export interface KubeClientOptions {
+  /** Client-side rate limit; off unless `qps` is set (see rate-limiter.ts for why). */
+  qps?: number;
+  /** Bucket size of the rate limit; defaults to max(1, 2 * qps) (client-go's ratio of 5/10). */
+  burst?: number;
+  /** Per-request timeout (ms) for everything but watches; 0 = none. */
+  timeoutMs?: number;
+  /** Retry tuning, or false to never retry. */
+  retry?: Partial<RetryPolicy> | false;
+  /**
+   * Called after every attempt with the HTTP method, the status code as a string (`"<error>"` when no
+   * response came back, as client-go labels it) and the duration.
+   */
+  onResponse?: ResponseObserver;
+  /** Cap on sockets to the server (unbounded by default: each watch holds one). */
+  connections?: number | null;
+  /** `user-agent` header. */
+  userAgent?: string;
+}
+
+/**
+ * The API server's default limit for non-long-running requests (kube-apiserver `--request-timeout`, 1 min):
+ * by then the server has answered with a timeout itself, so waiting longer only hides a dead connection.
+ */
+const defaultTimeoutMs = 60_000;
+
+const idempotentMethods = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"]);
+
+function appendQuery(path: string, query: RequestOptions["query"]): string {
+  if (!query) return path;
+  let qs = "";
+  for (const key in query) {
+    const v = query[key];
+    if (v === undefined) continue;
+    qs += `${qs === "" ? "" : "&"}${key}=${encodeURIComponent(String(v))}`;
+  }
+  return qs === "" ? path : `${path}${path.includes("?") ? "&" : "?"}${qs}`;
+}
+
+function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+/**
+ * A client for one API server: the typed resource clients, raw requests, discovery, and the connection
+ * pool they share.
+ */
+export class KubeClient {
+  /** Namespace of the kubeconfig context or of the service account (`"default"` when none is named). */
+  readonly defaultNamespace: string;
+  readonly config: ClientConfig;
+  readonly #transport: Transport;
+  readonly #limiter: RateLimiter | undefined;
+  readonly #retry: RetryPolicy;
+  readonly #timeoutMs: number;
+  readonly #onResponse: ResponseObserver | undefined;
+  #mapper: RestMapper | undefined;
+
+  /**
+   * Loads the configuration (kubeconfig or in-cluster, see `loadClientConfig`) and builds a client.
+   * The credentials are asked once here: an exec plugin runs (a client certificate it returns goes into
+   * the connection pool's TLS settings), an expired oidc token is refreshed, and a failure fails the load
+   * with a message naming the user.
+   */
+  static async load(opts: LoadConfigOptions & KubeClientOptions = {}): Promise<KubeClient> {
+    let config = loadClientConfig(opts);
+    await config.credentials.headers();
+    const pair = config.credentials.clientCertificate?.();
+    if (pair && !config.tls.cert) config = { ...config, tls: { ...config.tls, cert: pair.cert, key: pair.key } };
+    return new KubeClient(config, opts);
+  }
+
+  constructor(config: ClientConfig, opts: KubeClientOptions = {}) {
+    this.config = config;
+    this.defaultNamespace = config.namespace;
+    this.#transport = new Transport(config, {
+      connections: opts.connections ?? null,
+      headers: { "user-agent": opts.userAgent ?? "capstan" },
+    });
+    if (opts.qps !== undefined && opts.qps > 0) {
+      this.#limiter = new TokenBucket(opts.qps, opts.burst ?? Math.max(1, Math.ceil(opts.qps * 2)));
+    }
+    this.#retry =
+      opts.retry === false ? { ...defaultRetryPolicy, maxAttempts: 1 } : { ...defaultRetryPolicy, ...opts.retry };
+    this.#timeoutMs = opts.timeoutMs ?? defaultTimeoutMs;
+    this.#onResponse = opts.onResponse;
+  }
+
+  /** A typed client for `kind`, bound to `namespace` for namespaced kinds when given. */
+  resource<T extends KubeObject>(kind: ResourceKind<T>, namespace?: string): ResourceClient<T> {
+    return new TypedResourceClient<T>(this, kind, namespace);
+  }
+
+  /**
+   * A read-only view of `kind` that fetches `PartialObjectMetadata` (apiVersion, kind, metadata) instead
+   * of whole objects, as client-go's metadata client does: for informers on secondary resources whose
+   * spec and data the controller never reads. Servers that cannot serve the view answer with whole
+   * objects; those are cut down to the same shape here, so callers always get metadata only.
+   */
+  metadata(kind: ResourceKind, namespace?: string): MetadataClient {
+    return new TypedResourceClient<PartialObjectMetadata>(
+      this,
+      kind as ResourceKind<PartialObjectMetadata>,
+      namespace,
+      true,
+    );
+  }
+
+  /**
+   * The kind for `apiVersion` + `kind` from the server's discovery documents (cached; a miss refreshes
+   * the cache once). Throws when the server does not serve the kind.
+   */
+  kindFor(apiVersion: string, kind: string, signal?: AbortSignal): Promise<ResourceKind> {
+    this.#mapper ??= new RestMapper(new Discovery(this));
+    return this.#mapper.kindFor(apiVersion, kind, signal);
+  }
+
+  /**
+   * One API call with rate limiting, retries (retry.ts), a 401 re-authentication and error mapping.
+   * Resolves with the parsed JSON body (the text for a non-JSON content type, undefined for an empty
+   * body); rejects with `ApiError` for a non-2xx answer.
+   */
+  async request<R>(method: string, path: string, opts: RequestOptions = {}): Promise<R> {
+    const res = (await this.#execute(method, path, opts, false)) as TransportResponse;
+    const text = res.body;
+    if (text === "") return undefined as R;
+    // Non-resource endpoints (/healthz, /livez, /metrics) answer text; hand it back as is.
+    const type = headerValue(res.headers["content-type"]);
+    if (type !== undefined && !type.includes("json")) return text as R;
+    return JSON.parse(text) as R;
+  }
+
+  /** Opens a streaming GET (a watch); resolves once the server answered 200. */
+  async openStream(path: string, opts: RequestOptions = {}): Promise<StreamResponse> {
+    return (await this.#execute("GET", path, opts, true)) as StreamResponse;
+  }
+
+  async #execute(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    stream: boolean,
+  ): Promise<TransportResponse | StreamResponse> {
+    const fullPath = appendQuery(path, opts.query);
+    let body: string | undefined;
+    let contentType = opts.contentType;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+      contentType ??= "application/json";
+    }
+    const req = {
+      method,
+      path: fullPath,
+      body,
+      contentType,
+      accept: opts.accept,
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? this.#timeoutMs,
+    };
+    const idempotent = opts.idempotent ?? idempotentMethods.has(method);
+    let reauthenticated = false;
+    for (let attempt = 1; ; attempt++) {
+      if (this.#limiter) await this.#limiter.wait(opts.signal);
+      const started = performance.now();
+      let status: number;
+      let result: TransportResponse | StreamResponse;
+      try {
+        result = stream ? await this.#transport.stream(req) : await this.#transport.send(req);
+        status = result.status;
+      } catch (err) {
+        this.#onResponse?.(method, "<error>", performance.now() - started);
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (idempotent && attempt < this.#retry.maxAttempts && isRetryableNetworkError(err)) {
+          await sleep(retryDelayMs(attempt, this.#retry), opts.signal);
+          continue;
+        }
+        throw this.#networkError(err, method, fullPath, req.timeoutMs);
+      }
+      this.#onResponse?.(method, String(status), performance.now() - started);
+      if (status >= 200 && status < 300) return result;
+      const text = stream ? await readBody((result as StreamResponse).body) : (result as TransportResponse).body;
+      if (status === 401 && !reauthenticated && this.config.credentials.invalidate()) {
+        reauthenticated = true;
+        attempt--; // a refreshed credential is not a retry
+        continue;
+      }
+      const error = apiErrorFromResponse({
+        statusCode: status,
+        method,
+        body: text,
+        contentType: headerValue(result.headers["content-type"]),
+        retryAfter: headerValue(result.headers["retry-after"]),
+        resource: opts.resource,
+        refused: { credentials: this.config.credentials.description, server: this.config.server },
+      });
+      if (attempt < this.#retry.maxAttempts && shouldRetryStatus(status, idempotent)) {
+        await sleep(retryDelayMs(attempt, this.#retry, error.retryAfterSeconds), opts.signal);
+        continue;
+      }
+      throw error;
+    }
+  }
+
+  #networkError(err: unknown, method: string, path: string, timeoutMs: number): Error {
+    const code = errorCode(err);
+    if (code === "ERR_HEADERS_TIMEOUT" || code === "ERR_BODY_TIMEOUT") {
+      return new Error(`${method} ${path}: no answer from ${this.config.server} within ${timeoutMs} ms`, {
+        cause: err,
+      });
+    }
+    return new Error(`${method} ${path} to ${this.config.server} failed: ${(err as Error).message}`, { cause: err });
+  }
+
+  /** Frees every socket; running watches end. */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
