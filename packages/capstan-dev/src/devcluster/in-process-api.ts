@@ -6,8 +6,9 @@
 import { resourceNotServed } from "./machinery/status.ts";
 import type { ResourceRegistry } from "./registry/registry.ts";
 import { bucketOf, type JsonObject, type ServedResource } from "./registry/served-resource.ts";
-import type { DeleteOptions, DeleteResult, ListQuery, ObjectStore, WriteTarget } from "./rest/object-store.ts";
+import type { ObjectStore } from "./rest/object-store.ts";
 import type { PatchTypes } from "./rest/patchers.ts";
+import type { DeleteOptions, DeleteResult, ListQuery, WriteTarget } from "./rest/types.ts";
 import type { Change } from "./storage/storage.ts";
 
 /** Which resource a call addresses: group ("" for core), version and plural. */

@@ -15,7 +15,7 @@
  * appears in their spec.
  */
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
-import type { ObjectMutator } from "../rest/object-store.ts";
+import type { ObjectMutator } from "../rest/types.ts";
 
 /** DefaultServiceAccountName. */
 const DEFAULT_SERVICE_ACCOUNT_NAME = "default";

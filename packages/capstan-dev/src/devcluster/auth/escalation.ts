@@ -17,7 +17,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ApiError, failure } from "../machinery/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
-import type { ObjectValidator } from "../rest/object-store.ts";
+import type { ObjectValidator } from "../rest/types.ts";
 import type { AuthUser } from "./attributes.ts";
 import { aggregate, type PolicyRule, type RbacAuthorizer, SYSTEM_MASTERS } from "./rbac-authorizer.ts";
 

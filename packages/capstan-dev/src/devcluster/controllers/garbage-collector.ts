@@ -33,7 +33,7 @@
  * its cycle detection for foreground deletion are not reproduced.
  */
 import { bucketOf, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
-import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from "../rest/object-store.ts";
+import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from "../rest/deletion.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,

@@ -17,19 +17,12 @@ import {
 import { toTable } from "../printers/table.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import { scaleOf } from "../registry/scale.ts";
-import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import { gr, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
 import { waitForRevision } from "../rest/freshness.ts";
-import type {
-  DeleteOptions,
-  FieldValidation,
-  ListQuery,
-  ObjectStore,
-  WriteOptions,
-  WriteTarget,
-} from "../rest/object-store.ts";
-import { gr } from "../rest/object-store.ts";
+import type { ObjectStore } from "../rest/object-store.ts";
 import type { PatchTypes } from "../rest/patchers.ts";
+import type { DeleteOptions, FieldValidation, ListQuery, WriteOptions, WriteTarget } from "../rest/types.ts";
 import { decodeObject, mediaType, readBody } from "../serializer/body.ts";
 import { negotiate, type ResponseShape } from "./negotiation.ts";
 import { partialObjectMetadata, partialObjectMetadataList } from "./partial-metadata.ts";

@@ -22,7 +22,8 @@ import { badRequest } from "../machinery/status.ts";
 import { type IncludeObject, toTable } from "../printers/table.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { RequestContext } from "../request/pipeline.ts";
-import type { ListQuery, ObjectStore } from "../rest/object-store.ts";
+import type { ObjectStore } from "../rest/object-store.ts";
+import type { ListQuery } from "../rest/types.ts";
 import type { ResponseShape } from "./negotiation.ts";
 import { partialObjectMetadata } from "./partial-metadata.ts";
 

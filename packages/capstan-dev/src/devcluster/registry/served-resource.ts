@@ -3,6 +3,7 @@
  * and every per-kind behaviour the generic REST layer asks of it. Built-in kinds are described in
  * builtins.ts; CRD-backed ones are made from their CRD by the CRD lifecycle controller.
  */
+import type { GroupResource } from "../machinery/status.ts";
 
 /** A Kubernetes object as parsed JSON. The REST layer only relies on `metadata`. */
 export type JsonObject = Record<string, unknown> & {
@@ -125,4 +126,14 @@ export function groupVersion(served: Pick<ServedResource, "group" | "version">):
 /** The storage bucket of a served resource. */
 export function bucketOf(served: ServedResource): string {
   return served.storageBucket ?? `${served.group}/${served.plural}`;
+}
+
+/** The group and resource a Status error names. */
+export function gr(served: ServedResource): GroupResource {
+  return { group: served.group, resource: served.plural };
+}
+
+/** The key of an object inside its bucket. */
+export function keyOf(served: ServedResource, namespace: string, name: string): string {
+  return served.namespaced ? `${namespace}/${name}` : name;
 }

@@ -18,7 +18,7 @@ import {
   type ValidationRulesEvaluator,
   validateCustomObject,
 } from "../validation/schema-validate.ts";
-import type { ObjectMutator, ObjectValidator } from "./object-store.ts";
+import type { ObjectMutator, ObjectValidator } from "./types.ts";
 
 function schemaOf(served: ServedResource): JSONSchemaProps | undefined {
   return served.custom && served.schema !== undefined ? (served.schema as JSONSchemaProps) : undefined;

@@ -30,7 +30,7 @@ import { validateListSetsAndMaps } from "../validation/list-types.ts";
 import type { JSONSchemaProps } from "../validation/schema-types.ts";
 import { type ValidationRulesEvaluator, validateCustomObject } from "../validation/schema-validate.ts";
 import { withRuleErrors } from "./custom-objects.ts";
-import type { ObjectValidator } from "./object-store.ts";
+import type { ObjectValidator } from "./types.ts";
 
 /**
  * The validator of `/status` writes of custom resources: `obj` is the object about to be stored (the

@@ -16,29 +16,14 @@
  * - Non-nullable nulls without a default are removed (PruneNonNullableNullsWithoutDefaults).
  */
 
+import { OBJECT_META_FIELDS } from "../machinery/object-meta-fields.ts";
 import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 
 const META_FIELDS = new Set(["apiVersion", "kind", "metadata"]);
 
 /** The JSON fields of metav1.ObjectMeta; anything else in `metadata` is dropped when decoding. */
-const OBJECT_META_FIELDS = new Set([
-  "name",
-  "generateName",
-  "namespace",
-  "selfLink",
-  "uid",
-  "resourceVersion",
-  "generation",
-  "creationTimestamp",
-  "deletionTimestamp",
-  "deletionGracePeriodSeconds",
-  "labels",
-  "annotations",
-  "ownerReferences",
-  "finalizers",
-  "managedFields",
-]);
+const OBJECT_META_FIELD_SET = new Set(OBJECT_META_FIELDS);
 
 type Json = Record<string, unknown>;
 
@@ -127,7 +112,7 @@ class Pruner {
   private pruneMetadata(meta: unknown, path: string): void {
     if (!this.objectMetaRoundTrip || !isMap(meta)) return;
     for (const k of Object.keys(meta)) {
-      if (!OBJECT_META_FIELDS.has(k)) {
+      if (!OBJECT_META_FIELD_SET.has(k)) {
         (path === "metadata" ? this.rootMetaUnknown : this.embeddedMetaUnknown).push(this.join(path, k));
         delete meta[k];
       }

@@ -1,0 +1,101 @@
+/**
+ * The types of the generic store's verbs: what a list, watch, write or delete takes and gives, and the
+ * extension points (decoders, mutators, validators) a kind plugs into. The HTTP handlers, the in-process
+ * API and the strategies import these, not the store (as kube's handlers take registry/rest's
+ * interfaces and options).
+ */
+import type { ObjectMeta, Status } from "kubernetes-types/meta/v1.d.ts";
+import type { WriteManager } from "../apply/write-tracking.ts";
+import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+import type { FieldError } from "../validation/field-errors.ts";
+
+/** ObjectMeta as the server writes it: the fields kubernetes-types marks readonly are the server's to set. */
+export type MutableMeta = { -readonly [K in keyof ObjectMeta]: ObjectMeta[K] } & Record<string, unknown>;
+
+/** Query of a list or watch, as the URL carries it. */
+export interface ListQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+/** One page of a list: serialized items plus the list metadata. */
+export interface ListPage {
+  items: string[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: "Orphan" | "Background" | "Foreground";
+  orphanDependents?: boolean;
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+/** The outcome of a delete: the body the server answers with and whether the object is gone. */
+export interface DeleteResult {
+  deleted: boolean;
+  body: JsonObject | Status;
+}
+
+/** What a watch hands its consumer: events with the object serialized, or one terminal error. */
+export interface WatchSink {
+  event(type: "ADDED" | "MODIFIED" | "DELETED", object: string): void;
+  /** The watch cannot continue (410 and such); the consumer sends an ERROR event and closes. */
+  error(status: Status): void;
+}
+
+/** Which part of the object a write addresses. */
+export type WriteTarget = "main" | "status" | "finalize";
+
+/** Optional per-kind validation the CRD engineer's schema validation plugs into. */
+export type ObjectValidator = (served: ServedResource, obj: JsonObject, old: JsonObject | undefined) => FieldError[];
+
+/**
+ * Mutation applied to objects before validation (schema defaulting and pruning). May return the paths
+ * of the unknown fields it dropped (a string array), for `fieldValidation` to act on.
+ */
+export type ObjectMutator = (served: ServedResource, obj: JsonObject) => unknown;
+
+/**
+ * Decoding of a write's body, or of a patch's result, before anything else looks at it, as kube-apiserver's
+ * decoder turns JSON into a typed object (built-in kinds: rest/builtin-decoding.ts). `prepare` returns a
+ * promise while what `decode` needs for `served` is still loading (awaited, then not again); `decode`
+ * throws for a value of the wrong type and returns the paths of the unknown fields it dropped.
+ */
+export interface ObjectDecoder {
+  prepare(served: ServedResource): Promise<void> | undefined;
+  decode(served: ServedResource, obj: JsonObject): string[] | undefined;
+}
+
+/** How a write treats unknown fields (the `fieldValidation` query parameter). */
+export type FieldValidation = "Strict" | "Warn" | "Ignore";
+
+/** Options of a write. A bare boolean is `dryRun`, for callers of the first version of this API. */
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** Default Warn, as kube-apiserver's when the parameter is absent. */
+  fieldValidation?: FieldValidation;
+  /** Receives the warnings the response should carry (unknown fields under Warn). */
+  warnings?: string[];
+  /** The caller hands the input over (a freshly decoded body): the store may change it instead of copying. */
+  owned?: boolean;
+  /** Who writes, for metadata.managedFields (apply/write-tracking.ts); absent for in-process writes. */
+  fieldManager?: WriteManager;
+  /**
+   * Set by the store once the body went through its decoders, so that a conversion view's write is
+   * decoded in the version the client sent, and only once.
+   */
+  decoded?: boolean;
+  /**
+   * The body of a strategic merge patch being applied: patch.go refuses its Strict unknown fields with
+   * a 422 `patch: Invalid value: "<the patch as Go prints a map>"` instead of the decoder's 400.
+   */
+  strategicPatch?: string;
+}
