@@ -47,6 +47,60 @@ const forbidden = Object.entries(allowed).map(([layer, may]) => {
   };
 });
 
+// Inside the devcluster, one direction too, in kube-apiserver's layers (README-internals.md). Ranks
+// bottom to top: a layer may import its own files and the ranks below it, never a peer of its rank nor
+// anything above. A folder is named with its slash, a file at the devcluster's root by its name.
+const devcluster = `${dev}/devcluster`;
+const devclusterRanks = [
+  // apimachinery (Status errors, clock, semantic equality, Go's JSON errors); certificates and kubeconfigs
+  { machinery: ["machinery/"], pki: ["tls.ts", "kubeconfig.ts", "reflect-metadata-shim.ts"] },
+  // request bodies: JSON, YAML, protobuf
+  { serializer: ["serializer/"] },
+  // endpoints/request: request info, authentication, the pipeline's stages
+  { request: ["request/"] },
+  // leaves
+  { validation: ["validation/"], storage: ["storage/"] },
+  // the scheme: served resources, built-in kinds, scale, built-in schemas
+  { registry: ["registry/"] },
+  // patch algorithms; apply and managedFields, which need the scheme (scale, served resources)
+  { patch: ["patch/"] },
+  { apply: ["apply/"] },
+  // the generic store and strategies, the patch Content-Type dispatcher
+  { rest: ["rest/"] },
+  { admission: ["admission/"] },
+  // Tables, built-in printers, JSONPath
+  { printers: ["printers/"] },
+  // the doors onto the store: HTTP handlers, the fault stage, the in-process (loopback) API
+  { endpoints: ["endpoints/"], faults: ["faults/"], "in-process-api": ["in-process-api.ts"] },
+  // users of the in-process API; server.ts and index.ts sit on top of everything
+  { auth: ["auth/"], controllers: ["controllers/"] },
+];
+const devclusterPath = (parts) =>
+  parts.map((p) => regex(`${devcluster}/${p}`) + (p.endsWith("/") ? "" : "$")).join("|");
+devclusterRanks.forEach((rank, r) => {
+  const below = devclusterRanks.slice(0, r).flatMap((lower) => Object.keys(lower));
+  const belowParts = devclusterRanks.slice(0, r).flatMap((lower) => Object.values(lower).flat());
+  for (const [layer, parts] of Object.entries(rank)) {
+    forbidden.push({
+      name: `devcluster-${layer}`,
+      comment: `devcluster ${layer} may import only: ${below.join(", ") || "nothing else in the devcluster"}`,
+      severity: "error",
+      from: { path: `^(${devclusterPath(parts)})` },
+      to: { path: `^${regex(devcluster)}/`, pathNot: `^(${devclusterPath([...parts, ...belowParts])})` },
+    });
+  }
+});
+forbidden.push({
+  name: "devcluster-every-file-has-a-layer",
+  comment: "a devcluster file outside the ranks above (other than server.ts and index.ts) needs a place in them",
+  severity: "error",
+  from: {
+    path: `^${regex(devcluster)}/`,
+    pathNot: `^(${devclusterPath([...devclusterRanks.flatMap((rank) => Object.values(rank).flat()), "server.ts", "index.ts"])})`,
+  },
+  to: { path: `^${regex(devcluster)}/` },
+});
+
 forbidden.push(
   {
     name: "resources-types-only-from-client",
