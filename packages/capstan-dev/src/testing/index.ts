@@ -42,8 +42,11 @@ export {
 export {
   DEFAULT_WAIT_TIMEOUT,
   isEstablished,
+  WAIT_UNTIL_INTERVAL_MS,
   type WaitForOptions,
   WaitForTimeoutError,
+  type WaitUntilOptions,
   waitFor,
   waitForDeletion,
+  waitUntil,
 } from "./wait-for.ts";

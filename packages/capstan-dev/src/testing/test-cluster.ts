@@ -36,7 +36,7 @@ import { CAPSTAN_BIN } from "capstan/internal";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
-import { type ApiServer, startApiServer } from "../devcluster/index.ts";
+import { type ApiServer, type ApiServerOptions, startApiServer } from "../devcluster/index.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
@@ -72,6 +72,14 @@ export interface TestClusterOptions {
    * cluster's controllers do (default false: tests that count a namespace's objects see only theirs).
    */
   namespaceDefaults?: boolean;
+  /**
+   * More options of the embedded API server, for tests of the server itself: `builtinPlugins: false`
+   * (the bare REST layer), `historySize`, `bookmarkIntervalMs`, `dataDir`, extra `plugins`, kubelet
+   * delays (`kubelet: { readyDelayMs: 10 }`), a `kubeconfigPath` of the test's choosing (then
+   * `cluster.kubeconfigPath`). `rbac`, `kubelet` and `namespaceDefaults` given beside `server` win
+   * over the same options inside it; `port` defaults to 0 (a free one).
+   */
+  server?: ApiServerOptions;
 }
 
 /**
@@ -150,10 +158,20 @@ export interface TestCluster {
   /** The kubeconfig written to a temporary file, for kubectl (`kubectl --kubeconfig <path>`). */
   readonly kubeconfigPath: string;
   /**
+   * The cluster's temporary folder (the kubeconfig's, kubectl's caches), removed by `stop()`: a
+   * place for the test's own files (`kubectl apply -f <dir>/crd.yaml`, a `KUBE_EDITOR` script).
+   */
+  readonly dir: string;
+  /**
    * The devcluster's fault-injection handle: fail the next N requests or a fraction of them with
    * 500 or 429, add latency, drop watches, compact history (410s), restart (docs/faults.md).
    */
   readonly faults: ApiServer["faults"];
+  /**
+   * The embedded API server itself: its CA (`caPem`), admin `token`, and `internals` (registry,
+   * store, storage) for tests of the server's own behaviour. The internals are not a stable API.
+   */
+  readonly server: ApiServer;
   /**
    * Runs `op` against the cluster until `stop()` (of the operator or of the cluster). Resolves once
    * the CRDs the operator registers are served; rejects if the operator fails before that.
@@ -206,15 +224,18 @@ export interface TestCluster {
  */
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
   const dir = await mkdtemp(join(tmpdir(), "capstan-test-cluster-"));
-  const kubeconfigPath = join(dir, "kubeconfig");
+  const serverOptions = options.server ?? {};
+  const kubeconfigPath = serverOptions.kubeconfigPath ?? join(dir, "kubeconfig");
+  const rbac = options.rbac ?? serverOptions.rbac ?? false;
   let server: ApiServer;
   try {
     server = await startApiServer({
       port: 0,
+      ...serverOptions,
       kubeconfigPath,
-      rbac: options.rbac ?? false,
-      kubelet: options.kubelet ?? true,
-      namespaceDefaults: options.namespaceDefaults ?? false,
+      rbac,
+      kubelet: options.kubelet ?? serverOptions.kubelet ?? true,
+      namespaceDefaults: options.namespaceDefaults ?? serverOptions.namespaceDefaults ?? false,
     });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
@@ -319,7 +340,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     if (namespace === undefined || name === undefined || namespace === "" || name === "" || rest.length > 0) {
       throw new Error(`serviceAccount: expected "<namespace>/<name>", got ${JSON.stringify(key)}`);
     }
-    if (!(options.rbac ?? false)) {
+    if (!rbac) {
       throw new Error("serviceAccount: the cluster issues ServiceAccount tokens only when started with { rbac: true }");
     }
     await createIfMissing(() => client.resource(Namespace).create({ metadata: { name: namespace } }));
@@ -345,7 +366,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     url: server.url,
     kubeconfig: server.kubeconfig,
     kubeconfigPath,
+    dir,
     faults: server.faults,
+    server,
     run,
     kubectl: (args, opts) => kubectl.run(args, opts),
     capstan: (args, opts) => capstan.run(args, opts),

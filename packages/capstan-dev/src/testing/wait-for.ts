@@ -40,6 +40,13 @@ export const DEFAULT_WAIT_TIMEOUT: Duration = "10s";
  */
 const RETRY_PAUSE_MS = 50;
 
+/**
+ * How often {@link waitUntil} tries its condition again: the conditions tests poll (an in-memory
+ * counter, one request to the local devcluster) cost microseconds to milliseconds, and a state
+ * reached a few milliseconds late is still seen well within any timeout.
+ */
+export const WAIT_UNTIL_INTERVAL_MS = 10;
+
 /** Options of {@link waitFor}. */
 export interface WaitForOptions {
   /** How long to wait (`"5s"`, milliseconds); default {@link DEFAULT_WAIT_TIMEOUT}. */
@@ -81,6 +88,65 @@ export function waitFor<T extends KubeObject>(
   return waitForState(client, kind, key, describe, options, (obj) => (obj === undefined ? false : predicate(obj))).then(
     (obj) => obj as T,
   );
+}
+
+/** Options of {@link waitUntil}. */
+export interface WaitUntilOptions extends WaitForOptions {
+  /** What is awaited, for the timeout message (`"the operator to lead"`). */
+  what?: string;
+  /** Milliseconds between two tries (default {@link WAIT_UNTIL_INTERVAL_MS}). */
+  interval?: number;
+}
+
+/** A value {@link waitUntil} keeps waiting on: the condition is not met yet. */
+type NotMet = undefined | null | false;
+
+/**
+ * Polls `condition` until it returns (or resolves to) a value other than `undefined`, `null` and
+ * `false`, and returns that value: for what no watch can see (an operator's state, a counter a
+ * handler increments, kubectl's output). An object's state is better awaited with {@link waitFor},
+ * which watches.
+ *
+ * ```ts
+ * await waitUntil(() => op.state === "leading", { what: "the operator to lead" });
+ * const cm = await waitUntil(() => client.resource(ConfigMap, "default").get("usd")); // a 404 is "not yet"
+ * ```
+ *
+ * ## Guarantees
+ * - The condition runs at once, then every `interval` ms after the previous run settled (never two at once).
+ * - A condition that throws or rejects counts as "not yet"; its last error is in the timeout message.
+ * - Rejects after `timeout` (default {@link DEFAULT_WAIT_TIMEOUT}), measured with `performance.now()`
+ *   (a test that fakes `Date` does not stop it), naming `what`; or with the signal's reason when
+ *   `signal` aborts. Leaves no timer behind once settled.
+ *
+ * ## Caveats
+ * - `0` and `""` are values, so they end the wait: return a boolean (`() => list.length > 0`).
+ */
+export async function waitUntil<R>(
+  condition: () => R | Promise<R>,
+  options: WaitUntilOptions = {},
+): Promise<Exclude<R, NotMet>> {
+  const timeout = options.timeout ?? DEFAULT_WAIT_TIMEOUT;
+  const deadline = performance.now() + toMilliseconds(timeout);
+  let lastError: unknown;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    try {
+      const value = await condition();
+      if (value !== undefined && value !== null && value !== false) return value as Exclude<R, NotMet>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (performance.now() >= deadline) {
+      const what = options.what === undefined ? `${predicateText(condition)} to hold` : options.what;
+      const last = lastError === undefined ? "" : `; the condition last threw: ${errorText(lastError)}`;
+      throw new WaitForTimeoutError(`timed out after ${timeout} waiting for ${what}${last}`, undefined);
+    }
+    // An abort ends the pause; the next turn rejects with the signal's reason.
+    await sleep(options.interval ?? WAIT_UNTIL_INTERVAL_MS, undefined, { signal: options.signal }).catch(
+      () => undefined,
+    );
+  }
 }
 
 /**
@@ -211,7 +277,7 @@ export function parseKey(
   return { namespace: kind.namespaced ? defaultNamespace : undefined, name: key };
 }
 
-function predicateText(predicate: (obj: never) => boolean): string {
+function predicateText(predicate: (...args: never[]) => unknown): string {
   const text = String(predicate).replace(/\s+/g, " ").trim();
   // A long function body says less than its first line; keep the message readable.
   return text.length > 200 ? `${text.slice(0, 197)}...` : text;
