@@ -27,11 +27,13 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { type Document, isMap, isSeq, parseDocument } from "yaml";
+import { ConfigError } from "./config-error.ts";
+import { CredentialError } from "./credential-error.ts";
 
 function load(path: string): { doc: Document; text: string } {
   const text = readFileSync(path, "utf8");
   const doc = parseDocument(text);
-  if (doc.errors.length > 0) throw new Error(`${path} is not valid YAML: ${doc.errors[0]?.message ?? ""}`);
+  if (doc.errors.length > 0) throw new ConfigError(`${path} is not valid YAML: ${doc.errors[0]?.message ?? ""}`);
   return { doc, text };
 }
 
@@ -83,7 +85,7 @@ export function writeAuthProviderConfig(file: string, user: string, updates: Rec
     closeSync(openSync(lock, "wx"));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") {
-      throw new Error(`${lock} exists: another program (kubectl?) is writing ${file}`, { cause: err });
+      throw new CredentialError(`${lock} exists: another program (kubectl?) is writing ${file}`, { cause: err });
     }
     throw err;
   }

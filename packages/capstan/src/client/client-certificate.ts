@@ -7,6 +7,7 @@
  * line at fault.
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
+import { CredentialError } from "./credential-error.ts";
 
 /**
  * The subject's common name (`CN=admin`), or the whole subject on one line when it has no CN. Throws an
@@ -18,15 +19,18 @@ export function describeClientCertificate(cert: string, key: string): string {
   try {
     x509 = new X509Certificate(cert);
   } catch (err) {
-    throw new Error(`the client certificate is not a PEM certificate (${(err as Error).message})`, { cause: err });
+    throw new CredentialError(`the client certificate is not a PEM certificate (${(err as Error).message})`, {
+      cause: err,
+    });
   }
   let privateKey: ReturnType<typeof createPrivateKey>;
   try {
     privateKey = createPrivateKey(key);
   } catch (err) {
-    throw new Error(`the client key is not a PEM private key (${(err as Error).message})`, { cause: err });
+    throw new CredentialError(`the client key is not a PEM private key (${(err as Error).message})`, { cause: err });
   }
-  if (!x509.checkPrivateKey(privateKey)) throw new Error("the client key does not match the client certificate");
+  if (!x509.checkPrivateKey(privateKey))
+    throw new CredentialError("the client key does not match the client certificate");
   const lines = x509.subject.split("\n");
   return lines.find((l) => l.startsWith("CN=")) ?? lines.join(", ");
 }

@@ -11,6 +11,8 @@
  * connection errors and pass through as they are.
  */
 
+import { isInChain } from "./error-chain.ts";
+
 /** What kind of failure it was. */
 export type ConnectionFailure = "refused" | "dns" | "tls" | "timeout" | "unreachable";
 
@@ -29,6 +31,14 @@ export class ConnectionError extends Error {
     this.failure = details.failure;
     this.code = details.code;
   }
+}
+
+/**
+ * Whether `err` (or an error it wraps, such as the `RequestError` of the call that failed) is a
+ * {@link ConnectionError}: the API server could not be reached, or did not answer in time.
+ */
+export function isConnectionError(err: unknown): boolean {
+  return isInChain(err, ConnectionError, "ConnectionError");
 }
 
 /** Codes of a failed certificate verification (OpenSSL's, as Node reports them) and of a failed handshake. */

@@ -19,6 +19,7 @@
  * used until the client is rebuilt. Bearer tokens are refreshed as described above.
  */
 import { readFileSync } from "node:fs";
+import { CredentialError } from "./credential-error.ts";
 
 /**
  * Request headers as a plain record (Node's http module takes it as is). A list sends the header once per value, as
@@ -117,7 +118,7 @@ export class FileTokenCredentials implements Credentials {
         this.#readAt = Date.now();
         return this.#headers;
       }
-      throw new Error(`cannot read token file ${this.#path}: ${(err as Error).message}`);
+      throw new CredentialError(`cannot read token file ${this.#path}: ${(err as Error).message}`);
     }
     this.#headers = { ...this.#extra, authorization: `Bearer ${token}` };
     this.#readAt = Date.now();

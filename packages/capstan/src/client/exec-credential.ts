@@ -29,6 +29,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { basename } from "node:path";
 import { describeClientCertificate } from "./client-certificate.ts";
+import { CredentialError } from "./credential-error.ts";
 import type { ClientCertificate, Credentials, HeaderRecord } from "./credentials.ts";
 
 /** The ExecCredential versions client-go still accepts (v1alpha1 is gone). */
@@ -177,7 +178,7 @@ export class ExecCredentials implements Credentials {
       try {
         describeClientCertificate(certificate.cert, certificate.key);
       } catch (err) {
-        throw new Error(`${this.#who} returned an unusable client certificate: ${(err as Error).message}`, {
+        throw new CredentialError(`${this.#who} returned an unusable client certificate: ${(err as Error).message}`, {
           cause: err,
         });
       }
@@ -219,7 +220,11 @@ export class ExecCredentials implements Credentials {
         // Do not wait for "close": a grandchild the plugin started may hold its stdout open for good.
         child?.stdout?.destroy();
         child?.stderr?.destroy();
-        finish(new Error(`${this.#who} did not finish within ${timeoutMs / 1000} s and was killed${stderrPart(err)}`));
+        finish(
+          new CredentialError(
+            `${this.#who} did not finish within ${timeoutMs / 1000} s and was killed${stderrPart(err)}`,
+          ),
+        );
       }, timeoutMs);
       try {
         child = spawn(this.#command, exec.args, { env, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
@@ -235,8 +240,8 @@ export class ExecCredentials implements Credentials {
       child.on("error", (e: NodeJS.ErrnoException) => finish(this.#spawnError(e)));
       child.on("close", (code, signal) => {
         if (code === 0) finish(undefined);
-        else if (signal) finish(new Error(`${this.#who} was killed by ${signal}${stderrPart(err)}`));
-        else finish(new Error(`${this.#who} failed with exit code ${code}${stderrPart(err)}`));
+        else if (signal) finish(new CredentialError(`${this.#who} was killed by ${signal}${stderrPart(err)}`));
+        else finish(new CredentialError(`${this.#who} failed with exit code ${code}${stderrPart(err)}`));
       });
     });
   }
@@ -245,14 +250,14 @@ export class ExecCredentials implements Credentials {
     if (e.code === "ENOENT") {
       // client-go: "exec: executable %s not found", then the kubeconfig's installHint.
       const hint = oneLine(this.#opts.exec.installHint ?? "");
-      return new Error(
+      return new CredentialError(
         `${this.#who}: executable ${this.#command} not found; ${
           hint || "it looks like a client-go credential plugin that is not installed"
         }`,
         { cause: e },
       );
     }
-    return new Error(`${this.#who} could not be started: ${e.message}`, { cause: e });
+    return new CredentialError(`${this.#who} could not be started: ${e.message}`, { cause: e });
   }
 
   /** Checks the plugin's output as client-go does and returns its status. */
@@ -266,40 +271,42 @@ export class ExecCredentials implements Credentials {
     try {
       cred = JSON.parse(stdout);
     } catch (e) {
-      throw new Error(`${this.#who} printed no ExecCredential: decoding stdout: ${(e as Error).message}`);
+      throw new CredentialError(`${this.#who} printed no ExecCredential: decoding stdout: ${(e as Error).message}`);
     }
     const obj = (typeof cred === "object" && cred !== null ? cred : {}) as Record<string, unknown>;
     if (obj.kind !== "ExecCredential") {
-      throw new Error(`${this.#who} printed no ExecCredential: kind is ${JSON.stringify(obj.kind ?? null)}`);
+      throw new CredentialError(`${this.#who} printed no ExecCredential: kind is ${JSON.stringify(obj.kind ?? null)}`);
     }
     if (obj.apiVersion !== this.#opts.exec.apiVersion) {
-      throw new Error(
+      throw new CredentialError(
         `${this.#who} is configured to use API version ${this.#opts.exec.apiVersion}, plugin returned version ${String(obj.apiVersion)}`,
       );
     }
     const status = obj.status as Record<string, unknown> | undefined | null;
-    if (typeof status !== "object" || status === null) throw new Error(`${this.#who} didn't return a status field`);
+    if (typeof status !== "object" || status === null)
+      throw new CredentialError(`${this.#who} didn't return a status field`);
     const str = (field: string): string | undefined => {
       const v = status[field];
       if (v === undefined || v === null || v === "") return undefined;
-      if (typeof v !== "string") throw new Error(`${this.#who} returned a status.${field} that is not a string`);
+      if (typeof v !== "string")
+        throw new CredentialError(`${this.#who} returned a status.${field} that is not a string`);
       return v;
     };
     const token = str("token");
     const clientCertificateData = str("clientCertificateData");
     const clientKeyData = str("clientKeyData");
     if (!token && !clientCertificateData && !clientKeyData) {
-      throw new Error(`${this.#who} didn't return a token or cert/key pair`);
+      throw new CredentialError(`${this.#who} didn't return a token or cert/key pair`);
     }
     if (!clientCertificateData !== !clientKeyData) {
-      throw new Error(`${this.#who} returned only certificate or key, not both`);
+      throw new CredentialError(`${this.#who} returned only certificate or key, not both`);
     }
     const expiration = str("expirationTimestamp");
     let expiresAt: number | undefined;
     if (expiration !== undefined) {
       expiresAt = Date.parse(expiration);
       if (Number.isNaN(expiresAt)) {
-        throw new Error(`${this.#who} returned an expirationTimestamp that is not RFC 3339: ${expiration}`);
+        throw new CredentialError(`${this.#who} returned an expirationTimestamp that is not RFC 3339: ${expiration}`);
       }
     }
     return { token, clientCertificateData, clientKeyData, expiresAt };

@@ -4,10 +4,12 @@
  * connection pool they share.
  */
 import { type ClientConfig, type LoadConfigOptions, loadClientConfig } from "./config.ts";
+import { DecodeError } from "./decode-error.ts";
 import { Discovery } from "./discovery.ts";
 import { apiErrorFromResponse } from "./errors.ts";
 import type { RequestOptions } from "./options.ts";
 import { type RateLimiter, TokenBucket } from "./rate-limiter.ts";
+import { RequestError } from "./request-error.ts";
 import { readBody } from "./response-body.ts";
 import { RestMapper } from "./rest-mapper.ts";
 import {
@@ -152,7 +154,8 @@ export class KubeClient {
   /**
    * One API call with rate limiting, retries (retry.ts), a 401 re-authentication and error mapping.
    * Resolves with the parsed JSON body (the text for a non-JSON content type, undefined for an empty
-   * body); rejects with `ApiError` for a non-2xx answer.
+   * body); rejects with `ApiError` for a non-2xx answer, `RequestError` when no answer came (its cause a
+   * `ConnectionError` when the server could not be reached), `DecodeError` for a JSON body that is not JSON.
    */
   async request<R>(method: string, path: string, opts: RequestOptions = {}): Promise<R> {
     const res = (await this.#execute(method, path, opts, false)) as TransportResponse;
@@ -161,7 +164,11 @@ export class KubeClient {
     // Non-resource endpoints (/healthz, /livez, /metrics) answer text; hand it back as is.
     const type = headerValue(res.headers["content-type"]);
     if (type !== undefined && !type.includes("json")) return text as R;
-    return JSON.parse(text) as R;
+    try {
+      return JSON.parse(text) as R;
+    } catch (err) {
+      throw new DecodeError((err as Error).message, { cause: err });
+    }
   }
 
   /** Opens a streaming GET (a watch); resolves once the server answered 200. */
@@ -235,14 +242,16 @@ export class KubeClient {
     }
   }
 
-  #networkError(err: unknown, method: string, path: string, timeoutMs: number): Error {
+  #networkError(err: unknown, method: string, path: string, timeoutMs: number): RequestError {
     const code = errorCode(err);
+    const details = { method, path, server: this.config.server, cause: err };
     if (code === "ERR_HEADERS_TIMEOUT" || code === "ERR_BODY_TIMEOUT") {
-      return new Error(`${method} ${path}: no answer from ${this.config.server} within ${timeoutMs} ms`, {
-        cause: err,
-      });
+      return new RequestError(
+        `${method} ${path}: no answer from ${this.config.server} within ${timeoutMs} ms`,
+        details,
+      );
     }
-    return new Error(`${method} ${path} to ${this.config.server} failed: ${(err as Error).message}`, { cause: err });
+    return new RequestError(`${method} ${path} to ${this.config.server} failed: ${(err as Error).message}`, details);
   }
 
   /** Frees every socket; running watches end. */

@@ -24,6 +24,7 @@
  */
 import { readFileSync } from "node:fs";
 import { readAuthProviderConfig, writeAuthProviderConfig } from "./auth-provider-store.ts";
+import { CredentialError } from "./credential-error.ts";
 import { type Credentials, type HeaderRecord, jwtExpiry } from "./credentials.ts";
 import { type OneShotRequest, type OneShotResponse, oneShotRequest } from "./one-shot-request.ts";
 
@@ -108,7 +109,7 @@ export class OidcCredentials implements Credentials {
       try {
         this.#ca = readFileSync(caFile, "utf8");
       } catch (err) {
-        throw new Error(`${cfg.ca} ${caFile} cannot be read: ${(err as Error).message}`, { cause: err });
+        throw new CredentialError(`${cfg.ca} ${caFile} cannot be read: ${(err as Error).message}`, { cause: err });
       }
     }
     this.#fileRefreshToken = this.#config[cfg.refreshToken];
@@ -146,7 +147,7 @@ export class OidcCredentials implements Credentials {
     const refreshToken =
       fileRefresh && fileRefresh !== this.#fileRefreshToken ? fileRefresh : this.#config[cfg.refreshToken];
     if (!refreshToken) {
-      throw new Error(
+      throw new CredentialError(
         `${this.#who}: no valid id-token, and cannot refresh without refresh-token (log in to ${this.#config[cfg.issuer]} again)`,
       );
     }
@@ -156,14 +157,16 @@ export class OidcCredentials implements Credentials {
     if (tokens.refreshToken && tokens.refreshToken !== refreshToken) updates[cfg.refreshToken] = tokens.refreshToken;
     const next = { ...this.#config, [cfg.refreshToken]: refreshToken, ...updates };
     if (!this.#adopt(next)) {
-      throw new Error(`${this.#who}: the issuer returned an id_token that is not a JWT with an exp in the future`);
+      throw new CredentialError(
+        `${this.#who}: the issuer returned an id_token that is not a JWT with an exp in the future`,
+      );
     }
     try {
       if (writeAuthProviderConfig(this.#opts.file, this.#opts.user, updates)) {
         this.#fileRefreshToken = next[cfg.refreshToken];
       }
     } catch (err) {
-      throw new Error(
+      throw new CredentialError(
         `${this.#who}: refreshed its tokens but could not save them in ${this.#opts.file}: ${(err as Error).message} (the new tokens are used from now on by this process)`,
         { cause: err },
       );
@@ -176,7 +179,7 @@ export class OidcCredentials implements Credentials {
     try {
       return await oneShotRequest(url, { ...init, timeoutMs, ...(this.#ca ? { ca: this.#ca } : {}) });
     } catch (err) {
-      throw new Error(`${this.#who}: ${init.method ?? "GET"} ${url} failed: ${(err as Error).message}`, {
+      throw new CredentialError(`${this.#who}: ${init.method ?? "GET"} ${url} failed: ${(err as Error).message}`, {
         cause: err,
       });
     }
@@ -187,7 +190,7 @@ export class OidcCredentials implements Credentials {
     const wellKnown = `${this.#config[cfg.issuer]?.replace(/\/$/, "")}/.well-known/openid-configuration`;
     const res = await this.#get(wellKnown);
     if (res.status !== 200) {
-      throw new Error(
+      throw new CredentialError(
         `${this.#who}: failed to query metadata endpoint ${wellKnown}: ${res.status} ${snippet(res.body)}`,
       );
     }
@@ -195,10 +198,10 @@ export class OidcCredentials implements Credentials {
     try {
       endpoint = (JSON.parse(res.body) as { token_endpoint?: unknown }).token_endpoint;
     } catch (err) {
-      throw new Error(`${this.#who}: failed to decode provider discovery object: ${(err as Error).message}`);
+      throw new CredentialError(`${this.#who}: failed to decode provider discovery object: ${(err as Error).message}`);
     }
     if (typeof endpoint !== "string" || endpoint === "") {
-      throw new Error(`${this.#who}: discovery object at ${wellKnown} doesn't contain a token_endpoint`);
+      throw new CredentialError(`${this.#who}: discovery object at ${wellKnown} doesn't contain a token_endpoint`);
     }
     return endpoint;
   }
@@ -238,14 +241,14 @@ export class OidcCredentials implements Credentials {
       const reason = fields.error
         ? `${fields.error}${fields.error_description ? `: ${fields.error_description}` : ""}`
         : snippet(res.body);
-      throw new Error(`${this.#who}: failed to refresh token: ${endpoint} answered ${res.status}: ${reason}`);
+      throw new CredentialError(`${this.#who}: failed to refresh token: ${endpoint} answered ${res.status}: ${reason}`);
     }
     if (!fields.access_token) {
-      throw new Error(`${this.#who}: failed to refresh token: server response missing access_token`);
+      throw new CredentialError(`${this.#who}: failed to refresh token: server response missing access_token`);
     }
     if (!fields.id_token) {
       // id_token is optional in a refresh answer; some providers (Okta) leave it out.
-      throw new Error(
+      throw new CredentialError(
         `${this.#who}: token response did not contain an id_token, either the scope "openid" wasn't requested upon login, or the provider doesn't support id_tokens as part of the refresh response`,
       );
     }

@@ -29,9 +29,10 @@ export class TokenBucket implements RateLimiter {
   #last: number;
 
   constructor(qps: number, burst: number, now: () => number = () => performance.now()) {
-    if (!(qps > 0) || !Number.isFinite(qps)) throw new Error(`rate limiter qps must be a positive number, got ${qps}`);
+    if (!(qps > 0) || !Number.isFinite(qps))
+      throw new RangeError(`rate limiter qps must be a positive number, got ${qps}`);
     if (!(burst >= 1) || !Number.isInteger(burst)) {
-      throw new Error(`rate limiter burst must be an integer of at least 1, got ${burst}`);
+      throw new RangeError(`rate limiter burst must be an integer of at least 1, got ${burst}`);
     }
     this.#qps = qps;
     this.#burst = burst;

@@ -38,7 +38,7 @@ export function readBody(res: IncomingMessage, timeoutMs = 0, signal?: AbortSign
       // Destroyed without 'end' or 'error' (an abort with no reason): the body is incomplete.
       if (!res.complete) {
         clearTimeout(timer);
-        reject(signal?.reason ?? new Error("the response body ended early"));
+        reject(signal?.reason ?? new TransportError("the response body ended early", "ERR_BODY_INCOMPLETE"));
       }
     });
   });

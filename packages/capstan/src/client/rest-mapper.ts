@@ -8,8 +8,27 @@
  */
 
 import type { Discovery } from "./discovery.ts";
+import { isInChain } from "./error-chain.ts";
 import { isNotFound } from "./errors.ts";
 import type { ResourceKind } from "./types.ts";
+
+/** The server does not serve the kind asked for (apimachinery's `NoKindMatchError`): a CRD not installed, a wrong version. */
+export class NoKindMatchError extends Error {
+  override readonly name = "NoKindMatchError";
+  readonly apiVersion: string;
+  readonly kind: string;
+
+  constructor(apiVersion: string, kind: string) {
+    super(`the server does not serve kind ${kind} in ${apiVersion}`);
+    this.apiVersion = apiVersion;
+    this.kind = kind;
+  }
+}
+
+/** Whether `err` (or an error it wraps) is a {@link NoKindMatchError} (apimachinery's `meta.IsNoMatchError`). */
+export function isNoKindMatch(err: unknown): boolean {
+  return isInChain(err, NoKindMatchError, "NoKindMatchError");
+}
 
 /** Maps apiVersion/kind to resource kinds through discovery. */
 export class RestMapper {
@@ -28,7 +47,7 @@ export class RestMapper {
       kinds = await this.#load(apiVersion, true, signal);
       found = kinds.get(kind);
     }
-    if (!found) throw new Error(`the server does not serve kind ${kind} in ${apiVersion}`);
+    if (!found) throw new NoKindMatchError(apiVersion, kind);
     return found;
   }
 

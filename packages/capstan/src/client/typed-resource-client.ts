@@ -128,7 +128,7 @@ export class TypedResourceClient<T extends KubeObject> implements ResourceClient
     if (!this.#kind.namespaced) return undefined;
     const ns = explicit ?? obj?.metadata?.namespace ?? this.#namespace;
     if (!ns) {
-      throw new Error(
+      throw new TypeError(
         `${verb} ${this.#kind.kind}${name ? ` "${name}"` : ""}: ${this.#kind.kind} is namespaced and no namespace was given ` +
           "(pass { namespace }, set metadata.namespace, or bind one with client.resource(kind, namespace))",
       );
@@ -137,7 +137,7 @@ export class TypedResourceClient<T extends KubeObject> implements ResourceClient
   }
 
   #itemPath(verb: string, name: string, ns: string | undefined, subresource?: string): string {
-    if (!name) throw new Error(`${verb} ${this.#kind.kind}: a name is required`);
+    if (!name) throw new TypeError(`${verb} ${this.#kind.kind}: a name is required`);
     const path = `${this.#collection(ns)}/${encodeURIComponent(name)}`;
     return subresource ? `${path}/${subresource}` : path;
   }
@@ -150,7 +150,7 @@ export class TypedResourceClient<T extends KubeObject> implements ResourceClient
 
   #nameOf(verb: string, obj: T): string {
     const name = obj.metadata?.name;
-    if (!name) throw new Error(`${verb} ${this.#kind.kind}: metadata.name is required`);
+    if (!name) throw new TypeError(`${verb} ${this.#kind.kind}: metadata.name is required`);
     return name;
   }
 
@@ -219,10 +219,11 @@ export class TypedResourceClient<T extends KubeObject> implements ResourceClient
   async patch(name: string, patch: unknown, opts: PatchOptions): Promise<T> {
     const ns = this.#namespaceFor("patch", name, opts.namespace);
     if (opts.type === "apply" && !opts.fieldManager) {
-      throw new Error(`patch ${this.#kind.kind} "${name}": a server-side apply patch needs a fieldManager`);
+      throw new TypeError(`patch ${this.#kind.kind} "${name}": a server-side apply patch needs a fieldManager`);
     }
     const contentType = patchContentTypes[opts.type];
-    if (!contentType) throw new Error(`patch ${this.#kind.kind} "${name}": unknown patch type ${String(opts.type)}`);
+    if (!contentType)
+      throw new TypeError(`patch ${this.#kind.kind} "${name}": unknown patch type ${String(opts.type)}`);
     return this.#client.request<T>("PATCH", this.#itemPath("patch", name, ns, opts.subresource), {
       query: { ...writeQuery(opts), force: opts.type === "apply" && opts.force ? true : undefined },
       body: patch,

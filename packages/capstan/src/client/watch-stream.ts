@@ -5,9 +5,10 @@
  * Expected flow: the resource client opens the stream, checks the status is 200, then hands the body here.
  *
  * Guarantees: each complete line is parsed once and yielded as it is (no copy), in order; an ERROR event
- * is thrown as an `ApiError` carrying its Status, after the events before it; the iterator ends quietly
- * when the server ends the stream, when the connection drops (like client-go's StreamWatcher treats a
- * probable EOF), or when `signal` aborts; in every case, including a consumer that stops early, the body
+ * is thrown as an `ApiError` carrying its Status, after the events before it; a line that is not JSON
+ * or not an event as a `DecodeError`; a failure of the body (other than its end) as a `WatchError`;
+ * the iterator ends quietly when the server ends the stream, when the connection drops (like
+ * client-go's StreamWatcher treats a probable EOF), or when `signal` aborts; in every case, including a consumer that stops early, the body
  * is destroyed and the socket released.
  *
  * Why not an async generator over the body's own async iterator: every event of every informer passes
@@ -19,8 +20,10 @@
  * Assumptions: the body is a Node.js Readable (the transport's response body is one).
  */
 import { StringDecoder } from "node:string_decoder";
+import { DecodeError } from "./decode-error.ts";
 import { ApiError, isStatus } from "./errors.ts";
 import type { KubeObject, Status, WatchEvent } from "./types.ts";
+import { watchError } from "./watch-error.ts";
 
 /** What the decoder needs of a response body (a Node.js Readable has it). */
 export interface WatchBody {
@@ -58,10 +61,15 @@ function decodeLine<T extends KubeObject>(line: string): WatchEvent<T> {
   try {
     event = JSON.parse(line) as { type?: unknown; object?: unknown };
   } catch (err) {
-    throw new Error(`watch: cannot decode event ${JSON.stringify(line.slice(0, 200))}: ${(err as Error).message}`);
+    throw new DecodeError(
+      `watch: cannot decode event ${JSON.stringify(line.slice(0, 200))}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   if (typeof event.type !== "string" || !eventTypes.has(event.type) || typeof event.object !== "object") {
-    throw new Error(`watch: malformed event ${JSON.stringify(line.slice(0, 200))}`);
+    throw new DecodeError(`watch: malformed event ${JSON.stringify(line.slice(0, 200))}`);
   }
   if (event.type === "ERROR") {
     const status: Status = isStatus(event.object)
@@ -189,7 +197,7 @@ class WatchEventReader<T extends KubeObject> implements AsyncIterableIterator<Wa
 
   #onError(err: unknown): void {
     if (this.#state.phase !== "reading") return;
-    this.#finish(isEndOfStream(err, this.#signal) ? { phase: "ended" } : { phase: "failed", error: err });
+    this.#finish(isEndOfStream(err, this.#signal) ? { phase: "ended" } : { phase: "failed", error: watchError(err) });
   }
 
   /** Stops reading (the body is destroyed) and settles a waiting consumer. */
