@@ -33,6 +33,7 @@ import { isAlreadyExists, KubeClient } from "capstan";
 import { loadClientConfig } from "capstan/client";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
 import { CAPSTAN_BIN } from "capstan/internal";
+import type { CustomResourceDefinition as CustomResourceDefinitionObject } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
@@ -80,6 +81,12 @@ export interface TestClusterOptions {
    * over the same options inside it; `port` defaults to 0 (a free one).
    */
   server?: ApiServerOptions;
+  /**
+   * CustomResourceDefinitions created before `startTestCluster` resolves, each waited for until
+   * Established (its kind is served): tests can create objects of these kinds before any operator
+   * has started, as envtest's `CRDs` option does (`crds: [toCrd(ExchangeRate)]`).
+   */
+  crds?: readonly CustomResourceDefinitionObject[];
 }
 
 /**
@@ -242,6 +249,17 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     throw err;
   }
   const client = new KubeClient(loadClientConfig({ kubeconfig: kubeconfigPath }));
+  try {
+    for (const crd of options.crds ?? []) await client.resource(CustomResourceDefinition).create(crd);
+    for (const crd of options.crds ?? []) {
+      await waitFor(client, CustomResourceDefinition, crd.metadata?.name ?? "", isEstablished);
+    }
+  } catch (err) {
+    await client.close();
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const kubectl = kubectlRunner(kubeconfigPath, dir);
   const capstan = commandRunner({
     binary: process.execPath,
