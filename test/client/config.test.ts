@@ -6,14 +6,14 @@ import { ConfigError, inClusterConfig, loadClientConfig } from "../../packages/c
 import { FileTokenCredentials, jwtExpiry } from "../../packages/capstan/src/client/credentials.ts";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind } from "./support/client.ts";
-import { json, startTestServer, type TestServer } from "./support/test-server.ts";
+import { json, type RecordingHttpsServer, startRecordingHttpsServer } from "./support/recording-https-server.ts";
 
-let server: TestServer;
+let server: RecordingHttpsServer;
 let dir: string;
 const clients: KubeClient[] = [];
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startRecordingHttpsServer();
   server.on("GET", "/api/v1/namespaces/ns1/configmaps/a", (_r, res) => json(res, 200, { metadata: { name: "a" } }));
 });
 afterAll(async () => {

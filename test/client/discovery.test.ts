@@ -2,12 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Discovery } from "../../packages/capstan/src/client/discovery.ts";
 import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { clientFor } from "./support/client.ts";
-import { json, startTestServer, type TestServer } from "./support/test-server.ts";
+import { json, type RecordingHttpsServer, startRecordingHttpsServer } from "./support/recording-https-server.ts";
 
-let server: TestServer;
+let server: RecordingHttpsServer;
 let client: KubeClient;
 beforeEach(async () => {
-  server = await startTestServer();
+  server = await startRecordingHttpsServer();
   client = clientFor(server);
 });
 afterEach(async () => {

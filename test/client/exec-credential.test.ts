@@ -1,21 +1,27 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitUntil } from "capstan-dev/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ConfigError, loadClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { ExecCredentials } from "../../packages/capstan/src/client/exec-credential.ts";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind } from "./support/client.ts";
-import { execPlugin, printCredential, tempDir, waitUntil, writeKubeconfig } from "./support/kubeconfig.ts";
-import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
+import { execPlugin, printCredential, tempDir, writeKubeconfig } from "./support/kubeconfig.ts";
+import {
+  json,
+  type RecordingHttpsServer,
+  startRecordingHttpsServer,
+  status,
+} from "./support/recording-https-server.ts";
 
-let server: TestServer;
+let server: RecordingHttpsServer;
 let tmp: ReturnType<typeof tempDir>;
 const clients: KubeClient[] = [];
 /** Bearer tokens the test server accepts on GET configmaps/a. */
 let accepted = new Set<string>();
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startRecordingHttpsServer();
   server.on("GET", "/api/v1/namespaces/ns1/configmaps/a", (r, res) => {
     const auth = r.headers.authorization ?? "";
     if (accepted.has(auth.replace(/^Bearer /, "")) || r.clientCn) json(res, 200, { metadata: { name: "a" } });
@@ -249,7 +255,7 @@ process.stdout.write(JSON.stringify({ apiVersion: "client.authentication.k8s.io/
         return false;
       }
     };
-    await waitUntil(() => !alive(), "the plugin process is gone");
+    await waitUntil(() => !alive(), { what: "the plugin process is gone" });
   });
 
   it("refuses output of another apiVersion, and a status without token or certificate", async () => {

@@ -8,7 +8,12 @@ import { ConfigError, loadClientConfig } from "../../packages/capstan/src/client
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind } from "./support/client.ts";
 import { jwt, tempDir } from "./support/kubeconfig.ts";
-import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
+import {
+  json,
+  type RecordingHttpsServer,
+  startRecordingHttpsServer,
+  status,
+} from "./support/recording-https-server.ts";
 
 /** A fake OpenID provider: discovery and a refresh-token grant that rotates the refresh token. */
 interface Issuer {
@@ -90,13 +95,13 @@ async function startIssuer(tls?: { cert: string; key: string }): Promise<Issuer>
   return issuer;
 }
 
-let api: TestServer;
+let api: RecordingHttpsServer;
 let issuer: Issuer;
 let tmp: ReturnType<typeof tempDir>;
 const clients: KubeClient[] = [];
 
 beforeAll(async () => {
-  api = await startTestServer();
+  api = await startRecordingHttpsServer();
   // The API server accepts exactly the id-token the issuer handed out last.
   api.on("GET", "/api/v1/namespaces/ns1/configmaps/a", (r, res) => {
     if (issuer.lastIdToken && r.headers.authorization === `Bearer ${issuer.lastIdToken}`) {

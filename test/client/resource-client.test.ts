@@ -8,13 +8,18 @@ import {
 } from "../../packages/capstan/src/client/errors.ts";
 import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind, clientFor, NodeKind, WidgetKind } from "./support/client.ts";
-import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
+import {
+  json,
+  type RecordingHttpsServer,
+  startRecordingHttpsServer,
+  status,
+} from "./support/recording-https-server.ts";
 
-let server: TestServer;
+let server: RecordingHttpsServer;
 let client: KubeClient;
 
 beforeEach(async () => {
-  server = await startTestServer();
+  server = await startRecordingHttpsServer();
   client = clientFor(server);
 });
 afterEach(async () => {

@@ -3,16 +3,16 @@
  * header and body time limits, and aborts before and after the response headers.
  */
 import { createServer, type Server, type Socket } from "node:net";
+import { waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { StaticCredentials } from "../../packages/capstan/src/client/credentials.ts";
 import { Transport } from "../../packages/capstan/src/client/transport.ts";
-import { waitUntil } from "./support/kubeconfig.ts";
-import { json, startTestServer, type TestServer } from "./support/test-server.ts";
+import { json, type RecordingHttpsServer, startRecordingHttpsServer } from "./support/recording-https-server.ts";
 
-let server: TestServer;
+let server: RecordingHttpsServer;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startRecordingHttpsServer();
   server.on("GET", "/ok", (_req, res) => json(res, 200, { ok: true }));
 });
 afterAll(() => server.close());
@@ -38,7 +38,7 @@ describe("the transport", () => {
     }
     expect(server.openSockets() - before).toBe(1);
     // The keep-alive time is 4 s: the idle socket goes away without a request or close().
-    await waitUntil(() => server.openSockets() === before, "the idle socket to close", 15_000);
+    await waitUntil(() => server.openSockets() === before, { what: "the idle socket to close", timeout: 15_000 });
     await transport.close();
   });
 

@@ -12,7 +12,12 @@ import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
 import { type ApiServer, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { ConfigMapKind } from "./support/client.ts";
 import { execPlugin, printCredential, tempDir, writeKubeconfig } from "./support/kubeconfig.ts";
-import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
+import {
+  json,
+  type RecordingHttpsServer,
+  startRecordingHttpsServer,
+  status,
+} from "./support/recording-https-server.ts";
 
 let tmp: ReturnType<typeof tempDir>;
 const clients: KubeClient[] = [];
@@ -28,9 +33,9 @@ function track(c: KubeClient): KubeClient {
 }
 
 describe("a 401 says which credential which server refused", () => {
-  let server: TestServer;
+  let server: RecordingHttpsServer;
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startRecordingHttpsServer();
     server.on("GET", "/api/v1/namespaces/ns1/configmaps/a", (_r, res) =>
       json(res, 401, status(401, "Unauthorized", "Unauthorized")),
     );

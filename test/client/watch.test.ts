@@ -7,7 +7,12 @@ import type { KubeClient } from "../../packages/capstan/src/client/resource-clie
 import type { WatchEvent } from "../../packages/capstan/src/client/types.ts";
 import { decodeWatchStream } from "../../packages/capstan/src/client/watch-stream.ts";
 import { type ConfigMap, ConfigMapKind, clientFor } from "./support/client.ts";
-import { json, startTestServer, status, type TestServer } from "./support/test-server.ts";
+import {
+  json,
+  type RecordingHttpsServer,
+  startRecordingHttpsServer,
+  status,
+} from "./support/recording-https-server.ts";
 
 /** A body (a Readable, like the transport's response) that emits exactly the given chunks; `destroyed` says whether it was destroyed. */
 function fakeBody(chunks: Buffer[]): Readable {
@@ -119,10 +124,10 @@ describe("watch stream decoding", () => {
   });
 });
 
-let server: TestServer;
+let server: RecordingHttpsServer;
 let client: KubeClient;
 beforeEach(async () => {
-  server = await startTestServer();
+  server = await startRecordingHttpsServer();
   client = clientFor(server);
 });
 afterEach(async () => {

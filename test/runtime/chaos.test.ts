@@ -5,13 +5,15 @@
  * cache must converge to the server's state, every object's last version must be processed, and
  * no key may ever be processed by two workers at once.
  */
+
+import { waitUntil } from "capstan-dev/testing";
 import { describe, expect, it } from "vitest";
 import type { ListerWatcher, WatchEvent } from "../../packages/capstan/src/client/types.ts";
 import { objectKey } from "../../packages/capstan/src/runtime/cache.ts";
 import { Informer } from "../../packages/capstan/src/runtime/informer.ts";
 import { exponentialFailureRateLimiter } from "../../packages/capstan/src/runtime/rate-limiter.ts";
 import { WorkQueue } from "../../packages/capstan/src/runtime/workqueue.ts";
-import { apiError, eventually, FakeListerWatcher, type TestObject } from "./support/fake-lister-watcher.ts";
+import { apiError, FakeListerWatcher, type TestObject } from "./support/fake-lister-watcher.ts";
 
 /** A small seeded PRNG (mulberry32), so a failure can be replayed (CHAOS_SEED=n picks another run). */
 function prng(seed: number): () => number {
@@ -112,13 +114,13 @@ describe("informer and work queue under injected faults", () => {
         keys.every((k) => informer.store.get(k)?.metadata?.resourceVersion === expected.get(k))
       );
     };
-    await eventually(cacheMatches, 20_000, "the cache to converge");
+    await waitUntil(cacheMatches, { what: "the cache to converge", timeout: 20_000 });
     const allProcessed = () =>
       names.every((n) => {
         const key = `default/${n}`;
         return !processed.has(key) ? !expected.has(key) : processed.get(key) === (expected.get(key) ?? "");
       });
-    await eventually(allProcessed, 20_000, "every object's last version to be processed");
+    await waitUntil(allProcessed, { what: "every object's last version to be processed", timeout: 20_000 });
 
     stop.abort();
     queue.shutDown();

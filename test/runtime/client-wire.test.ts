@@ -4,6 +4,8 @@
  * (list pages, watch query, NDJSON events, a 410 ERROR event, Lease get/create/update with
  * resourceVersion conflicts). The server side is the in-memory fakes behind the test HTTPS server.
  */
+
+import { waitUntil } from "capstan-dev/testing";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
@@ -11,9 +13,14 @@ import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
 import { DeletedFinalStateUnknown, Informer } from "../../packages/capstan/src/runtime/informer.ts";
 import { LeaderElector } from "../../packages/capstan/src/runtime/leader-election.ts";
 import { type ConfigMap, ConfigMapKind, clientFor } from "../client/support/client.ts";
-import { json, startTestServer, status, type TestServer } from "../client/support/test-server.ts";
+import {
+  json,
+  type RecordingHttpsServer,
+  startRecordingHttpsServer,
+  status,
+} from "../client/support/recording-https-server.ts";
 import { FakeLeases } from "./support/fake-leases.ts";
-import { eventually, FakeListerWatcher } from "./support/fake-lister-watcher.ts";
+import { FakeListerWatcher } from "./support/fake-lister-watcher.ts";
 
 const LeaseKind: ResourceKind<Lease> = {
   group: "coordination.k8s.io",
@@ -23,13 +30,13 @@ const LeaseKind: ResourceKind<Lease> = {
   namespaced: true,
 };
 
-let server: TestServer;
+let server: RecordingHttpsServer;
 let client: KubeClient;
 const stops: AbortController[] = [];
 const runs: Promise<void>[] = [];
 
 beforeEach(async () => {
-  server = await startTestServer();
+  server = await startRecordingHttpsServer();
   client = clientFor(server);
 });
 afterEach(async () => {
@@ -75,7 +82,7 @@ function serveConfigMaps(api: FakeListerWatcher): void {
 function serveLeases(leases: FakeLeases): void {
   const view = leases.view();
   const answer = async (
-    res: Parameters<Parameters<TestServer["on"]>[2]>[1],
+    res: Parameters<Parameters<RecordingHttpsServer["on"]>[2]>[1],
     call: () => Promise<Lease>,
     code = 200,
   ) => {
@@ -113,7 +120,7 @@ describe("runtime over the real client", () => {
     stops.push(stop);
     runs.push(informer.run(stop.signal));
     expect(await informer.waitForSync(stop.signal)).toBe(true);
-    await eventually(() => api.openWatches === 1, 5000, "the watch");
+    await waitUntil(() => api.openWatches === 1, { what: "the watch", timeout: 5000 });
 
     const lists = server.requests.filter((r) => r.path.endsWith("/configmaps") && r.query.get("watch") !== "true");
     expect(lists.map((r) => r.query.get("limit"))).toEqual(["2", "2"]);
@@ -123,13 +130,13 @@ describe("runtime over the real client", () => {
     expect(Number(watch.query.get("timeoutSeconds"))).toBeGreaterThanOrEqual(300);
 
     api.upsert("d");
-    await eventually(() => seen.includes("add d"), 5000, "the watched add");
+    await waitUntil(() => seen.includes("add d"), { what: "the watched add", timeout: 5000 });
 
     api.muted = true;
     api.remove("a");
     api.compact();
     api.expireWatches();
-    await eventually(() => seen.includes("tombstone default/a"), 5000, "the relist");
+    await waitUntil(() => seen.includes("tombstone default/a"), { what: "the relist", timeout: 5000 });
     expect(informer.store.keys().sort()).toEqual(["default/b", "default/c", "default/d"]);
   });
 
@@ -153,18 +160,18 @@ describe("runtime over the real client", () => {
       runs.push(run);
       return { elector, stop, run };
     });
-    await eventually(() => electors.some((e) => e.elector.state === "leader"), 5000, "a leader");
+    await waitUntil(() => electors.some((e) => e.elector.state === "leader"), { what: "a leader", timeout: 5000 });
     const leader = electors.find((e) => e.elector.state === "leader")!;
     const other = electors.find((e) => e !== leader)!;
     expect(other.elector.state).toBe("candidate");
     // Renewals are PUTs carrying the resourceVersion that was read.
-    await eventually(() => server.requests.some((r) => r.method === "PUT"), 5000, "a renewal");
+    await waitUntil(() => server.requests.some((r) => r.method === "PUT"), { what: "a renewal", timeout: 5000 });
     const put = server.requests.find((r) => r.method === "PUT")!;
     expect(JSON.parse(put.body).metadata.resourceVersion).toBeTruthy();
 
     leader.stop.abort();
     await leader.run;
-    await eventually(() => other.elector.state === "leader", 5000, "the hand-over");
+    await waitUntil(() => other.elector.state === "leader", { what: "the hand-over", timeout: 5000 });
     expect(leases.lease?.spec?.leaseTransitions).toBe(1);
   });
 });

@@ -1,3 +1,4 @@
+import { waitUntil } from "capstan-dev/testing";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeObject, ListerWatcher, ResourceKind } from "../../packages/capstan/src/client/types.ts";
@@ -6,7 +7,7 @@ import { ControllerBuilder } from "../../packages/capstan/src/runtime/controller
 import { labelsChanged } from "../../packages/capstan/src/runtime/predicates.ts";
 import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
 import { SharedInformerFactory } from "../../packages/capstan/src/runtime/shared-informers.ts";
-import { eventually, FakeListerWatcher } from "./support/fake-lister-watcher.ts";
+import { FakeListerWatcher } from "./support/fake-lister-watcher.ts";
 
 const Target: ResourceKind = {
   group: "example.com",
@@ -96,9 +97,9 @@ describe("controller builder", () => {
     await run(e);
     const pointers = e.fakes.get("ConfigMap/team-a") as FakeListerWatcher;
     pointers.upsert("p", { target: "first" }, "team-a");
-    await eventually(() => reconciled.length === 1, 2000, "first target");
+    await waitUntil(() => reconciled.length === 1, { what: "first target", timeout: 2000 });
     pointers.upsert("p", { target: "second" }, "team-a");
-    await eventually(() => reconciled.length === 3, 2000, "both targets after the pointer moved");
+    await waitUntil(() => reconciled.length === 3, { what: "both targets after the pointer moved", timeout: 2000 });
     expect(reconciled[0]).toBe("first (absent)");
     expect(reconciled.slice(1).sort()).toEqual(["first (absent)", "second (absent)"]);
   });
@@ -116,11 +117,11 @@ describe("controller builder", () => {
     const targets = e.fakes.get("Target/team-a") as FakeListerWatcher;
     targets.upsert("ignored", {}, "team-a");
     targets.upsert("kept", {}, "team-a");
-    await eventually(() => reconciled.includes("kept"), 2000, "kept reconciled");
+    await waitUntil(() => reconciled.includes("kept"), { what: "kept reconciled", timeout: 2000 });
     // A data-only update does not pass labelsChanged (the fake's objects carry no labels).
     targets.upsert("kept", { x: "1" }, "team-a");
     targets.upsert("later", {}, "team-a");
-    await eventually(() => reconciled.includes("later"), 2000, "later reconciled");
+    await waitUntil(() => reconciled.includes("later"), { what: "later reconciled", timeout: 2000 });
     expect(reconciled).toEqual(["kept", "later"]);
   });
 

@@ -1,19 +1,19 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlreadyExists } from "../../../packages/capstan/src/client/errors.ts";
-import type { ReconcileContext } from "../../../packages/capstan/src/runtime/controller.ts";
-import { ensureCrds } from "../../../packages/capstan/src/runtime/crd-registration.ts";
-import { EVENT_KIND } from "../../../packages/capstan/src/runtime/event-recorder.ts";
-import { Manager } from "../../../packages/capstan/src/runtime/manager.ts";
-import { isDeleted, type ReconcileTarget } from "../../../packages/capstan/src/runtime/reconcile.ts";
-import { eventually } from "../support/fake-lister-watcher.ts";
-import { ConfigMap, type ConfigMapObject, type E2eCluster, startCluster, Widget, widgetCrd } from "./cluster.ts";
+import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
+import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
+import type { ReconcileContext } from "../../packages/capstan/src/runtime/controller.ts";
+import { ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.ts";
+import { EVENT_KIND } from "../../packages/capstan/src/runtime/event-recorder.ts";
+import { Manager } from "../../packages/capstan/src/runtime/manager.ts";
+import { isDeleted, type ReconcileTarget } from "../../packages/capstan/src/runtime/reconcile.ts";
+import { ConfigMap, type ConfigMapObject, Widget, widgetCrd } from "./support/widget.ts";
 
-let cluster: E2eCluster;
+let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
-  await ensureCrds(cluster.client, [widgetCrd()], { timeout: "10s" });
+  cluster = await startTestCluster({ crds: [widgetCrd()] });
 });
 afterAll(async () => {
   await cluster.stop();
@@ -60,7 +60,7 @@ async function reconcileWidget(target: ReconcileTarget<Widget>, ctx: ReconcileCo
 
 function newManager(extra: Partial<ConstructorParameters<typeof Manager>[0]> = {}): Manager {
   return new Manager({
-    config: cluster.config,
+    config: loadClientConfig({ kubeconfig: cluster.kubeconfigPath }),
     name: "widgets",
     logger: pino({ level: "silent" }),
     informerDefaults: { backoff: { initial: 20, max: 200 } },
@@ -94,9 +94,11 @@ describe("a Widget controller against the embedded API server", () => {
       const names = Array.from({ length: 12 }, (_, i) => `w${i}`);
       await Promise.all(names.map((name, i) => widgets.create({ metadata: { name }, spec: { size: i } } as Widget)));
 
-      await eventually(() => mgr.isLeader, 5000, "manager running");
+      await waitUntil(() => mgr.isLeader, { what: "manager running", timeout: 5000 });
       for (const [i, name] of names.entries()) {
-        await eventuallyAsync(async () => (await widgets.get(name)).status?.observedSize === i, `status of ${name}`);
+        await waitUntil(async () => (await widgets.get(name)).status?.observedSize === i, {
+          what: `status of ${name}`,
+        });
         const cm = await configMaps.get(`${name}-config`);
         expect(cm.data).toEqual({ size: String(i) });
         const owner = cm.metadata?.ownerReferences?.[0];
@@ -106,20 +108,27 @@ describe("a Widget controller against the embedded API server", () => {
 
       // A spec change reaches the child and the status.
       await widgets.patch("w3", { spec: { size: 33 } }, { type: "merge" });
-      await eventuallyAsync(async () => (await configMaps.get("w3-config")).data?.size === "33", "child follows spec");
-      await eventuallyAsync(async () => (await widgets.get("w3")).status?.observedSize === 33, "status follows spec");
+      await waitUntil(async () => (await configMaps.get("w3-config")).data?.size === "33", {
+        what: "child follows spec",
+      });
+      await waitUntil(async () => (await widgets.get("w3")).status?.observedSize === 33, {
+        what: "status follows spec",
+      });
 
       // A deleted child is recreated (owns() maps its deletion to the owner).
       const before = (await configMaps.get("w5-config")).metadata?.uid;
       await configMaps.delete("w5-config");
-      await eventuallyAsync(async () => {
-        try {
-          const cm = await configMaps.get("w5-config");
-          return cm.metadata?.uid !== before && cm.data?.size === "5";
-        } catch {
-          return false;
-        }
-      }, "child recreated");
+      await waitUntil(
+        async () => {
+          try {
+            const cm = await configMaps.get("w5-config");
+            return cm.metadata?.uid !== before && cm.data?.size === "5";
+          } catch {
+            return false;
+          }
+        },
+        { what: "child recreated" },
+      );
 
       // Events were posted for the objects.
       const events = await cluster.client.resource(EVENT_KIND, "default").list();
@@ -218,30 +227,20 @@ describe("metadata-only watches", () => {
       const widgets = cluster.client.resource(Widget, "default");
       const configMaps = cluster.client.resource(ConfigMap, "default");
       await widgets.create({ metadata: { name: "meta" }, spec: { size: 1 } } as Widget);
-      await eventuallyAsync(async () => (await configMaps.get("meta-meta")).data?.big === "x", "child created");
+      await waitUntil(async () => (await configMaps.get("meta-meta")).data?.big === "x", { what: "child created" });
       // The child's creation reconciles the owner, which now finds it in the metadata-only cache.
-      await eventuallyAsync(async () => seenChildren.length > 0, "child seen in the cache");
+      await waitUntil(async () => seenChildren.length > 0, { what: "child seen in the cache" });
       expect(seenChildren[0]).toMatchObject({ kind: "PartialObjectMetadata", metadata: { name: "meta-meta" } });
       expect((seenChildren[0] as ConfigMapObject).data).toBeUndefined();
       // A deleted child is recreated: the metadata-only watch still maps it to its owner.
       const before = (await configMaps.get("meta-meta")).metadata?.uid;
       await configMaps.delete("meta-meta");
-      await eventuallyAsync(
-        async () => (await configMaps.get("meta-meta")).metadata?.uid !== before,
-        "child recreated",
-      );
+      await waitUntil(async () => (await configMaps.get("meta-meta")).metadata?.uid !== before, {
+        what: "child recreated",
+      });
     } finally {
       await mgr.stop();
       await run;
     }
   });
 });
-
-async function eventuallyAsync(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -1,3 +1,4 @@
+import { waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../../packages/capstan/src/client/types.ts";
@@ -21,7 +22,7 @@ import {
 import { exponentialFailureRateLimiter } from "../../packages/capstan/src/runtime/rate-limiter.ts";
 import { isDeleted, type ReconcileTarget, TerminalError } from "../../packages/capstan/src/runtime/reconcile.ts";
 import { deferred, FakeSource } from "./controller-fakes.ts";
-import { eventually, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
+import { trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
 
 type Widget = KubeObject & { spec?: { size?: number }; status?: { seen?: number } };
 const Widget: ResourceKind<Widget> = {
@@ -96,7 +97,7 @@ describe("reconcile input", () => {
     });
     c.start();
     const stored = source.upsert(widget("a"));
-    await eventually(() => seen.length === 1, 2000, "first reconcile");
+    await waitUntil(() => seen.length === 1, { what: "first reconcile", timeout: 2000 });
     expect(seen[0]).toBe(stored);
     expect(Object.isFrozen((seen[0] as Widget).metadata)).toBe(true);
     expect(() => {
@@ -104,7 +105,7 @@ describe("reconcile input", () => {
     }).toThrow(TypeError);
 
     source.remove(stored);
-    await eventually(() => seen.length === 2, 2000, "reconcile after delete");
+    await waitUntil(() => seen.length === 2, { what: "reconcile after delete", timeout: 2000 });
     const gone = seen[1] as ReconcileTarget<Widget>;
     expect(isDeleted(gone)).toBe(true);
     expect(gone).toEqual({ deleted: true, namespace: "default", name: "a" });
@@ -123,7 +124,7 @@ describe("reconcile input", () => {
     );
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => ctx !== undefined, 2000, "reconcile");
+    await waitUntil(() => ctx !== undefined, { what: "reconcile", timeout: 2000 });
     const context = ctx as ReconcileContext<Widget>;
     // Destructuring is supported: no member relies on `this`.
     const { cache, adopt, key } = context;
@@ -162,7 +163,7 @@ describe("context writes", () => {
     });
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => ctx !== undefined, 2000, "reconcile");
+    await waitUntil(() => ctx !== undefined, { what: "reconcile", timeout: 2000 });
     const context = ctx as ReconcileContext<Widget>;
     expect(() => context.client).toThrow("controller widget has no client");
     await expect(context.apply(ConfigMap, { metadata: { name: "x" } })).rejects.toThrow(
@@ -198,7 +199,7 @@ describe("context writes", () => {
     );
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => done, 2000, "reconcile");
+    await waitUntil(() => done, { what: "reconcile", timeout: 2000 });
     expect(calls[0]).toMatchObject({
       kind: "ConfigMap",
       namespace: "default",
@@ -267,9 +268,9 @@ describe("owner mapping (owns)", () => {
     c.start();
     const cm = child("w-config", { apiVersion: "example.com/v1", kind: "Widget", name: "w", controller: true });
     cms.upsert(cm);
-    await eventually(() => keys.length === 1, 2000, "reconcile for the child's add");
+    await waitUntil(() => keys.length === 1, { what: "reconcile for the child's add", timeout: 2000 });
     cms.remove(cm);
-    await eventually(() => keys.length === 2, 2000, "reconcile for the child's deletion");
+    await waitUntil(() => keys.length === 2, { what: "reconcile for the child's deletion", timeout: 2000 });
     expect(keys).toEqual(["default/w", "default/w"]);
   });
 });
@@ -325,13 +326,13 @@ describe("predicates", () => {
     );
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => seen.length === 1, 2000, "create reconcile");
+    await waitUntil(() => seen.length === 1, { what: "create reconcile", timeout: 2000 });
     source.upsert({ ...widget("a", { resourceVersion: "2" }), status: { seen: 1 } });
     // FIFO with one worker: once "b" is reconciled, a queued "a" would have run before it.
     source.upsert(widget("b"));
-    await eventually(() => seen.includes("b@1"), 2000, "b reconciled");
+    await waitUntil(() => seen.includes("b@1"), { what: "b reconciled", timeout: 2000 });
     source.upsert(widget("a", { generation: 2, resourceVersion: "3" }));
-    await eventually(() => seen.includes("a@2"), 2000, "spec change reconciled");
+    await waitUntil(() => seen.includes("a@2"), { what: "spec change reconciled", timeout: 2000 });
     expect(seen).toEqual(["a@1", "b@1", "a@2"]);
   });
 });
@@ -354,7 +355,7 @@ describe("outcomes", () => {
     );
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => calls === 3, 2000, "requeued reconcile");
+    await waitUntil(() => calls === 3, { what: "requeued reconcile", timeout: 2000 });
     // The failure counted one requeue; returning requeueAfter forgot it before the delayed run.
     expect(requeuesSeen).toEqual([0, 1, 0]);
     const text = await metrics.text();
@@ -378,10 +379,10 @@ describe("outcomes", () => {
     );
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => calls === 4, 2000, "four attempts");
+    await waitUntil(() => calls === 4, { what: "four attempts", timeout: 2000 });
     // Each failure counted one more requeue for the key; the success cleared them.
     expect(requeuesSeen).toEqual([0, 1, 2, 3]);
-    await eventually(() => c.queue.numRequeues("default/a") === 0, 2000, "backoff forgotten");
+    await waitUntil(() => c.queue.numRequeues("default/a") === 0, { what: "backoff forgotten", timeout: 2000 });
     const text = await metrics.text();
     expect(text).toContain('controller_runtime_reconcile_errors_total{controller="widget"} 3');
     expect(text).toContain('controller_runtime_reconcile_total{controller="widget",result="error"} 3');
@@ -398,7 +399,7 @@ describe("outcomes", () => {
     });
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => calls === 3, 2000, "three calls");
+    await waitUntil(() => calls === 3, { what: "three calls", timeout: 2000 });
   });
 
   it("a TerminalError is counted but never retried", async () => {
@@ -417,7 +418,7 @@ describe("outcomes", () => {
     c.start();
     source.upsert(widget("bad"));
     source.upsert(widget("after"));
-    await eventually(() => calls.includes("after"), 2000, "next key");
+    await waitUntil(() => calls.includes("after"), { what: "next key", timeout: 2000 });
     // Give a retry (1 ms backoff) every chance to happen before looking.
     await new Promise((r) => setTimeout(r, 30));
     expect(calls.filter((n) => n === "bad")).toHaveLength(1);
@@ -440,7 +441,7 @@ describe("outcomes", () => {
     c.start();
     source.upsert(widget("bad"));
     source.upsert(widget("after"));
-    await eventually(() => calls.includes("after"), 2000, "next key");
+    await waitUntil(() => calls.includes("after"), { what: "next key", timeout: 2000 });
     // Give a retry (1 ms backoff) every chance to happen before looking.
     await new Promise((r) => setTimeout(r, 30));
     expect(calls.filter((n) => n === "bad")).toHaveLength(1);
@@ -473,8 +474,11 @@ describe("concurrency", () => {
       for (let i = 0; i < 10; i++) source.upsert(widget(`w${i}`, { resourceVersion: String(round + 2) }));
       await new Promise((r) => setTimeout(r, 1));
     }
-    await eventually(() => active.size === 0 && c.queue.len() === 0 && done.length >= 10, 5000, "all reconciled");
-    await eventually(() => active.size === 0 && c.queue.len() === 0, 5000, "quiet");
+    await waitUntil(() => active.size === 0 && c.queue.len() === 0 && done.length >= 10, {
+      what: "all reconciled",
+      timeout: 5000,
+    });
+    await waitUntil(() => active.size === 0 && c.queue.len() === 0, { what: "quiet", timeout: 5000 });
     expect(peak).toBe(3);
     expect(overlapSameKey).toBe(0);
   });
@@ -494,11 +498,11 @@ describe("concurrency", () => {
     );
     c.start();
     source.upsert(widget("a", { resourceVersion: "1" }));
-    await eventually(() => versions.length === 1, 2000, "first reconcile running");
+    await waitUntil(() => versions.length === 1, { what: "first reconcile running", timeout: 2000 });
     source.upsert(widget("a", { resourceVersion: "2" }));
     source.upsert(widget("a", { resourceVersion: "3" }));
     gate.resolve();
-    await eventually(() => versions.length === 2, 2000, "second reconcile");
+    await waitUntil(() => versions.length === 2, { what: "second reconcile", timeout: 2000 });
     await new Promise((r) => setTimeout(r, 20));
     // The two changes coalesced into one more run, which saw the latest version.
     expect(versions).toEqual(["1", "3"]);
@@ -523,7 +527,7 @@ describe("stopping", () => {
       });
       c.start();
       source.upsert(widget("a"));
-      await eventually(() => started.length === 1, 2000, "reconcile running");
+      await waitUntil(() => started.length === 1, { what: "reconcile running", timeout: 2000 });
       source.upsert(widget("b"));
       const stopping = c.stop("10s");
       expect(c.state).toBe("draining");
@@ -550,7 +554,7 @@ describe("stopping", () => {
     });
     c.start();
     source.upsert(widget("a"));
-    await eventually(() => signal !== undefined, 2000, "reconcile running");
+    await waitUntil(() => signal !== undefined, { what: "reconcile running", timeout: 2000 });
     await c.stop(20);
     expect(signal?.aborted).toBe(true);
     await c.stopped();
@@ -566,7 +570,7 @@ describe("stopping", () => {
     });
     c.start(leading.signal);
     source.upsert(widget("a"));
-    await eventually(() => signal !== undefined, 2000, "reconcile running");
+    await waitUntil(() => signal !== undefined, { what: "reconcile running", timeout: 2000 });
     leading.abort();
     expect(signal?.aborted).toBe(true);
     expect(c.state).toBe("stopped");

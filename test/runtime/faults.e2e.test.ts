@@ -1,11 +1,12 @@
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlreadyExists } from "../../../packages/capstan/src/client/errors.ts";
-import { ensureCrds } from "../../../packages/capstan/src/runtime/crd-registration.ts";
-import { Manager } from "../../../packages/capstan/src/runtime/manager.ts";
-import { isDeleted } from "../../../packages/capstan/src/runtime/reconcile.ts";
-import type { RequestContext, Stage } from "../../../packages/capstan-dev/src/devcluster/request/pipeline.ts";
-import { ConfigMap, type ConfigMapObject, type E2eCluster, startCluster, Widget, widgetCrd } from "./cluster.ts";
+import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
+import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
+import { Manager } from "../../packages/capstan/src/runtime/manager.ts";
+import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
+import type { RequestContext, Stage } from "../../packages/capstan-dev/src/devcluster/request/pipeline.ts";
+import { ConfigMap, type ConfigMapObject, Widget, widgetCrd } from "./support/widget.ts";
 
 /** Only requests with this user agent get faults: the test's own calls stay reliable. */
 const UNDER_TEST = "capstan-under-test";
@@ -85,10 +86,9 @@ function faultStage(random: () => number, counts: FaultCounts): Stage {
   };
 }
 
-let cluster: E2eCluster;
+let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
-  await ensureCrds(cluster.client, [widgetCrd()], { timeout: "10s" });
+  cluster = await startTestCluster({ crds: [widgetCrd()] });
 });
 afterAll(async () => {
   await cluster.stop();
@@ -102,7 +102,7 @@ describe("a controller under injected faults", () => {
     stages.splice(stages.length - 1, 0, stage);
     // No client retries: every fault reaches the informers and the reconcile, which must cope.
     const mgr = new Manager({
-      config: cluster.config,
+      config: loadClientConfig({ kubeconfig: cluster.kubeconfigPath }),
       clientOptions: { retry: false, userAgent: UNDER_TEST },
       name: "faulty",
       namespace: "default",

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitUntil } from "capstan-dev/testing";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
@@ -15,7 +16,6 @@ import { LeaderElector } from "../../packages/capstan/src/runtime/leader-electio
 import { clientListerWatchers, SharedInformerFactory } from "../../packages/capstan/src/runtime/shared-informers.ts";
 import { type ApiServer, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { type ConfigMap, ConfigMapKind } from "../client/support/client.ts";
-import { eventually } from "./support/fake-lister-watcher.ts";
 
 const SecretKind: ResourceKind<ConfigMap> = {
   group: "",
@@ -96,21 +96,20 @@ describe("runtime against the embedded API server", () => {
     runs.push(informer.run(stop.signal));
     expect(await informer.waitForSync(stop.signal)).toBe(true);
     expect(informer.store.get("default/p1")).toMatchObject({ kind: "ConfigMap", apiVersion: "v1", data: { v: "1" } });
-    await eventually(() => informer.phase.phase === "watching", 5000, "watching");
+    await waitUntil(() => informer.phase.phase === "watching", { what: "watching", timeout: 5000 });
 
     const p1 = await cms.get("p1");
     await cms.update({ ...p1, data: { v: "2" } });
     await cms.delete("p2");
-    await eventually(() => seen.includes("delete p2"), 5000, "the watched delete");
+    await waitUntil(() => seen.includes("delete p2"), { what: "the watched delete", timeout: 5000 });
     expect(seen).toContain("update p1 2");
 
     // A write to another kind moves the server's resourceVersion; only a BOOKMARK can tell us.
     const secret = await client.resource(SecretKind, "default").create({ metadata: { name: "bump" } });
-    await eventually(
-      () => informer.lastSyncResourceVersion === secret.metadata?.resourceVersion,
-      5000,
-      "a bookmark at the secret's version",
-    );
+    await waitUntil(() => informer.lastSyncResourceVersion === secret.metadata?.resourceVersion, {
+      what: "a bookmark at the secret's version",
+      timeout: 5000,
+    });
     for (const n of ["p1", "p3"]) await cms.delete(n);
     await client.resource(SecretKind, "default").delete("bump");
   });
@@ -132,7 +131,7 @@ describe("runtime against the embedded API server", () => {
     stops.push(stop);
     runs.push(informer.run(stop.signal));
     await informer.waitForSync(stop.signal);
-    await eventually(() => informer.phase.phase === "watching", 5000, "watching");
+    await waitUntil(() => informer.phase.phase === "watching", { what: "watching", timeout: 5000 });
 
     pause();
     const stays = await cms.get("stays");
@@ -143,7 +142,7 @@ describe("runtime against the embedded API server", () => {
     for (let i = 0; i < 12; i++) await cms.create({ metadata: { name: `filler-${i}` } });
     resume();
 
-    await eventually(() => seen.includes("tombstone default/goes"), 10_000, "the relist");
+    await waitUntil(() => seen.includes("tombstone default/goes"), { what: "the relist", timeout: 10_000 });
     expect(seen).toContain("update stays 2");
     expect(seen).toContain("add new");
     expect(informer.store.get("default/goes")).toBeUndefined();
@@ -164,7 +163,10 @@ describe("runtime against the embedded API server", () => {
     expect(cached.metadata?.labels).toEqual({ app: "x" });
     expect(cached.data).toBeUndefined();
     await cms.delete("meta-only");
-    await eventually(() => informer.store.get("default/meta-only") === undefined, 5000, "the watched delete");
+    await waitUntil(() => informer.store.get("default/meta-only") === undefined, {
+      what: "the watched delete",
+      timeout: 5000,
+    });
   });
 
   it("hands a Lease over between two electors using the server's optimistic concurrency", async () => {
@@ -189,14 +191,14 @@ describe("runtime against the embedded API server", () => {
       runs.push(run);
       return { identity, elector, stop, run };
     });
-    await eventually(() => leaders.length === 1, 5000, "a leader");
+    await waitUntil(() => leaders.length === 1, { what: "a leader", timeout: 5000 });
     const first = electors.find((e) => e.identity === leaders[0])!;
     const second = electors.find((e) => e !== first)!;
     first.stop.abort();
     await first.run;
     const released = await leases.get("runtime-e2e");
     expect(released.spec?.holderIdentity ?? "").toBe("");
-    await eventually(() => leaders.length === 2, 5000, "the hand-over");
+    await waitUntil(() => leaders.length === 2, { what: "the hand-over", timeout: 5000 });
     expect(leaders[1]).toBe(second.identity);
     expect((await leases.get("runtime-e2e")).spec).toMatchObject({
       holderIdentity: second.identity,

@@ -1,3 +1,4 @@
+import { waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   DeletedFinalStateUnknown,
@@ -5,13 +6,7 @@ import {
   type InformerOptions,
 } from "../../packages/capstan/src/runtime/informer.ts";
 import type { RuntimeLogger } from "../../packages/capstan/src/runtime/log.ts";
-import {
-  apiError,
-  eventually,
-  FakeListerWatcher,
-  type TestObject,
-  trackRuntimeTimers,
-} from "./support/fake-lister-watcher.ts";
+import { apiError, FakeListerWatcher, type TestObject, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
 
 const stops: AbortController[] = [];
 const runs: Promise<void>[] = [];
@@ -69,7 +64,7 @@ describe("Informer", () => {
     expect(rec.events).toEqual(["add a", "add b", "add c", "add d", "add e"]);
     // List items lack apiVersion/kind; the informer restores them from the list.
     expect(informer.store.get("default/a")).toMatchObject({ apiVersion: "v1", kind: "ConfigMap" });
-    await eventually(() => api.watchCalls.length === 1, 2000, "the watch");
+    await waitUntil(() => api.watchCalls.length === 1, { what: "the watch", timeout: 2000 });
     expect(api.watchCalls[0]).toMatchObject({
       resourceVersion: listVersion,
       allowWatchBookmarks: true,
@@ -88,11 +83,11 @@ describe("Informer", () => {
       onUpdate: (_old, next) => seenInStore.push(informer.store.get("default/a")?.data?.v ?? next.data?.v),
     });
     await informer.waitForSync();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
     api.upsert("a", { v: "2" });
     api.upsert("b");
     api.remove("a");
-    await eventually(() => rec.events.length === 4);
+    await waitUntil(() => rec.events.length === 4);
     expect(rec.events).toEqual(["add a", "update a", "add b", "delete a"]);
     expect(rec.updates[0]?.[0].data?.v).toBe("1");
     expect(rec.updates[0]?.[1].data?.v).toBe("2");
@@ -108,12 +103,15 @@ describe("Informer", () => {
     api.upsert("a");
     const { informer } = start(api);
     await informer.waitForSync();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
     api.bookmark();
     const bookmarkVersion = api.resourceVersion;
-    await eventually(() => informer.lastSyncResourceVersion === bookmarkVersion, 2000, "bookmark version");
+    await waitUntil(() => informer.lastSyncResourceVersion === bookmarkVersion, {
+      what: "bookmark version",
+      timeout: 2000,
+    });
     api.closeWatches();
-    await eventually(() => api.watchCalls.length === 2, 2000, "the re-watch");
+    await waitUntil(() => api.watchCalls.length === 2, { what: "the re-watch", timeout: 2000 });
     expect(api.watchCalls[1]?.resourceVersion).toBe(bookmarkVersion);
     expect(api.listCalls).toHaveLength(1);
   });
@@ -122,16 +120,19 @@ describe("Informer", () => {
     const api = new FakeListerWatcher();
     const { informer, rec } = start(api);
     await informer.waitForSync();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
     api.upsert("a");
-    await eventually(() => rec.events.length === 1);
+    await waitUntil(() => rec.events.length === 1);
     const seen = api.resourceVersion;
     api.closeWatches();
-    await eventually(() => api.watchCalls.length === 2 && api.openWatches === 1, 2000, "the re-watch");
+    await waitUntil(() => api.watchCalls.length === 2 && api.openWatches === 1, {
+      what: "the re-watch",
+      timeout: 2000,
+    });
     expect(api.watchCalls[1]?.resourceVersion).toBe(seen);
     expect(api.listCalls).toHaveLength(1);
     api.upsert("b");
-    await eventually(() => rec.events.length === 2);
+    await waitUntil(() => rec.events.length === 2);
     expect(rec.events).toEqual(["add a", "add b"]);
   });
 
@@ -140,7 +141,7 @@ describe("Informer", () => {
     for (const n of ["keep", "change", "gone"]) api.upsert(n, { v: "1" });
     const { informer, rec } = start(api);
     await informer.waitForSync();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
     // The stream stalls while things change, then the history is compacted away.
     api.muted = true;
     api.upsert("change", { v: "2" });
@@ -148,7 +149,7 @@ describe("Informer", () => {
     api.upsert("new");
     api.compact();
     api.expireWatches();
-    await eventually(() => api.listCalls.length === 2 && rec.events.length === 6, 2000, "the relist");
+    await waitUntil(() => api.listCalls.length === 2 && rec.events.length === 6, { what: "the relist", timeout: 2000 });
     expect(rec.events.slice(3).sort()).toEqual([
       "add new",
       "delete default/gone (final state unknown)",
@@ -159,7 +160,7 @@ describe("Informer", () => {
     expect(tombstone.obj.metadata?.name).toBe("gone");
     expect(rec.updates[0]?.[1].data?.v).toBe("2");
     expect(informer.store.keys().sort()).toEqual(["default/change", "default/keep", "default/new"]);
-    await eventually(() => api.watchCalls.length === 2);
+    await waitUntil(() => api.watchCalls.length === 2);
     expect(api.watchCalls[1]?.resourceVersion).toBe(api.resourceVersion);
   });
 
@@ -171,15 +172,18 @@ describe("Informer", () => {
     // Any backoff would stall this test: an hour.
     const { informer } = start(api, { clock, backoff: { initial: "1h", max: "1h", random: () => 0 } });
     await informer.waitForSync();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
     now += 60_000; // the watch has been running for a minute
     api.compact();
     api.expireWatches();
-    await eventually(() => api.listCalls.length === 2 && api.openWatches === 1, 2000, "the immediate relist");
+    await waitUntil(() => api.listCalls.length === 2 && api.openWatches === 1, {
+      what: "the immediate relist",
+      timeout: 2000,
+    });
     // Right after that list, another 410: this one waits for the backoff.
     api.compact();
     api.expireWatches();
-    await eventually(() => informer.phase.phase === "backingOff", 2000, "the backoff");
+    await waitUntil(() => informer.phase.phase === "backingOff", { what: "the backoff", timeout: 2000 });
     expect(informer.phase).toMatchObject({ phase: "backingOff", next: "list", delayMs: 3_600_000 });
     expect(api.listCalls).toHaveLength(2);
   });
@@ -189,12 +193,12 @@ describe("Informer", () => {
     api.upsert("a");
     const { informer, rec } = start(api);
     await informer.waitForSync();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
     api.muted = true;
     api.remove("a");
     api.compact();
     api.closeWatches();
-    await eventually(() => api.listCalls.length === 2 && rec.events.length === 2, 2000, "the relist");
+    await waitUntil(() => api.listCalls.length === 2 && rec.events.length === 2, { what: "the relist", timeout: 2000 });
     expect(rec.events).toEqual(["add a", "delete default/a (final state unknown)"]);
     expect(informer.store.size).toBe(0);
   });
@@ -223,11 +227,11 @@ describe("Informer", () => {
     // The fake never ends a watch by itself, like a half-open connection.
     const { informer } = start(api, { watchTimeoutSeconds: 1, watchGracePeriod: 20 });
     await informer.waitForSync();
-    await eventually(() => api.watchCalls.length === 2, 5000, "the re-watch after the deadline");
+    await waitUntil(() => api.watchCalls.length === 2, { what: "the re-watch after the deadline", timeout: 5000 });
     expect(api.watchCalls[0]?.timeoutSeconds).toBe(1);
     expect(api.watchCalls[1]?.resourceVersion).toBe(api.watchCalls[0]?.resourceVersion);
     expect(api.listCalls).toHaveLength(1);
-    await eventually(() => api.openWatches === 1, 2000, "one open watch");
+    await waitUntil(() => api.openWatches === 1, { what: "one open watch", timeout: 2000 });
   });
 
   it("backs off exponentially on repeated errors and starts over after progress", async () => {
@@ -247,7 +251,7 @@ describe("Informer", () => {
     };
     const { informer } = start(api, { logger, backoff: { initial: 2, max: 100, random: () => 0 } });
     await informer.waitForSync();
-    await eventually(() => api.openWatches === 1, 2000, "the watch after the failed one");
+    await waitUntil(() => api.openWatches === 1, { what: "the watch after the failed one", timeout: 2000 });
     expect(api.listCalls).toHaveLength(3);
     expect(api.watchCalls).toHaveLength(2);
     // Two failed lists double the delay; the successful list resets it for the failed watch.
@@ -289,9 +293,9 @@ describe("Informer", () => {
     const stop = new AbortController();
     stops.push(stop);
     runs.push(informer.run(stop.signal));
-    await eventually(() => watches === 3, 2000, "the third watch");
+    await waitUntil(() => watches === 3, { what: "the third watch", timeout: 2000 });
     api.upsert("b");
-    await eventually(() => watches === 4, 2000, "the watch after the break");
+    await waitUntil(() => watches === 4, { what: "the watch after the break", timeout: 2000 });
     expect(delays).toEqual([2, 4, 2]);
   });
 
@@ -313,10 +317,13 @@ describe("Informer", () => {
     stops.push(stop);
     runs.push(informer.run(stop.signal));
     await informer.waitForSync();
-    await eventually(() => informer.phase.phase === "backingOff", 2000, "the pause");
+    await waitUntil(() => informer.phase.phase === "backingOff", { what: "the pause", timeout: 2000 });
     expect(informer.phase).toMatchObject({ phase: "backingOff", next: "watch", delayMs: 1000 });
     expect(watches).toBe(1);
-    await eventually(() => watches === 2 && informer.phase.phase === "backingOff", 3000, "the second pause");
+    await waitUntil(() => watches === 2 && informer.phase.phase === "backingOff", {
+      what: "the second pause",
+      timeout: 3000,
+    });
     // Not an exponential backoff: the second pause is as short as the first.
     expect(informer.phase).toMatchObject({ delayMs: 1000 });
   });
@@ -327,7 +334,7 @@ describe("Informer", () => {
     api.upsert("b");
     const { informer, rec } = start(api, { resyncPeriod: 10 });
     await informer.waitForSync();
-    await eventually(() => rec.updates.length >= 4, 2000, "two resyncs");
+    await waitUntil(() => rec.updates.length >= 4, { what: "two resyncs", timeout: 2000 });
     for (const [oldObj, newObj] of rec.updates) expect(oldObj).toBe(newObj);
     expect(new Set(rec.updates.map(([, o]) => o.metadata?.name))).toEqual(new Set(["a", "b"]));
   });
@@ -342,9 +349,9 @@ describe("Informer", () => {
     const remove = informer.addEventHandler({ onAdd: (o) => late.push(o.metadata!.name!) });
     expect(late.sort()).toEqual(["a", "b"]);
     remove();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
     api.upsert("c");
-    await eventually(() => informer.store.size === 3);
+    await waitUntil(() => informer.store.size === 3);
     expect(late).toHaveLength(2);
   });
 
@@ -357,10 +364,10 @@ describe("Informer", () => {
       },
     });
     await informer.waitForSync();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
     api.upsert("a");
     api.upsert("b");
-    await eventually(() => rec.events.length === 2);
+    await waitUntil(() => rec.events.length === 2);
     expect(informer.store.size).toBe(2);
   });
 
@@ -381,12 +388,12 @@ describe("Informer", () => {
     api.upsert("a");
     const watching = start(api, { resyncPeriod: "1h" });
     await watching.informer.waitForSync();
-    await eventually(() => api.openWatches === 1);
+    await waitUntil(() => api.openWatches === 1);
 
     const failing = new FakeListerWatcher();
     failing.listFailures.push(apiError(500));
     const backingOff = start(failing, { backoff: { initial: "1h", random: () => 0 } });
-    await eventually(() => backingOff.informer.phase.phase === "backingOff");
+    await waitUntil(() => backingOff.informer.phase.phase === "backingOff");
     expect(await timers.pending()).toBeGreaterThanOrEqual(2);
 
     watching.stop.abort();

@@ -1,20 +1,19 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
-import { ensureCrds } from "../../../packages/capstan/src/runtime/crd-registration.ts";
-import { LEASE_KIND, LeadershipLostError, Manager } from "../../../packages/capstan/src/runtime/manager.ts";
-import { isDeleted } from "../../../packages/capstan/src/runtime/reconcile.ts";
-import { eventually } from "../support/fake-lister-watcher.ts";
-import { type E2eCluster, startCluster, Widget, widgetCrd } from "./cluster.ts";
+import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
+import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
+import { LEASE_KIND, LeadershipLostError, Manager } from "../../packages/capstan/src/runtime/manager.ts";
+import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
+import { Widget, widgetCrd } from "./support/widget.ts";
 
 // Lease 1 s > renew deadline 0.5 s > retry 0.1 s * 1.2: client-go's proportions, scaled down so
 // a hand-over takes about a second instead of 15.
 const timings = { leaseDuration: "1s", renewDeadline: 500, retryPeriod: 100 };
 
-let cluster: E2eCluster;
+let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
-  await ensureCrds(cluster.client, [widgetCrd()], { timeout: "10s" });
+  cluster = await startTestCluster({ crds: [widgetCrd()] });
 });
 afterAll(async () => {
   await cluster.stop();
@@ -22,7 +21,7 @@ afterAll(async () => {
 
 /** A replica: its own client and manager, recording which widgets it reconciled. */
 function replica(identity: string, lease: string, reconciled: string[]) {
-  const client = new KubeClient(cluster.config);
+  const client = new KubeClient(loadClientConfig({ kubeconfig: cluster.kubeconfigPath }));
   const mgr = new Manager({
     client,
     name: "widgets",
@@ -54,20 +53,20 @@ describe("leader election between two managers on one Lease", () => {
     const widgets = cluster.client.resource(Widget, "default");
     try {
       const runOne = one.mgr.start();
-      await eventually(() => one.mgr.isLeader, 5000, "one leads");
+      await waitUntil(() => one.mgr.isLeader, { what: "one leads", timeout: 5000 });
       const runTwo = two.mgr.start();
-      await eventually(() => two.mgr.state === "candidate", 5000, "two waits");
+      await waitUntil(() => two.mgr.state === "candidate", { what: "two waits", timeout: 5000 });
       await widgets.create({ metadata: { name: "graceful-a" }, spec: { size: 1 } } as Widget);
-      await eventually(() => reconciled.includes("one:graceful-a"), 5000, "leader reconciled");
+      await waitUntil(() => reconciled.includes("one:graceful-a"), { what: "leader reconciled", timeout: 5000 });
 
       await one.mgr.stop();
       await runOne;
       const lease = await cluster.client.resource(LEASE_KIND, "default").get("handover-graceful");
       // Released on the way out (no holder), or already taken by the standby.
       expect(["", "two"]).toContain(lease.spec?.holderIdentity ?? "");
-      await eventually(() => two.mgr.isLeader, 5000, "two took over");
+      await waitUntil(() => two.mgr.isLeader, { what: "two took over", timeout: 5000 });
       await widgets.create({ metadata: { name: "graceful-b" }, spec: { size: 2 } } as Widget);
-      await eventually(() => reconciled.includes("two:graceful-b"), 5000, "new leader reconciled");
+      await waitUntil(() => reconciled.includes("two:graceful-b"), { what: "new leader reconciled", timeout: 5000 });
       expect(reconciled.some((r) => r.startsWith("one:graceful-b"))).toBe(false);
       expect(overlap.overlaps()).toBe(0);
       await two.mgr.stop();
@@ -88,14 +87,14 @@ describe("leader election between two managers on one Lease", () => {
     const overlap = watchOverlap(one.mgr, two.mgr);
     try {
       const runOne = one.mgr.start();
-      await eventually(() => one.mgr.isLeader, 5000, "one leads");
+      await waitUntil(() => one.mgr.isLeader, { what: "one leads", timeout: 5000 });
       const runTwo = two.mgr.start();
-      await eventually(() => two.mgr.state === "candidate", 5000, "two waits");
+      await waitUntil(() => two.mgr.state === "candidate", { what: "two waits", timeout: 5000 });
 
       // Every socket of replica one goes away: it can neither renew nor release the Lease.
       await one.client.close();
       await expect(runOne).rejects.toBeInstanceOf(LeadershipLostError);
-      await eventually(() => two.mgr.isLeader, 5000, "two took over");
+      await waitUntil(() => two.mgr.isLeader, { what: "two took over", timeout: 5000 });
       const lease = await cluster.client.resource(LEASE_KIND, "default").get("handover-crash");
       expect(lease.spec?.holderIdentity).toBe("two");
       expect(lease.spec?.leaseTransitions).toBe(1);

@@ -1,7 +1,8 @@
+import { waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { type LeaderElectionOptions, LeaderElector } from "../../packages/capstan/src/runtime/leader-election.ts";
 import { FakeLeases } from "./support/fake-leases.ts";
-import { eventually, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
+import { trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
 
 // Short, consistent timings (lease 1 s > renew deadline 0.5 s > retry 0.1 s * 1.2) instead of
 // client-go's 15 s / 10 s / 2 s, so hand-overs happen within a second or two.
@@ -56,13 +57,13 @@ describe("LeaderElector", () => {
     const a = arena();
     const one = a.candidate(leases, "one");
     const two = a.candidate(leases, "two");
-    await eventually(() => a.leaders.size === 1, 3000, "a leader");
+    await waitUntil(() => a.leaders.size === 1, { what: "a leader", timeout: 3000 });
     const leader = [...a.leaders][0];
     expect(leases.lease?.spec?.holderIdentity).toBe(leader);
     expect(leases.lease?.spec?.leaseDurationSeconds).toBe(1);
     expect(leases.lease?.spec?.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     // Renewals keep it; the other stays a candidate.
-    await eventually(() => leases.writes.length >= 4, 3000, "renewals");
+    await waitUntil(() => leases.writes.length >= 4, { what: "renewals", timeout: 3000 });
     expect(a.leaders.size).toBe(1);
     const states = [one.elector.state, two.elector.state].sort();
     expect(states).toEqual(["candidate", "leader"]);
@@ -85,10 +86,10 @@ describe("LeaderElector", () => {
         a.log.push("first finished work");
       },
     });
-    await eventually(() => first.elector.state === "leader", 3000, "first leads");
+    await waitUntil(() => first.elector.state === "leader", { what: "first leads", timeout: 3000 });
     const second = a.candidate(leases, "second");
     // Still a candidate while the lease is held and renewed.
-    await eventually(() => leases.writes.length >= 3, 3000, "renewals");
+    await waitUntil(() => leases.writes.length >= 3, { what: "renewals", timeout: 3000 });
     expect(second.elector.state).toBe("candidate");
 
     first.stop.abort();
@@ -100,7 +101,7 @@ describe("LeaderElector", () => {
 
     // The released lease is free: the second takes it at its next try, well within the lease duration.
     const releasedAt = Date.now();
-    await eventually(() => second.elector.state === "leader", 3000, "second leads");
+    await waitUntil(() => second.elector.state === "leader", { what: "second leads", timeout: 3000 });
     expect(Date.now() - releasedAt).toBeLessThan(1000);
     expect(leases.lease?.spec).toMatchObject({ holderIdentity: "second", leaseTransitions: 1 });
     expect(first.elector.state).toBe("stopped");
@@ -110,19 +111,19 @@ describe("LeaderElector", () => {
     const leases = new FakeLeases();
     const a = arena();
     const first = a.candidate(leases, "first");
-    await eventually(() => first.elector.state === "leader", 3000, "first leads");
+    await waitUntil(() => first.elector.state === "leader", { what: "first leads", timeout: 3000 });
     const second = a.candidate(leases, "second");
-    await eventually(() => leases.writes.length >= 3, 3000, "renewals");
+    await waitUntil(() => leases.writes.length >= 3, { what: "renewals", timeout: 3000 });
 
     first.view.partitioned = true;
-    await eventually(() => first.signal()?.aborted === true, 3000, "first's signal aborted");
+    await waitUntil(() => first.signal()?.aborted === true, { what: "first's signal aborted", timeout: 3000 });
     await first.run;
     expect(first.elector.state).toBe("stopped");
     // The Lease still names it (it could not write), but it knows it is no longer leading.
     expect(first.elector.isLeader()).toBe(false);
     expect(a.log.slice(0, 3)).toEqual(["first leads", "first stops", "first stopped"]);
 
-    await eventually(() => second.elector.state === "leader", 5000, "second takes over");
+    await waitUntil(() => second.elector.state === "leader", { what: "second takes over", timeout: 5000 });
     expect(a.log.at(-1)).toBe("second leads");
     expect(a.overlaps()).toBe(0);
     expect(leases.lease?.spec).toMatchObject({ holderIdentity: "second", leaseTransitions: 1 });
@@ -132,10 +133,10 @@ describe("LeaderElector", () => {
     const leases = new FakeLeases();
     const a = arena();
     a.candidate(leases, "holder");
-    await eventually(() => a.leaders.has("holder"), 3000, "holder leads");
+    await waitUntil(() => a.leaders.has("holder"), { what: "holder leads", timeout: 3000 });
     const other = a.candidate(leases, "other");
     // Several lease durations' worth of renewals later, the other is still waiting.
-    await eventually(() => leases.writes.length >= 25, 6000, "many renewals");
+    await waitUntil(() => leases.writes.length >= 25, { what: "many renewals", timeout: 6000 });
     expect(other.elector.state).toBe("candidate");
     expect(other.elector.leader()).toBe("holder");
   });
@@ -153,7 +154,7 @@ describe("LeaderElector", () => {
     };
     const a = arena();
     const c = a.candidate(leases, "patient", { leases: hanging });
-    await eventually(() => c.elector.state === "leader", 5000, "leadership after the hung request");
+    await waitUntil(() => c.elector.state === "leader", { what: "leadership after the hung request", timeout: 5000 });
     expect(hung).toBeGreaterThan(1);
   });
 
@@ -205,9 +206,9 @@ describe("LeaderElector", () => {
     const leases = new FakeLeases();
     const a = arena();
     const leader = a.candidate(leases, "l");
-    await eventually(() => leader.elector.state === "leader", 3000, "leader");
+    await waitUntil(() => leader.elector.state === "leader", { what: "leader", timeout: 3000 });
     const waiting = a.candidate(leases, "w");
-    await eventually(() => leases.writes.length >= 2, 3000, "a renewal");
+    await waitUntil(() => leases.writes.length >= 2, { what: "a renewal", timeout: 3000 });
     expect(await timers.pending()).toBeGreaterThan(0);
     leader.stop.abort();
     waiting.stop.abort();

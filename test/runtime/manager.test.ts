@@ -1,3 +1,4 @@
+import { waitUntil } from "capstan-dev/testing";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
@@ -5,7 +6,7 @@ import type { KubeObject, ResourceKind } from "../../packages/capstan/src/client
 import { LeadershipLostError, Manager, type ManagerOptions } from "../../packages/capstan/src/runtime/manager.ts";
 import { deferred } from "./controller-fakes.ts";
 import { FakeLeases } from "./support/fake-leases.ts";
-import { apiError, eventually, FakeListerWatcher, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
+import { apiError, FakeListerWatcher, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
 
 const ConfigMap: ResourceKind = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true };
 
@@ -77,7 +78,10 @@ describe("endpoints", () => {
       reconciled++;
     });
     const run = m.start();
-    await eventually(() => m.endpoints.healthProbe !== undefined && m.endpoints.metrics !== undefined, 2000, "ports");
+    await waitUntil(() => m.endpoints.healthProbe !== undefined && m.endpoints.metrics !== undefined, {
+      what: "ports",
+      timeout: 2000,
+    });
     const { healthProbe, metrics } = m.endpoints;
     expect(await get(healthProbe, "/healthz")).toEqual({ status: 200, body: "ok" });
     const notReady = await get(healthProbe, "/readyz?verbose");
@@ -86,11 +90,11 @@ describe("endpoints", () => {
     expect(m.state).toBe("syncing");
 
     lw.listFailures.length = 0;
-    await eventually(() => m.state === "leading", 2000, "synced and running");
+    await waitUntil(() => m.state === "leading", { what: "synced and running", timeout: 2000 });
     expect(await get(healthProbe, "/readyz")).toEqual({ status: 200, body: "ok" });
     expect((await get(healthProbe, "/readyz/informers-synced")).status).toBe(200);
     expect((await get(healthProbe, "/readyz/nope")).status).toBe(404);
-    await eventually(() => reconciled === 1, 2000, "reconcile");
+    await waitUntil(() => reconciled === 1, { what: "reconcile", timeout: 2000 });
 
     const scrape = await get(metrics, "/metrics");
     expect(scrape.status).toBe(200);
@@ -143,7 +147,7 @@ describe("shutdown", () => {
         return { requeueAfter: "1h" };
       });
       const run = m.start();
-      await eventually(() => signal !== undefined, 3000, "reconcile in flight");
+      await waitUntil(() => signal !== undefined, { what: "reconcile in flight", timeout: 3000 });
       expect(leases.lease?.spec?.holderIdentity).toBe("one");
       const stopping = m.stop();
       await new Promise((r) => setTimeout(r, 20));
@@ -171,7 +175,7 @@ describe("shutdown", () => {
     const m = manager(client, { handleSignals: true });
     m.controller(ConfigMap).reconcile(() => {});
     const run = m.start();
-    await eventually(() => m.state === "leading", 2000, "running");
+    await waitUntil(() => m.state === "leading", { what: "running", timeout: 2000 });
     const added = process.listeners("SIGTERM").filter((l) => !before.includes(l));
     expect(added).toHaveLength(1);
     (added[0] as (s: NodeJS.Signals) => void)("SIGTERM");
@@ -192,7 +196,7 @@ describe("shutdown", () => {
       await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
     });
     const run = m.start();
-    await eventually(() => signal !== undefined, 3000, "reconcile in flight");
+    await waitUntil(() => signal !== undefined, { what: "reconcile in flight", timeout: 3000 });
     view.partitioned = true;
     await expect(run).rejects.toBeInstanceOf(LeadershipLostError);
     expect(signal?.aborted).toBe(true);
@@ -210,7 +214,7 @@ describe("controllers added while running", () => {
       .named("first")
       .reconcile(() => {});
     const run = m.start();
-    await eventually(() => m.state === "leading", 2000, "running");
+    await waitUntil(() => m.state === "leading", { what: "running", timeout: 2000 });
     const gate = deferred();
     let signal: AbortSignal | undefined;
     let finished = false;
@@ -221,7 +225,7 @@ describe("controllers added while running", () => {
         await gate.promise;
         finished = true;
       });
-    await eventually(() => signal !== undefined, 2000, "late controller reconciling");
+    await waitUntil(() => signal !== undefined, { what: "late controller reconciling", timeout: 2000 });
     const stopping = m.stop();
     await new Promise((r) => setTimeout(r, 20));
     expect(signal?.aborted).toBe(false);
@@ -259,10 +263,10 @@ describe("leader election", () => {
     });
     const [one, two] = replicas as [Manager, Manager];
     const runOne = one.start();
-    await eventually(() => one.isLeader, 3000, "first replica leads");
+    await waitUntil(() => one.isLeader, { what: "first replica leads", timeout: 3000 });
     const runTwo = two.start();
-    await eventually(() => two.state === "candidate", 3000, "second replica synced, waiting");
-    await eventually(() => reconciledBy.length === 1, 3000, "leader reconciled");
+    await waitUntil(() => two.state === "candidate", { what: "second replica synced, waiting", timeout: 3000 });
+    await waitUntil(() => reconciledBy.length === 1, { what: "leader reconciled", timeout: 3000 });
     expect(two.isLeader).toBe(false);
     // A standby with synced caches is ready: it can take over at once.
     expect(await get(two.endpoints.healthProbe, "/readyz")).toEqual({ status: 200, body: "ok" });
@@ -270,8 +274,8 @@ describe("leader election", () => {
     await one.stop();
     await runOne;
     // The released Lease (duration 1 s, no holder) is taken at the standby's next try.
-    await eventually(() => two.isLeader, 3000, "standby took over");
-    await eventually(() => reconciledBy.length === 2, 3000, "new leader reconciled");
+    await waitUntil(() => two.isLeader, { what: "standby took over", timeout: 3000 });
+    await waitUntil(() => reconciledBy.length === 2, { what: "new leader reconciled", timeout: 3000 });
     expect(reconciledBy).toEqual(["one", "two"]);
     expect(leases.lease?.spec?.holderIdentity).toBe("two");
     await two.stop();

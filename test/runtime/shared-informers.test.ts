@@ -1,7 +1,8 @@
+import { waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
 import { clientListerWatchers, SharedInformerFactory } from "../../packages/capstan/src/runtime/shared-informers.ts";
-import { eventually, FakeListerWatcher, type TestObject } from "./support/fake-lister-watcher.ts";
+import { FakeListerWatcher, type TestObject } from "./support/fake-lister-watcher.ts";
 
 const ConfigMap: ResourceKind<TestObject> = {
   group: "",
@@ -73,7 +74,7 @@ describe("SharedInformerFactory", () => {
     const late = f.informerFor(Secret);
     expect(await f.waitForCacheSync()).toBe(true);
     expect(late.hasSynced()).toBe(true);
-    await eventually(() => made.every((m) => m.api.openWatches === 1), 2000, "watches");
+    await waitUntil(() => made.every((m) => m.api.openWatches === 1), { what: "watches", timeout: 2000 });
     stop.abort();
     await running;
     expect(made.map((m) => m.api.openWatches)).toEqual([0, 0]);

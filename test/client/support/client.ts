@@ -2,9 +2,13 @@
 import { StaticCredentials } from "../../../packages/capstan/src/client/credentials.ts";
 import { KubeClient, type KubeClientOptions } from "../../../packages/capstan/src/client/resource-client.ts";
 import type { ResourceKind } from "../../../packages/capstan/src/client/types.ts";
-import type { TestServer } from "./test-server.ts";
+import type { RecordingHttpsServer } from "./recording-https-server.ts";
 
-export function clientFor(server: TestServer, opts: KubeClientOptions = {}, namespace = "default"): KubeClient {
+export function clientFor(
+  server: RecordingHttpsServer,
+  opts: KubeClientOptions = {},
+  namespace = "default",
+): KubeClient {
   return new KubeClient(
     {
       server: server.url,

@@ -90,13 +90,3 @@ export function jwt(claims: Record<string, unknown>): string {
   const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
   return `${b64({ alg: "none", typ: "JWT" })}.${b64(claims)}.sig`;
 }
-
-/** Polls `check` until it returns true (every 10 ms, up to `timeoutMs`). */
-export async function waitUntil(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  // performance.now: tests that fake Date must not stop this clock.
-  const deadline = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

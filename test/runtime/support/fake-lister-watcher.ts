@@ -198,15 +198,6 @@ export class FakeListerWatcher<T extends TestObject = TestObject> implements Lis
   }
 }
 
-/** Resolves when `predicate` holds, polling every few ms; fails after `timeoutMs`. */
-export async function eventually(predicate: () => boolean, timeoutMs = 5000, what = "condition"): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 /**
  * Tracks the timers that runtime code (src/runtime) creates from now on, so a test can prove that
  * stopping leaves none behind, regardless of the test runner's own timers.

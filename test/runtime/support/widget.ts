@@ -1,42 +1,9 @@
 /**
- * The embedded API server (with its CRD, garbage-collection and namespace controllers) and a real
- * client configured from the kubeconfig it writes, for the runtime's end-to-end tests.
+ * The Widget kind of the runtime's end-to-end tests (spec.size, status.observedSize), its CRD, and a
+ * plain ConfigMap kind; the cluster comes from `capstan-dev/testing`.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
-import { type ClientConfig, loadClientConfig } from "../../../packages/capstan/src/client/config.ts";
-import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../../../packages/capstan/src/client/types.ts";
-import { controllersPlugin } from "../../../packages/capstan-dev/src/devcluster/controllers/index.ts";
-import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
-
-export interface E2eCluster {
-  server: ApiServer;
-  config: ClientConfig;
-  /** A client for the test's own calls (closed by `stop`). */
-  client: KubeClient;
-  stop(): Promise<void>;
-}
-
-export async function startCluster(): Promise<E2eCluster> {
-  const dir = await mkdtemp(join(tmpdir(), "capstan-runtime-e2e-"));
-  const kubeconfig = join(dir, "kubeconfig");
-  const server = await startApiServer({ kubeconfigPath: kubeconfig, plugins: [controllersPlugin] });
-  const config = loadClientConfig({ kubeconfig });
-  const client = new KubeClient(config);
-  return {
-    server,
-    config,
-    client,
-    stop: async () => {
-      await client.close();
-      await server.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 export type Widget = KubeObject & {
   spec: { size: number };

@@ -2,9 +2,7 @@
  * The client against the embedded API server: real REST semantics (resourceVersions, conflicts, status
  * codes, server-side apply, watch history) rather than a scripted test server.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ApiError,
@@ -16,28 +14,25 @@ import {
 } from "../../packages/capstan/src/client/errors.ts";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import type { WatchEvent } from "../../packages/capstan/src/client/types.ts";
-import { type ApiServer, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { type ConfigMap, ConfigMapKind } from "./support/client.ts";
 
-let server: ApiServer;
+let cluster: TestCluster;
 let client: KubeClient;
-let dir: string;
 const codes: string[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "capstan-client-e2e-"));
   // A short watch history so that a forced 410 needs only a few writes.
-  server = await startApiServer({ kubeconfigPath: join(dir, "kubeconfig"), historySize: 20 });
+  cluster = await startTestCluster({ server: { historySize: 20 } });
+  // A client of its own (not cluster.client): the test records every response code it sees.
   client = await KubeClient.load({
-    kubeconfig: join(dir, "kubeconfig"),
+    kubeconfig: cluster.kubeconfigPath,
     env: {},
     onResponse: (m, c) => codes.push(`${m} ${c}`),
   });
 });
 afterAll(async () => {
   await client?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await cluster?.stop();
 });
 
 const ns = "default";

@@ -106,7 +106,7 @@ export interface RecordedRequest {
 
 export type Handler = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
 
-export interface TestServer {
+export interface RecordingHttpsServer {
   url: string;
   pki: Pki;
   requests: RecordedRequest[];
@@ -130,7 +130,7 @@ export function status(code: number, reason: string, message: string, extra: Rec
 }
 
 /** Starts the server on a random port of 127.0.0.1; asks for (but does not require) a client certificate. */
-export async function startTestServer(): Promise<TestServer> {
+export async function startRecordingHttpsServer(): Promise<RecordingHttpsServer> {
   const pki = await testPki();
   const routes = new Map<string, Handler>();
   const requests: RecordedRequest[] = [];
