@@ -1,20 +1,12 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
 import { type DiffEntry, operator, PRESENT } from "../../packages/capstan/src/operator/index.ts";
-import {
-  ConfigMap,
-  eventsFor,
-  Machine,
-  namespace,
-  run,
-  startCluster,
-  type TestCluster,
-  waitUntil,
-} from "./support/cluster.ts";
+import { ConfigMap, eventsFor, Machine, machineCrd, namespace, run } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startTestCluster({ crds: [machineCrd] });
 });
 afterAll(async () => {
   await cluster?.stop();
@@ -45,10 +37,13 @@ describe("create and update handlers on the embedded API server", () => {
         Machine.make({ metadata: { name: "m1", namespace: ns }, spec: { switchPosition: "up" } }),
       );
       // The create handler's result lands in status.<handler id>; the essence is stored.
-      const handled = await waitUntil(async () => {
-        const m = await machines(ns).get("m1");
-        return m.metadata.annotations?.["machines.capstan.dev/last-handled-configuration"] ? m : undefined;
-      }, "the essence annotation");
+      const handled = await waitUntil(
+        async () => {
+          const m = await machines(ns).get("m1");
+          return m.metadata.annotations?.["machines.capstan.dev/last-handled-configuration"] ? m : undefined;
+        },
+        { what: "the essence annotation" },
+      );
       expect((handled.status as Record<string, unknown> | undefined)?.created).toEqual({ seen: "up" });
       expect(
         JSON.parse(handled.metadata.annotations?.["machines.capstan.dev/last-handled-configuration"] ?? ""),
@@ -63,13 +58,13 @@ describe("create and update handlers on the embedded API server", () => {
       await machines(ns).patch("m1", { metadata: { finalizers: ["example.com/hold"] } }, { type: "merge" });
       await machines(ns).patch("m1", { metadata: { finalizers: null } }, { type: "merge" });
       await machines(ns).patch("m1", { spec: { switchPosition: "down" } }, { type: "merge" });
-      await waitUntil(() => updates.length === 1, "the update handler");
+      await waitUntil(() => updates.length === 1, { what: "the update handler" });
       expect(updates[0]).toEqual([
         { op: "change", path: ["spec", "switchPosition"], field: "spec.switchPosition", old: "up", new: "down" },
       ]);
       // A label is part of the essence: it is an update too.
       await machines(ns).patch("m1", { metadata: { labels: { tier: "gold" } } }, { type: "merge" });
-      await waitUntil(() => updates.length === 2, "the label update");
+      await waitUntil(() => updates.length === 2, { what: "the label update" });
       expect(updates[1]).toEqual([
         { op: "add", path: ["metadata"], field: "metadata", old: undefined, new: { labels: { tier: "gold" } } },
       ]);
@@ -100,9 +95,11 @@ describe("create and update handlers on the embedded API server", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "down" } }),
       );
-      await waitUntil(() => calls.length === 1, "the field handler on create");
+      await waitUntil(() => calls.length === 1, { what: "the field handler on create" });
       await machines(ns).patch("m", { spec: { switchPosition: "up" } }, { type: "merge" });
-      await waitUntil(async () => (await machines(ns).get("m")).spec.switchPosition === "down", "the switch back down");
+      await waitUntil(async () => (await machines(ns).get("m")).spec.switchPosition === "down", {
+        what: "the switch back down",
+      });
       await machines(ns).patch("m", { spec: { size: 3 } }, { type: "merge" });
       await new Promise((r) => setTimeout(r, 300));
       expect(calls).toEqual([
@@ -137,7 +134,9 @@ describe("create and update handlers on the embedded API server", () => {
       const m = await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
       );
-      const cm = await waitUntil(() => cluster.client.resource(ConfigMap, ns).get("m"), "the child ConfigMap");
+      const cm = await waitUntil(() => cluster.client.resource(ConfigMap, ns).get("m"), {
+        what: "the child ConfigMap",
+      });
       expect(cm.metadata?.ownerReferences).toEqual([
         {
           apiVersion: "useless.capstan.test/v1alpha1",
@@ -148,10 +147,13 @@ describe("create and update handlers on the embedded API server", () => {
           blockOwnerDeletion: true,
         },
       ]);
-      const after = await waitUntil(async () => {
-        const o = await machines(ns).get("m");
-        return o.metadata.annotations?.["ordered.capstan.dev/last-handled-configuration"] ? o : undefined;
-      }, "the cause to end");
+      const after = await waitUntil(
+        async () => {
+          const o = await machines(ns).get("m");
+          return o.metadata.annotations?.["ordered.capstan.dev/last-handled-configuration"] ? o : undefined;
+        },
+        { what: "the cause to end" },
+      );
       expect(order).toEqual(["first", "second"]);
       expect(after.metadata.labels).toEqual({ first: "done" });
       expect(after.status?.flips).toBe(1);
@@ -186,10 +188,13 @@ describe("built-in kinds and namespaces", () => {
       await cluster.client
         .resource(ConfigMap, ns)
         .create(ConfigMap.make({ metadata: { name: "c", namespace: ns }, data: { key: "v" } }));
-      const cm = await waitUntil(async () => {
-        const c = await cluster.client.resource(ConfigMap, ns).get("c");
-        return c.metadata?.annotations?.["cms.capstan.dev/last-handled-configuration"] ? c : undefined;
-      }, "the cause to end");
+      const cm = await waitUntil(
+        async () => {
+          const c = await cluster.client.resource(ConfigMap, ns).get("c");
+          return c.metadata?.annotations?.["cms.capstan.dev/last-handled-configuration"] ? c : undefined;
+        },
+        { what: "the cause to end" },
+      );
       expect(cm.metadata?.labels).toEqual({ indexed: "yes" });
       expect(seen).toEqual(["v"]);
     } finally {
@@ -225,7 +230,7 @@ describe("built-in kinds and namespaces", () => {
           spec: { switchPosition: "up" },
         }),
       );
-      await waitUntil(() => seen.includes("yes"), "the matching object");
+      await waitUntil(() => seen.includes("yes"), { what: "the matching object" });
       await new Promise((r) => setTimeout(r, 300));
       expect(seen).toEqual(["yes"]);
       expect((await machines(ns).get("down")).metadata.annotations).toBeUndefined();
@@ -253,7 +258,7 @@ describe("built-in kinds and namespaces", () => {
           Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
         );
       }
-      await waitUntil(() => seen.length === 2, "both watched namespaces");
+      await waitUntil(() => seen.length === 2, { what: "both watched namespaces" });
       await new Promise((r) => setTimeout(r, 300));
       expect(seen.sort()).toEqual([a, b]);
       expect((await machines(c).get("m")).metadata.annotations).toBeUndefined();
@@ -279,17 +284,20 @@ describe("delete handlers and the finalizer", () => {
       );
       await waitUntil(
         async () => (await machines(ns).get("m")).metadata.finalizers?.includes("cleaner.capstan.dev/finalizer"),
-        "the finalizer",
+        { what: "the finalizer" },
       );
       await machines(ns).delete("m");
-      await waitUntil(async () => {
-        try {
-          await machines(ns).get("m");
-          return false;
-        } catch (err) {
-          return isNotFound(err);
-        }
-      }, "the object to be gone");
+      await waitUntil(
+        async () => {
+          try {
+            await machines(ns).get("m");
+            return false;
+          } catch (err) {
+            return isNotFound(err);
+          }
+        },
+        { what: "the object to be gone" },
+      );
       expect(deleted).toEqual(["m"]);
     } finally {
       await running.stop();
@@ -338,11 +346,13 @@ describe("delete handlers and the finalizer", () => {
           spec: { switchPosition: "up" },
         }),
       );
-      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 2, "our finalizer");
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 2, {
+        what: "our finalizer",
+      });
       await machines(ns).delete("m");
       await waitUntil(
         async () => (await machines(ns).get("m")).metadata.finalizers?.join() === "someone.example.com/hold",
-        "our finalizer released",
+        { what: "our finalizer released" },
       );
       // The object lives on (someone else's finalizer); later changes must not run delete again.
       await machines(ns).patch("m", { metadata: { labels: { poke: "1" } } }, { type: "merge" });
@@ -367,12 +377,13 @@ describe("delete handlers and the finalizer", () => {
           spec: { switchPosition: "up" },
         }),
       );
-      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, "the finalizer");
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, {
+        what: "the finalizer",
+      });
       await machines(ns).patch("m", { metadata: { labels: { managed: null } } }, { type: "merge" });
-      await waitUntil(
-        async () => ((await machines(ns).get("m")).metadata.finalizers ?? []).length === 0,
-        "finalizer removed",
-      );
+      await waitUntil(async () => ((await machines(ns).get("m")).metadata.finalizers ?? []).length === 0, {
+        what: "finalizer removed",
+      });
     } finally {
       await running.stop();
     }
@@ -400,7 +411,7 @@ describe("raw events and filters", () => {
       );
       await machines(ns).patch("a", { spec: { switchPosition: "down" } }, { type: "merge" });
       await machines(ns).delete("a");
-      await waitUntil(() => seen.includes("DELETED:a"), "the DELETED event");
+      await waitUntil(() => seen.includes("DELETED:a"), { what: "the DELETED event" });
       expect(seen).toEqual(["ADDED:a", "MODIFIED:a", "DELETED:a"]);
     } finally {
       await running.stop();
@@ -420,15 +431,18 @@ describe("raw events and filters", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
       );
-      const events = await waitUntil(async () => {
-        const list = await eventsFor(cluster, ns, "m");
-        return list.length > 0 ? list : undefined;
-      }, "a Warning event");
+      const events = await waitUntil(
+        async () => {
+          const list = await eventsFor(cluster, ns, "m");
+          return list.length > 0 ? list : undefined;
+        },
+        { what: "a Warning event" },
+      );
       expect(events[0]?.type).toBe("Warning");
       expect(events[0]?.reason).toBe("HandlerRetrying");
       expect(events[0]?.message).toContain("Handler 'flaky' failed");
       expect(events[0]?.message).toContain("rate server unreachable");
-      await waitUntil(() => attempts === 2, "the retry");
+      await waitUntil(() => attempts === 2, { what: "the retry" });
     } finally {
       await running.stop();
     }

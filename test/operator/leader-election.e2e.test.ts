@@ -1,11 +1,12 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Operator, operator } from "../../packages/capstan/src/operator/index.ts";
-import { Machine, namespace, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts";
+import { Machine, machineCrd, namespace } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startTestCluster({ crds: [machineCrd] });
 });
 afterAll(async () => {
   await cluster?.stop();
@@ -46,23 +47,23 @@ describe("two replicas with leader election", () => {
     const one = replica("one");
     const two = replica("two");
     const r1 = start(one, "one");
-    await waitUntil(() => one.state === "leading", "replica one to lead");
+    await waitUntil(() => one.state === "leading", { what: "replica one to lead" });
     const r2 = start(two, "two");
     try {
-      await waitUntil(() => two.state === "candidate", "replica two to stand by");
+      await waitUntil(() => two.state === "candidate", { what: "replica two to stand by" });
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
       );
-      await waitUntil(() => calls.length === 1, "the create");
+      await waitUntil(() => calls.length === 1, { what: "the create" });
       await new Promise((r) => setTimeout(r, 300));
       expect(calls).toEqual(["one:create:m"]);
 
       r1.abort.abort(); // graceful: the Lease is released, so replica two takes over at once
       await r1.done;
-      await waitUntil(() => two.state === "leading", "replica two to lead");
-      await waitUntil(() => calls.length === 2, "the resume on the new leader");
+      await waitUntil(() => two.state === "leading", { what: "replica two to lead" });
+      await waitUntil(() => calls.length === 2, { what: "the resume on the new leader" });
       await machines(ns).patch("m", { spec: { size: 2 } }, { type: "merge" });
-      await waitUntil(() => calls.length === 3, "the update on the new leader");
+      await waitUntil(() => calls.length === 3, { what: "the update on the new leader" });
       expect(calls).toEqual(["one:create:m", "two:resume:m", "two:update:m"]);
     } finally {
       r1.abort.abort();

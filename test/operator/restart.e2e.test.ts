@@ -1,20 +1,12 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
 import { type Operator, operator } from "../../packages/capstan/src/operator/index.ts";
-import {
-  ConfigMap,
-  Machine,
-  namespace,
-  type RunningOperator,
-  run,
-  startCluster,
-  type TestCluster,
-  waitUntil,
-} from "./support/cluster.ts";
+import { ConfigMap, Machine, machineCrd, namespace, type RunningOperator, run } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startTestCluster({ crds: [machineCrd] });
 });
 afterAll(async () => {
   await cluster?.stop();
@@ -43,10 +35,9 @@ describe("operator restarts", () => {
     let running = await run(build(), cluster, { namespaces: [ns] });
     await machines(ns).create(Machine.make({ metadata: { name: "a", namespace: ns }, spec: { switchPosition: "up" } }));
     await machines(ns).create(Machine.make({ metadata: { name: "b", namespace: ns }, spec: { switchPosition: "up" } }));
-    await waitUntil(
-      async () => (await machines(ns).list()).items.every((m) => m.metadata.annotations?.[ESSENCE]),
-      "both handled",
-    );
+    await waitUntil(async () => (await machines(ns).list()).items.every((m) => m.metadata.annotations?.[ESSENCE]), {
+      what: "both handled",
+    });
     await running.stop();
     expect(calls.sort()).toEqual(["create:a", "create:b"]);
 
@@ -54,7 +45,7 @@ describe("operator restarts", () => {
     await machines(ns).patch("b", { spec: { size: 2 } }, { type: "merge" });
     running = await run(build(), cluster, { namespaces: [ns] });
     try {
-      await waitUntil(() => calls.length >= 3, "resume and update after the restart");
+      await waitUntil(() => calls.length >= 3, { what: "resume and update after the restart" });
       await new Promise((r) => setTimeout(r, 300));
       // `a` resumes; `b` changed while we were away: its update runs with the resume handlers mixed in.
       expect(calls.sort()).toEqual(["resume:a", "resume:b", "update:b:spec.size"]);
@@ -109,10 +100,9 @@ describe("operator restarts", () => {
 
     current = await run(build(), cluster, { namespaces: [ns], hooks });
     try {
-      await waitUntil(
-        async () => (await machines(ns).get("m")).metadata.annotations?.[ESSENCE],
-        "the create to complete",
-      );
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.annotations?.[ESSENCE], {
+        what: "the create to complete",
+      });
       await new Promise((r) => setTimeout(r, 300));
       expect(runs).toEqual({ prepare: 1, makeChild: 2 });
       expect(childCreates).toEqual(["created", "already-exists"]);

@@ -1,11 +1,12 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
 import { operator, PermanentError, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
-import { eventsFor, Machine, namespace, run, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts";
+import { eventsFor, Machine, machineCrd, namespace, run } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startTestCluster({ crds: [machineCrd] });
 });
 afterAll(async () => {
   await cluster?.stop();
@@ -42,13 +43,22 @@ describe("retries", () => {
       await waitUntil(
         async () =>
           ((await machines(ns).get("m")).status as Record<string, unknown> | undefined)?.waitForIt === "ready",
-        "the result",
+        { what: "the result" },
       );
       expect(calls).toEqual(["prepare", "wait#0", "wait#1", "wait#2"]);
       expect(recordSeenOnRetry).toMatchObject({ purpose: "create", retries: 1, message: "not ready yet" });
       expect(typeof (recordSeenOnRetry as { delayed?: unknown }).delayed).toBe("string");
-      const events = await eventsFor(cluster, ns, "m");
-      expect(events.some((e) => e.type === "Warning" && e.message?.includes("failed temporarily"))).toBe(true);
+      // Events are posted beside the handler's progress, not before it: wait for the Warning.
+      const isRetryWarning = (e: { type?: string; message?: string }) =>
+        e.type === "Warning" && e.message?.includes("failed temporarily") === true;
+      const events = await waitUntil(
+        async () => {
+          const list = await eventsFor(cluster, ns, "m");
+          return list.some(isRetryWarning) ? list : undefined;
+        },
+        { what: "the retry's Warning event" },
+      );
+      expect(events.some(isRetryWarning)).toBe(true);
     } finally {
       await running.stop();
     }
@@ -74,7 +84,7 @@ describe("retries", () => {
       await waitUntil(
         async () =>
           (await machines(ns).get("m")).metadata.annotations?.["strict.capstan.dev/last-handled-configuration"],
-        "the cause to end",
+        { what: "the cause to end" },
       );
       const events = await eventsFor(cluster, ns, "m");
       expect(events.map((e) => [e.type, e.reason, e.message])).toContainEqual([
@@ -102,10 +112,9 @@ describe("retries", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
       );
-      await waitUntil(
-        async () => (await eventsFor(cluster, ns, "m")).some((e) => e.reason === "HandlerFailed"),
-        "the final failure",
-      );
+      await waitUntil(async () => (await eventsFor(cluster, ns, "m")).some((e) => e.reason === "HandlerFailed"), {
+        what: "the final failure",
+      });
       const failed = (await eventsFor(cluster, ns, "m")).find((e) => e.reason === "HandlerFailed");
       expect(failed?.message).toBe("Handler 'flaky' has exhausted its retries: boom");
       await new Promise((r) => setTimeout(r, 300));
@@ -130,7 +139,7 @@ describe("retries", () => {
       );
       const failed = await waitUntil(
         async () => (await eventsFor(cluster, ns, "m")).find((e) => e.reason === "HandlerFailed"),
-        "the timeout",
+        { what: "the timeout" },
       );
       expect(failed.message).toBe("Handler 'slow' would exceed its timeout of 250 ms: still provisioning");
       // Attempts at ~0, ~100 ms; the one at ~200 ms would retry at ~300 ms > 250 ms: final.
@@ -158,16 +167,21 @@ describe("retries", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
       );
-      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, "the finalizer");
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, {
+        what: "the finalizer",
+      });
       await machines(ns).delete("m");
-      await waitUntil(async () => {
-        try {
-          await machines(ns).get("m");
-          return false;
-        } catch (err) {
-          return isNotFound(err);
-        }
-      }, "the object to go");
+      await waitUntil(
+        async () => {
+          try {
+            await machines(ns).get("m");
+            return false;
+          } catch (err) {
+            return isNotFound(err);
+          }
+        },
+        { what: "the object to go" },
+      );
       expect(attempts).toBe(3);
     } finally {
       await running.stop();
@@ -187,9 +201,13 @@ describe("retries", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
       );
-      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, "the finalizer");
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.finalizers?.length === 1, {
+        what: "the finalizer",
+      });
       await machines(ns).delete("m");
-      const record = await waitUntil(() => progress(ns, "m", "stubborn.capstan.dev/release"), "the failure record");
+      const record = await waitUntil(() => progress(ns, "m", "stubborn.capstan.dev/release"), {
+        what: "the failure record",
+      });
       expect(record).toMatchObject({ purpose: "delete", failure: true, message: "cannot reach the bucket's account" });
       await new Promise((r) => setTimeout(r, 300));
       const m = await machines(ns).get("m");

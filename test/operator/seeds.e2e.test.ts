@@ -3,6 +3,8 @@
  * Machine is in handlers.e2e.test.ts) written with Capstan's API, run on the embedded API server.
  * The operator registers their CRDs itself at start-up.
  */
+
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
@@ -10,11 +12,11 @@ import { operator } from "../../packages/capstan/src/operator/index.ts";
 import { ConfigMap, Pod } from "../../packages/capstan/src/resources/builtins.ts";
 import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
 import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
-import { namespace, run, startCluster, type TestCluster, waitUntil } from "./support/cluster.ts";
+import { machineCrd, namespace, run } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startTestCluster({ crds: [machineCrd] });
 });
 afterAll(async () => {
   await cluster?.stop();
@@ -88,18 +90,19 @@ describe("the seed operators", () => {
       await cluster.client
         .resource(ExchangeRate, ns)
         .create(ExchangeRate.make({ metadata: { name: "usd", namespace: ns }, spec: { currency: "USD" } }));
-      const cm = await waitUntil(() => cluster.client.resource(ConfigMap, ns).get("usd"), "the rate ConfigMap");
+      const cm = await waitUntil(() => cluster.client.resource(ConfigMap, ns).get("usd"), {
+        what: "the rate ConfigMap",
+      });
       expect(Number(cm.data?.rate)).toBeGreaterThanOrEqual(1);
       const first = Number(cm.data?.rate);
       await waitUntil(
         async () => Number((await cluster.client.resource(ConfigMap, ns).get("usd")).data?.rate) > first + 0.002,
-        "timer refreshes",
+        { what: "timer refreshes" },
       );
       await cluster.client.resource(ExchangeRate, ns).patch("usd", { spec: { currency: "CAD" } }, { type: "merge" });
-      await waitUntil(
-        async () => Number((await cluster.client.resource(ConfigMap, ns).get("usd")).data?.rate) < 1,
-        "the CAD rate",
-      );
+      await waitUntil(async () => Number((await cluster.client.resource(ConfigMap, ns).get("usd")).data?.rate) < 1, {
+        what: "the CAD rate",
+      });
     } finally {
       await running.stop();
     }
@@ -137,12 +140,15 @@ describe("the seed operators", () => {
         .resource(ImmortalContainer, ns)
         .create(ImmortalContainer.make({ metadata: { name: "web", namespace: ns }, spec: { image: "nginx" } }));
       const pods = cluster.client.resource(Pod, ns);
-      const first = await waitUntil(() => pods.get("web-immortalpod"), "the pod");
+      const first = await waitUntil(() => pods.get("web-immortalpod"), { what: "the pod" });
       await pods.delete("web-immortalpod", { gracePeriodSeconds: 0 });
-      const second = await waitUntil(async () => {
-        const p = await pods.get("web-immortalpod");
-        return p.metadata?.uid !== first.metadata?.uid ? p : undefined;
-      }, "a new pod");
+      const second = await waitUntil(
+        async () => {
+          const p = await pods.get("web-immortalpod");
+          return p.metadata?.uid !== first.metadata?.uid ? p : undefined;
+        },
+        { what: "a new pod" },
+      );
       expect(second.metadata?.ownerReferences?.[0]?.kind).toBe("ImmortalContainer");
       expect(created).toEqual(["web"]);
     } finally {
@@ -164,11 +170,14 @@ describe("the seed operators", () => {
       await cluster.client
         .resource(Guitar, ns)
         .create(Guitar.make({ metadata: { name: "strato", namespace: ns }, spec: { brand: "fender", review: false } }));
-      const reviewed = await waitUntil(async () => {
-        const g = await cluster.client.resource(Guitar, ns).get("strato");
-        // Status is written first, then the object (spec and the progress bookkeeping).
-        return g.status?.comment && g.spec.review ? g : undefined;
-      }, "the review");
+      const reviewed = await waitUntil(
+        async () => {
+          const g = await cluster.client.resource(Guitar, ns).get("strato");
+          // Status is written first, then the object (spec and the progress bookkeeping).
+          return g.status?.comment && g.spec.review ? g : undefined;
+        },
+        { what: "the review" },
+      );
       expect(reviewed.spec.review).toBe(true);
       expect(reviewed.status?.comment).toBe("Great guitar");
       await new Promise((r) => setTimeout(r, 300));

@@ -1,10 +1,11 @@
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
 import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
+import { machineCrd } from "./support/cluster.ts";
 
-/** Not registered by the support cluster: starting the operator has CRD registration to do. */
+/** Not registered up front (unlike the Machine): starting the operator has CRD registration to do. */
 const Sprocket = defineResource({
   group: "stops.capstan.test",
   version: "v1",
@@ -15,7 +16,7 @@ const Sprocket = defineResource({
 
 let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startTestCluster({ crds: [machineCrd] });
 });
 afterAll(() => cluster.stop());
 

@@ -1,10 +1,11 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operator, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
-import { Machine, namespace, run, startCluster, type TestCluster, trackTimers, waitUntil } from "./support/cluster.ts";
+import { Machine, machineCrd, namespace, run, trackTimers } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startTestCluster({ crds: [machineCrd] });
 });
 afterAll(async () => {
   await cluster?.stop();
@@ -32,9 +33,11 @@ describe("timers", () => {
           spec: { switchPosition: "up" },
         }),
       );
-      await waitUntil(async () => Number((await statusOf(ns, "m")).tick) >= 3, "three ticks stored");
+      await waitUntil(async () => Number((await statusOf(ns, "m")).tick) >= 3, { what: "three ticks stored" });
       await machines(ns).delete("m");
-      await waitUntil(async () => (await machines(ns).get("m")).metadata.deletionTimestamp, "deletion started");
+      await waitUntil(async () => (await machines(ns).get("m")).metadata.deletionTimestamp, {
+        what: "deletion started",
+      });
       // Let a tick that was already running finish, then prove the timer stopped.
       await new Promise((r) => setTimeout(r, 100));
       const before = ticks.length;
@@ -64,7 +67,7 @@ describe("timers", () => {
         await machines(ns).patch("m", { spec: { size } }, { type: "merge" });
       }
       expect(runs).toEqual([]);
-      await waitUntil(() => runs.length > 0, "the timer after the object settled");
+      await waitUntil(() => runs.length > 0, { what: "the timer after the object settled" });
       expect(runs[0]).toBe(5);
     } finally {
       await running.stop();
@@ -97,11 +100,11 @@ describe("daemons", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up", size: 1 } }),
       );
-      await waitUntil(() => starts === 2 && op.runningDaemons() === 2, "the restarted daemon");
+      await waitUntil(() => starts === 2 && op.runningDaemons() === 2, { what: "the restarted daemon" });
       await machines(ns).patch("m", { spec: { size: 2 } }, { type: "merge" });
-      await waitUntil(() => seenSizes.includes(2), "the daemon to see the new spec");
+      await waitUntil(() => seenSizes.includes(2), { what: "the daemon to see the new spec" });
       await machines(ns).delete("m");
-      await waitUntil(() => aborted === 1 && op.runningDaemons() === 0, "daemons aborted by the deletion");
+      await waitUntil(() => aborted === 1 && op.runningDaemons() === 0, { what: "daemons aborted by the deletion" });
       expect(seenSizes).toEqual([1, 2]);
       expect(starts).toBe(2);
     } finally {
@@ -133,7 +136,7 @@ describe("daemons", () => {
       for (const name of ["a", "b", "c"]) {
         await machines(ns).create(Machine.make({ metadata: { name, namespace: ns }, spec: { switchPosition: "up" } }));
       }
-      await waitUntil(() => op.runningDaemons() === 3, "three daemons");
+      await waitUntil(() => op.runningDaemons() === 3, { what: "three daemons" });
       await running.stop();
       expect(exited).toBe(3);
       expect(op.runningDaemons()).toBe(0);

@@ -1,52 +1,19 @@
 /**
- * The embedded API server (with its garbage-collection and namespace controllers), a client for
- * the test's own calls, and helpers to run an operator against it and wait for outcomes.
+ * What the operator's end-to-end tests share beside `capstan-dev/testing`'s cluster: the Machine
+ * kind and its CRD (for the cluster to register up front), an operator started with quiet logs and short informer
+ * backoffs until its handlers run, Events of an object, one namespace per test, and timer tracking.
  */
 import { createHook } from "node:async_hooks";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { type TestCluster, waitUntil } from "capstan-dev/testing";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
 import pino from "pino";
 import { Type } from "typebox";
-import { type ClientConfig, loadClientConfig } from "../../../packages/capstan/src/client/config.ts";
-import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
 import type { Operator, OperatorStartOptions } from "../../../packages/capstan/src/operator/index.ts";
 import { ConfigMap, Event } from "../../../packages/capstan/src/resources/builtins.ts";
 import { toCrd } from "../../../packages/capstan/src/resources/crd.ts";
 import { defineResource } from "../../../packages/capstan/src/resources/define-resource.ts";
-import { ensureCrds } from "../../../packages/capstan/src/runtime/crd-registration.ts";
-import { controllersPlugin } from "../../../packages/capstan-dev/src/devcluster/controllers/index.ts";
-import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 
 export { ConfigMap };
-
-export interface TestCluster {
-  server: ApiServer;
-  config: ClientConfig;
-  client: KubeClient;
-  stop(): Promise<void>;
-}
-
-export async function startCluster(): Promise<TestCluster> {
-  const dir = await mkdtemp(join(tmpdir(), "capstan-operator-e2e-"));
-  const kubeconfig = join(dir, "kubeconfig");
-  const server = await startApiServer({ kubeconfigPath: kubeconfig, plugins: [controllersPlugin] });
-  const config = loadClientConfig({ kubeconfig });
-  const client = new KubeClient(config);
-  // Registered up front so tests can create objects before their operator has started.
-  await ensureCrds(client, [toCrd(Machine)], { timeout: "10s" });
-  return {
-    server,
-    config,
-    client,
-    stop: async () => {
-      await client.close();
-      await server.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** The useless machine of the seeds: the operator flips the switch back down. */
 export const Machine = defineResource({
@@ -62,6 +29,9 @@ export const Machine = defineResource({
   status: Type.Object({ flips: Type.Optional(Type.Integer()) }, { additionalProperties: true }),
 });
 export type MachineObject = ReturnType<typeof Machine.make>;
+
+/** The Machine CRD, for `startTestCluster({ crds: [machineCrd] })`: tests create Machines before their operator starts. */
+export const machineCrd = toCrd(Machine);
 
 /** A running operator and how to stop it. */
 export interface RunningOperator {
@@ -95,7 +65,7 @@ export async function run(
     (err: unknown) => err,
   );
   await Promise.race([
-    waitUntil(() => op.state === "leading" || op.state === "stopped", "the operator to run"),
+    waitUntil(() => op.state === "leading" || op.state === "stopped", { what: "the operator to run" }),
     failed.then((err) => {
       throw err;
     }),
@@ -108,28 +78,6 @@ export async function run(
       await done;
     },
   };
-}
-
-/** Resolves once `check` returns a truthy value (polling, async allowed); fails after `timeoutMs`. */
-export async function waitUntil<R>(
-  check: () => R | Promise<R>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<NonNullable<R>> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<R>;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Events about object `name` in `namespace`. */
