@@ -9,7 +9,7 @@
  * 3. Daemons are started or stopped to match the object (deleting, filters).
  * 4. Finalizer: added when a (non-optional) delete handler matches and the object is not being
  *    deleted; removed when none matches any more.
- * 5. The changing cause, as Kopf detects it ({@link detectCause}):
+ * 5. The changing cause, as Kopf detects it (causes.ts, {@link detectCause}):
  *    - deletionTimestamp set and our finalizer present: `delete`; the finalizer is removed once
  *      every delete handler has succeeded;
  *    - deletionTimestamp set without our finalizer: nothing (never a second delete);
@@ -51,25 +51,18 @@ import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import type { CacheReader } from "../runtime/cache.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
-import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { DeletedFinalStateUnknown, type InformerEventHandler } from "../runtime/informer.ts";
-import { isDeleted, type ReconcileResult, type ReconcileTarget, TerminalError } from "../runtime/reconcile.ts";
-import {
-  applyMergePatch,
-  type ContextSources,
-  newObjectPatch,
-  objectContext,
-  objectLogger,
-  splitObjectPatch,
-} from "./context.ts";
-import { DaemonRun, DEFAULT_BACKOFF_MS, MAX_BACKOFF_MS } from "./daemons.ts";
-import { type Diff, diff, jsonEqual, valueAt } from "./diff.ts";
+import { isDeleted, type ReconcileResult, type ReconcileTarget } from "../runtime/reconcile.ts";
+import { detectCause } from "./causes.ts";
+import { type ContextSources, newObjectPatch, objectContext, objectLogger, splitObjectPatch } from "./context.ts";
+import { DaemonRun } from "./daemons.ts";
+import { type Diff, jsonEqual } from "./diff.ts";
 import { errorMessage, TemporaryError } from "./errors.ts";
-import { type Essence, essenceOf, isCapstanAnnotation } from "./essence.ts";
+import { type Essence, essenceOf } from "./essence.ts";
+import { type CauseOutcome, type CauseRunner, executeCause, type OperatorTestHooks } from "./execution.ts";
 import { matchesFilters } from "./filters.ts";
 import type {
-  ChangeContext,
   ChangeHandlerSpec,
   DaemonContext,
   DaemonSpec,
@@ -79,16 +72,10 @@ import type {
   TimerSpec,
 } from "./handlers.ts";
 import type { OperatorNames } from "./naming.ts";
-import {
-  finishPatch,
-  type ProgressRecord,
-  type Purpose,
-  progressPatch,
-  readEssence,
-  readProgress,
-  staleProgressKeys,
-} from "./progress.ts";
+import { type Purpose, readEssence } from "./progress.ts";
 import { recordTimerRun, timerDueAt } from "./timers.ts";
+
+export type { BookkeepingPoint, OperatorTestHooks } from "./execution.ts";
 
 /**
  * Kopf's default `consistency_timeout` (5 s): how long to wait for the informer to deliver our own
@@ -101,23 +88,6 @@ export const CONSISTENCY_TIMEOUT_MS = 5_000;
  * dropped and logged.
  */
 const MAX_BUFFERED_EVENTS = 100;
-
-/** Information the test hook gets between a handler's return and the write of its record. */
-export interface BookkeepingPoint {
-  handlerId: string;
-  cause: Purpose;
-  obj: KubeObject;
-  error: unknown;
-}
-
-/** Hooks for tests that simulate crashes; never needed in production. */
-export interface OperatorTestHooks {
-  /**
-   * Called after a change handler returned or threw and before its outcome is written. Return
-   * `"abandon"` to drop the bookkeeping, as if the process had died at that point.
-   */
-  beforeBookkeeping?(point: BookkeepingPoint): "abandon" | undefined | Promise<"abandon" | undefined>;
-}
 
 /** What a processor needs. */
 export interface ProcessorOptions {
@@ -155,8 +125,6 @@ interface ObjectMemory {
   events: { type: "ADDED" | "MODIFIED" | "DELETED"; obj: KubeObject }[];
   latest: KubeObject | undefined;
 }
-
-type CauseOutcome = { obj: KubeObject; delayMs?: number; abandoned?: boolean; failed?: boolean };
 
 /** The reconcile engine of one kind in one watch scope; see the module documentation. */
 export class KindProcessor {
@@ -411,28 +379,9 @@ export class KindProcessor {
           mem,
         );
       }
-      const stored = readEssence(obj, names);
-      const current = essenceOf(obj);
-      let purpose: Purpose;
-      let changes: Diff;
-      if (stored === undefined) {
-        purpose = "create";
-        changes = diff(undefined, current);
-      } else {
-        changes = diff(stored, current);
-        if (changes.length > 0) purpose = "update";
-        else if (!mem.handledOnce) purpose = "resume";
-        else return { obj };
-      }
-      const resumeToo = !mem.handledOnce && purpose === "update";
-      const handlers = relevant.filter(
-        (h) =>
-          h.cause === purpose ||
-          (resumeToo && h.cause === "resume") ||
-          (h.cause === "field" &&
-            (purpose === "create" || purpose === "update") &&
-            !jsonEqual(valueAt(stored, h.field ?? []), valueAt(current, h.field ?? []))),
-      );
+      const cause = detectCause(obj, relevant, names, mem.handledOnce);
+      if (cause === undefined) return { obj };
+      const { purpose, handlers, stored, current, changes } = cause;
       const outcome = await this.runCause(obj, purpose, handlers, stored, current, changes, mem, signal);
       if (outcome.delayMs === undefined && !outcome.abandoned) mem.handledOnce = true;
       return outcome;
@@ -517,8 +466,8 @@ export class KindProcessor {
       .patchStatus(obj.metadata?.name ?? "", { status }, { signal });
   }
 
-  /** Runs `handlers` of one cause in order; see the module documentation. */
-  private async runCause(
+  /** Runs `handlers` of one cause in order (execution.ts), tracking its writes in `mem`. */
+  private runCause(
     obj: KubeObject,
     purpose: Purpose,
     handlers: readonly ChangeHandlerSpec[],
@@ -528,156 +477,20 @@ export class KindProcessor {
     mem: ObjectMemory,
     signal: AbortSignal,
   ): Promise<CauseOutcome> {
-    const { names } = this.options;
-    let purge: Record<string, null> = {};
-    for (const key of staleProgressKeys(obj, names, purpose)) purge[key] = null;
-    let handled: Essence = newEssence;
-    let failed = false;
-    const finished = (h: ChangeHandlerSpec, o: KubeObject) => {
-      const r = readProgress(o, names, h.id, purpose);
-      return r?.success === true || r?.failure === true;
+    const { names, logger, recorder, statusSubresource, hooks } = this.options;
+    const runner: CauseRunner = {
+      names,
+      logger,
+      recorder,
+      statusSubresource,
+      hooks,
+      sources: (l, s) => this.sources(l, s),
+      patchObject: (o, body, s) => this.patchObject(o, body, s),
+      patchStatus: (o, status, s) => this.patchStatus(o, status, s),
+      wrote: (o) => this.expect(mem, o),
+      warnNoStatus: (l) => this.warnNoStatus(l),
     };
-
-    for (let i = 0; i < handlers.length; i++) {
-      const h = handlers[i] as ChangeHandlerSpec;
-      const record = readProgress(obj, names, h.id, purpose);
-      if (record?.success === true) continue;
-      if (record?.failure === true) {
-        failed = true;
-        continue;
-      }
-      const now = Date.now();
-      if (record?.delayed !== undefined) {
-        const at = Date.parse(record.delayed);
-        if (at > now) return { obj, delayMs: at - now };
-      }
-      const started = record === undefined ? new Date(now) : new Date(record.started);
-      const retry = record?.retries ?? 0;
-      const logger = objectLogger(this.options.logger, obj, { handler: h.id, cause: purpose });
-      const patch = newObjectPatch<KubeObject>();
-      const snapshot = obj;
-      const base = objectContext(this.sources(logger, signal), () => snapshot);
-      const fieldPath = h.field;
-      const ctx: ChangeContext<KubeObject, unknown> = Object.defineProperties(base, {
-        cause: { value: purpose, enumerable: true },
-        handlerId: { value: h.id, enumerable: true },
-        diff: {
-          value:
-            fieldPath === undefined
-              ? changes
-              : diff(valueAt(oldEssence, fieldPath), valueAt(newEssence, fieldPath), fieldPath),
-          enumerable: true,
-        },
-        old: { value: fieldPath === undefined ? oldEssence : valueAt(oldEssence, fieldPath), enumerable: true },
-        new: { value: fieldPath === undefined ? newEssence : valueAt(newEssence, fieldPath), enumerable: true },
-        retry: { value: retry, enumerable: true },
-        started: { value: started, enumerable: true },
-        patch: { value: patch, enumerable: true },
-      }) as ChangeContext<KubeObject, unknown>;
-
-      let result: unknown;
-      let error: unknown;
-      let threw = false;
-      try {
-        result = await h.fn(ctx);
-      } catch (err) {
-        error = err;
-        threw = true;
-      }
-      // Stopping (leadership lost, drain timed out): leave no record; the next leader re-runs it.
-      if (threw && signal.aborted) return { obj, abandoned: true };
-      const hook = await this.options.hooks?.beforeBookkeeping?.({ handlerId: h.id, cause: purpose, obj, error });
-      if (hook === "abandon") return { obj, abandoned: true };
-
-      const stoppedAt = new Date().toISOString();
-      let next: ProgressRecord;
-      let delayMs: number | undefined;
-      if (!threw) {
-        next = { purpose, started: started.toISOString(), retries: retry, success: true, stopped: stoppedAt };
-        logger.info("handler succeeded");
-      } else {
-        const retries = retry + 1;
-        const message = errorMessage(error);
-        const timeoutMs = h.options.timeout === undefined ? undefined : toMs(h.options.timeout);
-        const retryDelay =
-          error instanceof TemporaryError
-            ? error.delayMs
-            : Math.min(toMs(h.options.backoff ?? DEFAULT_BACKOFF_MS) * 2 ** retry, MAX_BACKOFF_MS);
-        // Kopf's look-ahead: fail now rather than retry into a certain timeout or retry limit.
-        const outOfRetries = h.options.retries !== undefined && retries >= h.options.retries;
-        const outOfTime = timeoutMs !== undefined && Date.now() + retryDelay - started.getTime() >= timeoutMs;
-        const exhausted = outOfRetries || outOfTime;
-        if (error instanceof TerminalError || exhausted) {
-          failed = true;
-          next = { purpose, started: started.toISOString(), retries, failure: true, stopped: stoppedAt, message };
-          const why =
-            error instanceof TerminalError
-              ? "failed permanently"
-              : outOfRetries
-                ? "has exhausted its retries"
-                : `would exceed its timeout of ${timeoutMs} ms`;
-          logger.error({ err: error, retries }, `handler ${why}`);
-          this.options.recorder.event(obj, "Warning", "HandlerFailed", `Handler '${h.id}' ${why}: ${message}`);
-        } else {
-          delayMs = retryDelay;
-          next = {
-            purpose,
-            started: started.toISOString(),
-            retries,
-            delayed: new Date(Date.now() + delayMs).toISOString(),
-            message,
-          };
-          logger.error({ err: error, retries, retryInMs: delayMs }, "handler failed; will retry");
-          this.options.recorder.event(
-            obj,
-            "Warning",
-            "HandlerRetrying",
-            `Handler '${h.id}' failed ${error instanceof TemporaryError ? "temporarily" : "with an exception"}, will retry: ${message}`,
-          );
-        }
-      }
-
-      const parts = splitObjectPatch(patch);
-      let status = parts.status ?? {};
-      if (!threw && result !== undefined && h.options.storeResult !== false) status = { ...status, [h.id]: result };
-      handled = absorbOwnChanges(handled, parts);
-      const done = delayMs === undefined;
-      const laterPending = handlers.slice(i + 1).some((later) => !finished(later, obj));
-      const endsCause = done && !laterPending && purpose !== "delete";
-      const annotations: Record<string, string | null> = { ...parts.metadata.annotations, ...purge };
-      Object.assign(annotations, endsCause ? finishPatch(obj, names, handled) : progressPatch(names, h.id, next));
-      purge = {};
-      if (Object.keys(status).length > 0 && this.options.statusSubresource) {
-        obj = await this.patchStatus(obj, status, signal);
-        this.expect(mem, obj);
-      }
-      const body: Record<string, unknown> = {
-        metadata: { ...(parts.metadata.labels ? { labels: parts.metadata.labels } : {}), annotations },
-      };
-      if (parts.spec !== undefined) body.spec = parts.spec;
-      if (Object.keys(status).length > 0 && !this.options.statusSubresource) this.warnNoStatus(logger);
-      obj = await this.patchObject(obj, body, signal);
-      this.expect(mem, obj);
-      if (!done) return { obj, delayMs };
-      if (endsCause) return { obj, failed };
-    }
-    // Every handler had finished already (or none matched): end the cause, store the essence.
-    if (purpose !== "delete") {
-      const annotations = { ...purge, ...finishPatch(obj, names, handled) };
-      const stored = obj.metadata?.annotations?.[names.essenceAnnotation];
-      const unchanged =
-        Object.keys(annotations).length === 1 &&
-        stored !== undefined &&
-        stored === annotations[names.essenceAnnotation];
-      if (!unchanged) {
-        obj = await this.patchObject(obj, { metadata: { annotations } }, signal);
-        this.expect(mem, obj);
-      }
-    } else if (Object.keys(purge).length > 0) {
-      obj = await this.patchObject(obj, { metadata: { annotations: purge } }, signal);
-      this.expect(mem, obj);
-    }
-    return { obj, failed };
+    return executeCause(runner, obj, purpose, handlers, oldEssence, newEssence, changes, signal);
   }
 
   // ---- timers ----
@@ -754,21 +567,6 @@ export class KindProcessor {
   }
 }
 
-/** The essence after a handler's own patch: its spec, label and (non-Capstan) annotation changes. */
-function absorbOwnChanges(essence: Essence, parts: ReturnType<typeof splitObjectPatch>): Essence {
-  let out: Essence = essence;
-  if (parts.spec !== undefined) out = applyMergePatch(out, { spec: parts.spec }) as Essence;
-  const meta: Record<string, unknown> = {};
-  if (parts.metadata.labels !== undefined) meta.labels = parts.metadata.labels;
-  if (parts.metadata.annotations !== undefined) {
-    const own = Object.entries(parts.metadata.annotations).filter(([k]) => !isCapstanAnnotation(k));
-    if (own.length > 0) meta.annotations = Object.fromEntries(own);
-  }
-  if (Object.keys(meta).length > 0) out = applyMergePatch(out, { metadata: meta }) as Essence;
-  // Re-normalise (empty maps dropped) exactly as essenceOf would.
-  return essenceOf({ ...(out as KubeObject), metadata: (out.metadata ?? {}) as KubeObject["metadata"] });
-}
-
 function keyOf(obj: KubeObject): string {
   const ns = obj.metadata?.namespace;
   return ns ? `${ns}/${obj.metadata?.name}` : (obj.metadata?.name ?? "");
@@ -776,8 +574,4 @@ function keyOf(obj: KubeObject): string {
 
 function objectRefFields(obj: KubeObject): Record<string, unknown> {
   return { namespace: obj.metadata?.namespace, name: obj.metadata?.name };
-}
-
-function toMs(d: Duration): number {
-  return toMilliseconds(d);
 }

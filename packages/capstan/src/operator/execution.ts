@@ -1,0 +1,259 @@
+/**
+ * Executing the handlers of one changing cause, as Kopf's `execution.py` does: each handler in
+ * registration order, with its typed context; its outcome judged from what it returned or threw
+ * (success; a `TemporaryError` or any other error: a retry after a delay, counted against its
+ * `retries` and `timeout`; a `TerminalError`/`PermanentError` or exhausted retries: a permanent
+ * failure) and stored on the object (progress.ts) before the next one starts. A handler that must
+ * wait ends the execution; the processor (processing.ts, step 5) asks for a visit after the delay.
+ */
+import type { Logger } from "pino";
+import type { KubeObject } from "../client/types.ts";
+import { type Duration, toMilliseconds } from "../runtime/duration.ts";
+import type { EventRecorder } from "../runtime/event-recorder.ts";
+import { TerminalError } from "../runtime/reconcile.ts";
+import {
+  applyMergePatch,
+  type ContextSources,
+  newObjectPatch,
+  objectContext,
+  objectLogger,
+  splitObjectPatch,
+} from "./context.ts";
+import { DEFAULT_BACKOFF_MS, MAX_BACKOFF_MS } from "./daemons.ts";
+import { type Diff, diff, valueAt } from "./diff.ts";
+import { errorMessage, TemporaryError } from "./errors.ts";
+import { type Essence, essenceOf, isCapstanAnnotation } from "./essence.ts";
+import type { ChangeContext, ChangeHandlerSpec } from "./handlers.ts";
+import type { OperatorNames } from "./naming.ts";
+import {
+  finishPatch,
+  type ProgressRecord,
+  type Purpose,
+  progressPatch,
+  readProgress,
+  staleProgressKeys,
+} from "./progress.ts";
+
+/** Information the test hook gets between a handler's return and the write of its record. */
+export interface BookkeepingPoint {
+  handlerId: string;
+  cause: Purpose;
+  obj: KubeObject;
+  error: unknown;
+}
+
+/** Hooks for tests that simulate crashes; never needed in production. */
+export interface OperatorTestHooks {
+  /**
+   * Called after a change handler returned or threw and before its outcome is written. Return
+   * `"abandon"` to drop the bookkeeping, as if the process had died at that point.
+   */
+  beforeBookkeeping?(point: BookkeepingPoint): "abandon" | undefined | Promise<"abandon" | undefined>;
+}
+
+/**
+ * How a cause's execution ended: the object as last written; `delayMs` when a handler waits for a
+ * retry; `abandoned` when the operator is stopping (no record written); `failed` when a handler
+ * failed for good.
+ */
+export type CauseOutcome = { obj: KubeObject; delayMs?: number; abandoned?: boolean; failed?: boolean };
+
+/** What executing a cause needs of the processor: its settings, and its writes, which it tracks. */
+export interface CauseRunner {
+  readonly names: OperatorNames;
+  readonly logger: Logger;
+  readonly recorder: EventRecorder;
+  /** Whether the kind has a status subresource (see `ProcessorOptions.statusSubresource`). */
+  readonly statusSubresource: boolean;
+  readonly hooks: OperatorTestHooks | undefined;
+  /** What a handler's context is built from. */
+  sources(logger: Logger, signal: AbortSignal): ContextSources;
+  /** A merge patch of the object; resolves with the object written. */
+  patchObject(obj: KubeObject, body: unknown, signal: AbortSignal): Promise<KubeObject>;
+  /** A merge patch of the object's status subresource. */
+  patchStatus(obj: KubeObject, status: Record<string, unknown>, signal: AbortSignal): Promise<KubeObject>;
+  /** Records a write of ours, whose resourceVersion the consistency wait then expects. */
+  wrote(obj: KubeObject): void;
+  /** Warns (once) that status writes are dropped for a kind without a status subresource. */
+  warnNoStatus(logger: Logger): void;
+}
+
+/** Runs `handlers` of one cause in order; see the module documentation. */
+export async function executeCause(
+  runner: CauseRunner,
+  obj: KubeObject,
+  purpose: Purpose,
+  handlers: readonly ChangeHandlerSpec[],
+  oldEssence: Essence | undefined,
+  newEssence: Essence,
+  changes: Diff,
+  signal: AbortSignal,
+): Promise<CauseOutcome> {
+  const { names } = runner;
+  let purge: Record<string, null> = {};
+  for (const key of staleProgressKeys(obj, names, purpose)) purge[key] = null;
+  let handled: Essence = newEssence;
+  let failed = false;
+  const finished = (h: ChangeHandlerSpec, o: KubeObject) => {
+    const r = readProgress(o, names, h.id, purpose);
+    return r?.success === true || r?.failure === true;
+  };
+
+  for (let i = 0; i < handlers.length; i++) {
+    const h = handlers[i] as ChangeHandlerSpec;
+    const record = readProgress(obj, names, h.id, purpose);
+    if (record?.success === true) continue;
+    if (record?.failure === true) {
+      failed = true;
+      continue;
+    }
+    const now = Date.now();
+    if (record?.delayed !== undefined) {
+      const at = Date.parse(record.delayed);
+      if (at > now) return { obj, delayMs: at - now };
+    }
+    const started = record === undefined ? new Date(now) : new Date(record.started);
+    const retry = record?.retries ?? 0;
+    const logger = objectLogger(runner.logger, obj, { handler: h.id, cause: purpose });
+    const patch = newObjectPatch<KubeObject>();
+    const snapshot = obj;
+    const base = objectContext(runner.sources(logger, signal), () => snapshot);
+    const fieldPath = h.field;
+    const ctx: ChangeContext<KubeObject, unknown> = Object.defineProperties(base, {
+      cause: { value: purpose, enumerable: true },
+      handlerId: { value: h.id, enumerable: true },
+      diff: {
+        value:
+          fieldPath === undefined
+            ? changes
+            : diff(valueAt(oldEssence, fieldPath), valueAt(newEssence, fieldPath), fieldPath),
+        enumerable: true,
+      },
+      old: { value: fieldPath === undefined ? oldEssence : valueAt(oldEssence, fieldPath), enumerable: true },
+      new: { value: fieldPath === undefined ? newEssence : valueAt(newEssence, fieldPath), enumerable: true },
+      retry: { value: retry, enumerable: true },
+      started: { value: started, enumerable: true },
+      patch: { value: patch, enumerable: true },
+    }) as ChangeContext<KubeObject, unknown>;
+
+    let result: unknown;
+    let error: unknown;
+    let threw = false;
+    try {
+      result = await h.fn(ctx);
+    } catch (err) {
+      error = err;
+      threw = true;
+    }
+    // Stopping (leadership lost, drain timed out): leave no record; the next leader re-runs it.
+    if (threw && signal.aborted) return { obj, abandoned: true };
+    const hook = await runner.hooks?.beforeBookkeeping?.({ handlerId: h.id, cause: purpose, obj, error });
+    if (hook === "abandon") return { obj, abandoned: true };
+
+    const stoppedAt = new Date().toISOString();
+    let next: ProgressRecord;
+    let delayMs: number | undefined;
+    if (!threw) {
+      next = { purpose, started: started.toISOString(), retries: retry, success: true, stopped: stoppedAt };
+      logger.info("handler succeeded");
+    } else {
+      const retries = retry + 1;
+      const message = errorMessage(error);
+      const timeoutMs = h.options.timeout === undefined ? undefined : toMs(h.options.timeout);
+      const retryDelay =
+        error instanceof TemporaryError
+          ? error.delayMs
+          : Math.min(toMs(h.options.backoff ?? DEFAULT_BACKOFF_MS) * 2 ** retry, MAX_BACKOFF_MS);
+      // Kopf's look-ahead: fail now rather than retry into a certain timeout or retry limit.
+      const outOfRetries = h.options.retries !== undefined && retries >= h.options.retries;
+      const outOfTime = timeoutMs !== undefined && Date.now() + retryDelay - started.getTime() >= timeoutMs;
+      const exhausted = outOfRetries || outOfTime;
+      if (error instanceof TerminalError || exhausted) {
+        failed = true;
+        next = { purpose, started: started.toISOString(), retries, failure: true, stopped: stoppedAt, message };
+        const why =
+          error instanceof TerminalError
+            ? "failed permanently"
+            : outOfRetries
+              ? "has exhausted its retries"
+              : `would exceed its timeout of ${timeoutMs} ms`;
+        logger.error({ err: error, retries }, `handler ${why}`);
+        runner.recorder.event(obj, "Warning", "HandlerFailed", `Handler '${h.id}' ${why}: ${message}`);
+      } else {
+        delayMs = retryDelay;
+        next = {
+          purpose,
+          started: started.toISOString(),
+          retries,
+          delayed: new Date(Date.now() + delayMs).toISOString(),
+          message,
+        };
+        logger.error({ err: error, retries, retryInMs: delayMs }, "handler failed; will retry");
+        runner.recorder.event(
+          obj,
+          "Warning",
+          "HandlerRetrying",
+          `Handler '${h.id}' failed ${error instanceof TemporaryError ? "temporarily" : "with an exception"}, will retry: ${message}`,
+        );
+      }
+    }
+
+    const parts = splitObjectPatch(patch);
+    let status = parts.status ?? {};
+    if (!threw && result !== undefined && h.options.storeResult !== false) status = { ...status, [h.id]: result };
+    handled = absorbOwnChanges(handled, parts);
+    const done = delayMs === undefined;
+    const laterPending = handlers.slice(i + 1).some((later) => !finished(later, obj));
+    const endsCause = done && !laterPending && purpose !== "delete";
+    const annotations: Record<string, string | null> = { ...parts.metadata.annotations, ...purge };
+    Object.assign(annotations, endsCause ? finishPatch(obj, names, handled) : progressPatch(names, h.id, next));
+    purge = {};
+    if (Object.keys(status).length > 0 && runner.statusSubresource) {
+      obj = await runner.patchStatus(obj, status, signal);
+      runner.wrote(obj);
+    }
+    const body: Record<string, unknown> = {
+      metadata: { ...(parts.metadata.labels ? { labels: parts.metadata.labels } : {}), annotations },
+    };
+    if (parts.spec !== undefined) body.spec = parts.spec;
+    if (Object.keys(status).length > 0 && !runner.statusSubresource) runner.warnNoStatus(logger);
+    obj = await runner.patchObject(obj, body, signal);
+    runner.wrote(obj);
+    if (!done) return { obj, delayMs };
+    if (endsCause) return { obj, failed };
+  }
+  // Every handler had finished already (or none matched): end the cause, store the essence.
+  if (purpose !== "delete") {
+    const annotations = { ...purge, ...finishPatch(obj, names, handled) };
+    const stored = obj.metadata?.annotations?.[names.essenceAnnotation];
+    const unchanged =
+      Object.keys(annotations).length === 1 && stored !== undefined && stored === annotations[names.essenceAnnotation];
+    if (!unchanged) {
+      obj = await runner.patchObject(obj, { metadata: { annotations } }, signal);
+      runner.wrote(obj);
+    }
+  } else if (Object.keys(purge).length > 0) {
+    obj = await runner.patchObject(obj, { metadata: { annotations: purge } }, signal);
+    runner.wrote(obj);
+  }
+  return { obj, failed };
+}
+
+/** The essence after a handler's own patch: its spec, label and (non-Capstan) annotation changes. */
+function absorbOwnChanges(essence: Essence, parts: ReturnType<typeof splitObjectPatch>): Essence {
+  let out: Essence = essence;
+  if (parts.spec !== undefined) out = applyMergePatch(out, { spec: parts.spec }) as Essence;
+  const meta: Record<string, unknown> = {};
+  if (parts.metadata.labels !== undefined) meta.labels = parts.metadata.labels;
+  if (parts.metadata.annotations !== undefined) {
+    const own = Object.entries(parts.metadata.annotations).filter(([k]) => !isCapstanAnnotation(k));
+    if (own.length > 0) meta.annotations = Object.fromEntries(own);
+  }
+  if (Object.keys(meta).length > 0) out = applyMergePatch(out, { metadata: meta }) as Essence;
+  // Re-normalise (empty maps dropped) exactly as essenceOf would.
+  return essenceOf({ ...(out as KubeObject), metadata: (out.metadata ?? {}) as KubeObject["metadata"] });
+}
+
+function toMs(d: Duration): number {
+  return toMilliseconds(d);
+}
