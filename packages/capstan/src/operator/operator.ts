@@ -40,17 +40,13 @@ import pino from "pino";
 import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { toCrd } from "../resources/crd.ts";
-import { isCustomResource } from "../resources/define-resource.ts";
-import { needs, type PermissionNeed } from "../resources/rbac.ts";
-import type { CustomResource } from "../resources/resource-types.ts";
-import type { ReconcileFunction } from "../runtime/controller.ts";
-import type { BuilderOptions, WatchOptions } from "../runtime/controller-builder.ts";
+import type { PermissionNeed } from "../resources/rbac.ts";
+import type { WatchOptions } from "../runtime/controller-builder.ts";
 import { ensureCrds } from "../runtime/crd-registration.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import { Manager, type ManagerOptions, type ManagerState } from "../runtime/manager.ts";
-import type { Predicate } from "../runtime/predicates.ts";
-import type { ObjectRef } from "../runtime/reconcile.ts";
 import { DEFAULT_BACKOFF_MS } from "./daemons.ts";
+import { DeferredControllerBuilder } from "./deferred-builder.ts";
 import { parseField } from "./diff.ts";
 import type {
   ChangeCause,
@@ -72,6 +68,16 @@ import type {
 } from "./handlers.ts";
 import { normalizeHandlerId, type OperatorNames, operatorNames } from "./naming.ts";
 import { KindProcessor, type OperatorTestHooks } from "./processing.ts";
+import {
+  hasStatusSubresource,
+  type OperatorRequirements,
+  operatorPermissions,
+  operatorRequirements,
+  type PermissionOptions,
+} from "./requirements.ts";
+
+export type { OperatorRequirements } from "./requirements.ts";
+export { DeferredControllerBuilder };
 
 /** Options of {@link operator}. */
 export interface OperatorOptions {
@@ -116,38 +122,6 @@ export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "nam
  * server. Per object, handling stays strictly sequential.
  */
 export const DEFAULT_WORKERS = 4;
-
-/**
- * What an operator watches, owns and writes: input for RBAC derivation and CRD registration. Each
- * list names the kinds one piece of Capstan sends requests for; {@link Operator.permissions} maps
- * each to the verbs of those requests.
- */
-export interface OperatorRequirements {
-  /** Kinds with informers (handled kinds and every kind a controller reconciles, owns or watches): list, watch. */
-  readonly watches: readonly ResourceKind[];
-  /** Child kinds controllers own (`owns`), written with `ctx.apply` (server-side apply): create, patch. */
-  readonly owns: readonly ResourceKind[];
-  /**
-   * Kinds whose objects the handler engine writes (kinds with change handlers or timers: the
-   * finalizer, progress annotations, `ctx.patch` metadata and spec). It only merge-patches: patch.
-   */
-  readonly updates: readonly ResourceKind[];
-  /**
-   * Kinds with a status subresource that the operator patches (handler results and
-   * `ctx.patch.status` of change handlers and timers, `ctx.patchStatus` of controllers): patch on `/status`.
-   */
-  readonly statusWrites: readonly ResourceKind[];
-  /**
-   * Kinds whose contexts offer `adopt` (change handlers, timers, daemons, controllers), whose
-   * `blockOwnerDeletion` owner references need update on `<plural>/finalizers` where
-   * OwnerReferencesPermissionEnforcement runs.
-   */
-  readonly ownerReferencesTo: readonly ResourceKind[];
-  /** The operator posts core/v1 Events (handler failures, `ctx.event`): create, patch. */
-  readonly events: true;
-  /** CRDs registered at start-up. */
-  readonly crds: readonly CustomResource[];
-}
 
 interface KindHandlers {
   kind: ResourceKind;
@@ -196,104 +170,6 @@ export interface OnRegistry {
     options: EventHandlerOptions<T>,
     fn: HandlerFn<EventContext<T>>,
   ): void;
-}
-
-type Recorded =
-  | { op: "owns"; kind: ResourceKind; options?: WatchOptions<KubeObject> }
-  | {
-      op: "watches";
-      kind: ResourceKind;
-      map: (obj: KubeObject) => readonly (ObjectRef | string)[];
-      options?: WatchOptions<KubeObject>;
-    }
-  | { op: "withEventFilter"; predicates: Predicate<KubeObject>[] }
-  | { op: "named"; name: string }
-  | { op: "withOptions"; options: BuilderOptions };
-
-/**
- * The runtime builder's fluent API (`owns`, `watches`, `withEventFilter`, `named`, `withOptions`,
- * `reconcile`), recorded and replayed on the manager when the operator starts.
- */
-export class DeferredControllerBuilder<T extends KubeObject = KubeObject> {
-  private readonly steps: Recorded[] = [];
-  private fn: ReconcileFunction<T> | undefined;
-
-  constructor(
-    readonly kind: ResourceKind<T>,
-    private readonly options: WatchOptions<T> | undefined,
-  ) {}
-
-  /** See the runtime's `ControllerBuilder.owns`. */
-  owns<C extends KubeObject>(kind: ResourceKind<C>, options?: WatchOptions<C>): this {
-    this.steps.push({ op: "owns", kind: kind as ResourceKind, options: options as WatchOptions<KubeObject> });
-    return this;
-  }
-
-  /** See the runtime's `ControllerBuilder.watches`. */
-  watches<W extends KubeObject>(
-    kind: ResourceKind<W>,
-    map: (obj: W) => readonly (ObjectRef | string)[],
-    options?: WatchOptions<W>,
-  ): this {
-    this.steps.push({
-      op: "watches",
-      kind: kind as ResourceKind,
-      map: map as (obj: KubeObject) => readonly (ObjectRef | string)[],
-      options: options as WatchOptions<KubeObject>,
-    });
-    return this;
-  }
-
-  /** See the runtime's `ControllerBuilder.withEventFilter`. */
-  withEventFilter(...predicates: Predicate<KubeObject>[]): this {
-    this.steps.push({ op: "withEventFilter", predicates });
-    return this;
-  }
-
-  /** See the runtime's `ControllerBuilder.named`. */
-  named(name: string): this {
-    this.steps.push({ op: "named", name });
-    return this;
-  }
-
-  /** See the runtime's `ControllerBuilder.withOptions`. */
-  withOptions(options: BuilderOptions): this {
-    this.steps.push({ op: "withOptions", options });
-    return this;
-  }
-
-  /** The reconcile function; the controller is built when the operator starts. */
-  reconcile(fn: ReconcileFunction<T>): void {
-    if (this.fn !== undefined) throw new Error("reconcile() was already called on this builder");
-    this.fn = fn;
-  }
-
-  /** @internal Kinds this controller watches, split by role. */
-  kinds(): { owns: ResourceKind[]; watches: ResourceKind[] } {
-    const owns: ResourceKind[] = [];
-    const watches: ResourceKind[] = [this.kind as ResourceKind];
-    for (const s of this.steps) {
-      if (s.op === "owns") owns.push(s.kind);
-      if (s.op === "watches") watches.push(s.kind);
-    }
-    return { owns, watches };
-  }
-
-  /** @internal Builds the controller on `mgr`. */
-  replay(mgr: Manager): void {
-    if (this.fn === undefined) {
-      throw new Error(`controller for ${this.kind.kind} was declared without reconcile(fn)`);
-    }
-    let b = mgr.controller(this.kind, this.options);
-    for (const s of this.steps) {
-      if (s.op === "owns") b = b.owns(s.kind, s.options);
-      else if (s.op === "watches") b = b.watches(s.kind, s.map, s.options);
-      else if (s.op === "withEventFilter") b = b.withEventFilter(...s.predicates);
-      else if (s.op === "named") b = b.named(s.name);
-      else b = b.withOptions(s.options);
-    }
-    b.reconcile(this.fn);
-  }
 }
 
 /** Holds an operator's controllers and handlers; see the module documentation. */
@@ -402,79 +278,18 @@ export class Operator {
     });
   }
 
-  /** What the operator watches, owns and writes (for RBAC and CRD registration). */
+  /** What the operator watches, owns and writes (for RBAC and CRD registration); see requirements.ts. */
   requirements(): OperatorRequirements {
-    const watches = new KindSet();
-    const owns = new KindSet();
-    const updates = new KindSet();
-    const statusWrites = new KindSet();
-    const ownerReferencesTo = new KindSet();
-    for (const e of this.kinds.values()) {
-      watches.add(e.kind);
-      // Change handlers always write their progress; timers write their ctx.patch and results.
-      const writes = e.change.length > 0 || e.timers.length > 0;
-      if (writes) {
-        updates.add(e.kind);
-        if (hasStatusSubresource(e.kind)) statusWrites.add(e.kind);
-      }
-      // Raw event handlers get no adopt; every other handler context has it.
-      if (writes || e.daemons.length > 0) ownerReferencesTo.add(e.kind);
-    }
-    for (const c of this.controllers) {
-      const k = c.kinds();
-      for (const w of k.watches) watches.add(w);
-      for (const o of k.owns) {
-        owns.add(o);
-        watches.add(o);
-      }
-      // ctx.patchStatus patches the reconciled object's status; ctx.adopt points children at it.
-      if (hasStatusSubresource(c.kind as ResourceKind)) statusWrites.add(c.kind as ResourceKind);
-      ownerReferencesTo.add(c.kind as ResourceKind);
-    }
-    const crds = new Map<string, CustomResource>();
-    for (const k of [...watches.values(), ...owns.values()]) if (isCustomResource(k)) crds.set(k.crdName, k);
-    return {
-      watches: watches.values(),
-      owns: owns.values(),
-      updates: updates.values(),
-      statusWrites: statusWrites.values(),
-      ownerReferencesTo: ownerReferencesTo.values(),
-      events: true,
-      crds: [...crds.values()],
-    };
+    return operatorRequirements(this.kinds.values(), this.controllers);
   }
 
   /**
    * The permission needs of {@link requirements}, for `deriveRules` / `rbacManifests`: exactly the
-   * verbs of the requests Capstan sends for this operator (informers list and watch; the handler
-   * engine patches the object and its status; `ctx.apply` applies, which may create; the event
-   * recorder creates and patches core/v1 Events; CRD registration gets, creates and updates its own
-   * CRDs; leader election gets, creates and updates its own Lease), plus what was declared with
-   * `operator({ permissions })` for the requests handlers send themselves through `api` / `ctx.client`.
+   * verbs of the requests Capstan sends for this operator, plus what was declared with
+   * `operator({ permissions })`; see `operatorPermissions` in requirements.ts.
    */
-  permissions(
-    options: {
-      /** Grant the Lease: `true` for the manager's default `<name>-leader`, or the Lease `name` it is started with. */
-      leaderElection?: boolean | { name?: string };
-      registerCrds?: boolean;
-    } = {},
-  ): PermissionNeed[] {
-    const r = this.requirements();
-    const out: PermissionNeed[] = [];
-    for (const k of r.watches) out.push(...needs.watch(k));
-    for (const k of r.owns) out.push(...needs.apply(k));
-    for (const k of r.updates) out.push(...needs.patch(k));
-    for (const k of r.statusWrites) out.push(...needs.writeStatus(k));
-    for (const k of r.ownerReferencesTo) out.push(...needs.ownerReferencesTo(k));
-    out.push(...needs.events());
-    out.push(...this.declaredPermissions);
-    if (options.leaderElection) {
-      // The manager's default Lease name (manager.ts), which `capstan run --leader-elect` uses.
-      const lease = typeof options.leaderElection === "object" ? options.leaderElection.name : undefined;
-      out.push(...needs.leaderElection(lease ?? `${this.name}-leader`));
-    }
-    if (options.registerCrds ?? true) out.push(...needs.crdRegistration(r.crds.map((k) => k.crdName)));
-    return out;
+  permissions(options: PermissionOptions = {}): PermissionNeed[] {
+    return operatorPermissions(this.name, this.requirements(), this.declaredPermissions, options);
   }
 
   /**
@@ -638,41 +453,4 @@ export class Operator {
 /** Creates an operator; see {@link Operator}. */
 export function operator(options: OperatorOptions): Operator {
   return new Operator(options);
-}
-
-/**
- * Whether the kind has a status subresource: for `defineResource` kinds, when the typed version
- * has a status schema (then `toCrd` enables the subresource); built-in kinds without a status
- * are listed; any other kind is assumed to have one.
- */
-function hasStatusSubresource(kind: ResourceKind): boolean {
-  if (isCustomResource(kind)) return kind.versions.find((v) => v.name === kind.version)?.status !== undefined;
-  return !KINDS_WITHOUT_STATUS.has(`${kind.kind}.${kind.group}`);
-}
-
-/** Built-in kinds that have no status at all (so no status subresource). */
-const KINDS_WITHOUT_STATUS = new Set([
-  "ConfigMap.",
-  "Secret.",
-  "ServiceAccount.",
-  "Endpoints.",
-  "Event.",
-  "Event.events.k8s.io",
-  "Lease.coordination.k8s.io",
-  "Role.rbac.authorization.k8s.io",
-  "RoleBinding.rbac.authorization.k8s.io",
-  "ClusterRole.rbac.authorization.k8s.io",
-  "ClusterRoleBinding.rbac.authorization.k8s.io",
-  "ValidatingWebhookConfiguration.admissionregistration.k8s.io",
-  "MutatingWebhookConfiguration.admissionregistration.k8s.io",
-]);
-
-class KindSet {
-  private readonly map = new Map<string, ResourceKind>();
-  add(kind: ResourceKind): void {
-    this.map.set(`${kind.group}/${kind.version}/${kind.kind}`, kind);
-  }
-  values(): ResourceKind[] {
-    return [...this.map.values()];
-  }
 }
