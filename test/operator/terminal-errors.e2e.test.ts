@@ -67,6 +67,34 @@ describe("one 'do not retry' error for both styles", () => {
     }
   });
 
+  it("ends a daemon for good, without a restart, when it throws the runtime's TerminalError", async () => {
+    const ns = "terminal-daemon";
+    await cluster.client.resource(Namespace).create(Namespace.make({ metadata: { name: ns } }));
+    const op = operator({ name: "terminal-daemon" });
+    let runs = 0;
+    op.daemon(Machine, { id: "watcher", backoff: 10 }, async () => {
+      runs++;
+      throw new TerminalError("nothing to watch");
+    });
+    const running = await cluster.run(op, { namespaces: [ns] });
+    try {
+      await machines(ns).create(
+        Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
+      );
+      await eventually(
+        async () => (await eventsFor(ns, "m")).some((e) => e.reason === "DaemonFailed"),
+        "the daemon to fail",
+      );
+      const failed = (await eventsFor(ns, "m")).find((e) => e.reason === "DaemonFailed");
+      expect(failed?.message).toBe("Daemon 'watcher' failed permanently: nothing to watch");
+      // A restart (10 ms backoff) would have come by now.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(runs).toBe(1);
+    } finally {
+      await running.stop();
+    }
+  });
+
   it("a PermanentError is a TerminalError, so code that checks for the runtime's name sees the Kopf one", () => {
     const err = new PermanentError("no", { cause: "why" });
     expect(err).toBeInstanceOf(TerminalError);
