@@ -12,16 +12,19 @@ export {
   loadClientConfig,
   type TlsConfig,
 } from "./client/config.ts";
-export { ConnectionError, type ConnectionFailure } from "./client/connection-error.ts";
+export { ConnectionError, type ConnectionFailure, isConnectionError } from "./client/connection-error.ts";
+export { CredentialError, isCredentialError } from "./client/credential-error.ts";
 export {
   type ClientCertificate,
   type Credentials,
   type HeaderRecord,
   StaticCredentials,
 } from "./client/credentials.ts";
+export { DecodeError, isDecodeError } from "./client/decode-error.ts";
 export {
   ApiError,
   isAlreadyExists,
+  isApiError,
   isConflict,
   isForbidden,
   isGone,
@@ -31,6 +34,7 @@ export {
   isTooManyRequests,
   isUnauthorized,
 } from "./client/errors.ts";
+export { isRequestError, RequestError } from "./client/request-error.ts";
 export {
   type ApplyOptions,
   type CallOptions,
@@ -45,6 +49,8 @@ export {
   type ResponseObserver,
   type WriteOptions,
 } from "./client/resource-client.ts";
+export { isNoKindMatch, NoKindMatchError } from "./client/rest-mapper.ts";
+export { TransportError, type TransportErrorCode } from "./client/transport-error.ts";
 export type {
   KubeObject,
   ListerWatcher,
@@ -56,3 +62,4 @@ export type {
   WatchEvent,
   WatchOptions,
 } from "./client/types.ts";
+export { isWatchError, WatchError } from "./client/watch-error.ts";

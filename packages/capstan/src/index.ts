@@ -24,6 +24,7 @@ export { type Static, Type } from "typebox";
 export {
   ApiError,
   isAlreadyExists,
+  isApiError,
   isConflict,
   isForbidden,
   isGone,

@@ -11,8 +11,14 @@
 import { inspect } from "node:util";
 import pino from "pino";
 
-/** Names of the error classes whose message is the whole story (client/config.ts, client/connection-error.ts, runtime/manager.ts, cli/dev-package.ts). */
-const ANTICIPATED_NAMES = new Set(["ConfigError", "ConnectionError", "LeadershipLostError", "CommandUnavailableError"]);
+/** Names of the error classes whose message is the whole story (client/config.ts, client/connection-error.ts, client/credential-error.ts, runtime/manager.ts, cli/dev-package.ts). */
+const ANTICIPATED_NAMES = new Set([
+  "ConfigError",
+  "ConnectionError",
+  "CredentialError",
+  "LeadershipLostError",
+  "CommandUnavailableError",
+]);
 
 /** Causes are followed this deep at most (a cycle of causes must not hang the logger). */
 const MAX_CAUSE_DEPTH = 8;
