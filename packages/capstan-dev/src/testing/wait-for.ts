@@ -92,8 +92,11 @@ export function waitFor<T extends KubeObject>(
 
 /** Options of {@link waitUntil}. */
 export interface WaitUntilOptions extends WaitForOptions {
-  /** What is awaited, for the timeout message (`"the operator to lead"`). */
-  what?: string;
+  /**
+   * What is awaited, for the timeout message (`"the operator to lead"`); a function is called when
+   * the wait times out, to show the state then (`() => \`phase ${informer.phase.phase}\``).
+   */
+  what?: string | (() => string);
   /** Milliseconds between two tries (default {@link WAIT_UNTIL_INTERVAL_MS}). */
   interval?: number;
 }
@@ -138,7 +141,12 @@ export async function waitUntil<R>(
       lastError = err;
     }
     if (performance.now() >= deadline) {
-      const what = options.what === undefined ? `${predicateText(condition)} to hold` : options.what;
+      const what =
+        options.what === undefined
+          ? `${predicateText(condition)} to hold`
+          : typeof options.what === "function"
+            ? options.what()
+            : options.what;
       const last = lastError === undefined ? "" : `; the condition last threw: ${errorText(lastError)}`;
       throw new WaitForTimeoutError(`timed out after ${timeout} waiting for ${what}${last}`, undefined);
     }
