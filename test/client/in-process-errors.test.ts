@@ -1,3 +1,4 @@
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ApiError,
@@ -6,7 +7,6 @@ import {
   isConflict,
   isNotFound,
 } from "../../packages/capstan/src/client/errors.ts";
-import { type ApiServer, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 
 /** What the embedded server throws below its HTTP layer, caught in-process: not the client's ApiError. */
 function thrown(fn: () => unknown): unknown {
@@ -21,12 +21,14 @@ function thrown(fn: () => unknown): unknown {
 const configMaps = { group: "", version: "v1", plural: "configmaps" };
 
 describe("the client's error helpers on the embedded server's own errors", () => {
-  let server: ApiServer;
+  let cluster: TestCluster;
+  let server: TestCluster["server"];
   beforeAll(async () => {
-    server = await startApiServer({ kubelet: false });
+    cluster = await startTestCluster({ kubelet: false });
+    server = cluster.server;
   });
   afterAll(async () => {
-    await server?.stop();
+    await cluster?.stop();
   });
 
   it("isNotFound is true for the 404 the devcluster's store throws in-process for a missing object", () => {

@@ -4,12 +4,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { ApiError, isForbidden, isUnauthorized } from "../../packages/capstan/src/client/errors.ts";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
-import { type ApiServer, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { ConfigMapKind } from "./support/client.ts";
 import { execPlugin, printCredential, tempDir, writeKubeconfig } from "./support/kubeconfig.ts";
 import {
@@ -69,6 +69,8 @@ describe("a 401 says which credential which server refused", () => {
   });
 });
 
+type ApiServer = TestCluster["server"];
+
 const NamespaceKind: ResourceKind = {
   group: "",
   version: "v1",
@@ -78,12 +80,14 @@ const NamespaceKind: ResourceKind = {
 };
 
 describe("against the embedded API server", () => {
+  let cluster: TestCluster;
   let api: ApiServer;
   beforeAll(async () => {
-    api = await startApiServer({ rbac: true, kubelet: false });
+    cluster = await startTestCluster({ rbac: true, kubelet: false });
+    api = cluster.server;
   });
   afterAll(async () => {
-    await api?.stop();
+    await cluster?.stop();
   });
 
   it("authenticates with the token an exec plugin prints, and names the plugin when the server refuses its token", async () => {

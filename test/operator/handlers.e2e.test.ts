@@ -1,16 +1,11 @@
-import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
 import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
 import { type DiffEntry, operator, PRESENT } from "../../packages/capstan/src/operator/index.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { ConfigMap, eventsFor, Machine, machineCrd, namespace, run } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [machineCrd] });
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 function machines(ns: string) {
   return cluster.client.resource(Machine, ns);

@@ -1,16 +1,11 @@
-import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Operator, operator } from "../../packages/capstan/src/operator/index.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { Machine, machineCrd, namespace } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [machineCrd] });
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 const machines = (ns: string) => cluster.client.resource(Machine, ns);
 

@@ -1,16 +1,11 @@
-import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
 import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
 import { operator, PermanentError, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { eventsFor, Machine, machineCrd, namespace, run } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [machineCrd] });
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 const machines = (ns: string) => cluster.client.resource(Machine, ns);
 const progress = async (ns: string, name: string, key: string) => {

@@ -4,23 +4,18 @@
  * The operator registers their CRDs itself at start-up.
  */
 
-import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
 import { Type } from "typebox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
 import { ConfigMap, Pod } from "../../packages/capstan/src/resources/builtins.ts";
 import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
 import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { machineCrd, namespace, run } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [machineCrd] });
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 const ExchangeRate = defineResource({
   group: "operators.capstan.test",

@@ -1,8 +1,9 @@
-import { startTestCluster, type TestCluster } from "capstan-dev/testing";
+import { startTestCluster } from "capstan-dev/testing";
 import { Type } from "typebox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
 import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { machineCrd } from "./support/cluster.ts";
 
 /** Not registered up front (unlike the Machine): starting the operator has CRD registration to do. */
@@ -14,11 +15,7 @@ const Sprocket = defineResource({
   spec: Type.Object({ teeth: Type.Integer() }),
 });
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [machineCrd] });
-});
-afterAll(() => cluster.stop());
+const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 describe("stopping an operator while it starts", () => {
   it("a stop during CRD registration resolves start() as a stop, not a failure", async () => {

@@ -1,15 +1,10 @@
-import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
 import { operator, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { Machine, machineCrd, namespace, run, trackTimers } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [machineCrd] });
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 const machines = (ns: string) => cluster.client.resource(Machine, ns);
 const statusOf = async (ns: string, name: string) =>

@@ -1,7 +1,7 @@
-import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
 import type { ReconcileContext } from "../../packages/capstan/src/runtime/controller.ts";
@@ -9,15 +9,10 @@ import { ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.
 import { EVENT_KIND } from "../../packages/capstan/src/runtime/event-recorder.ts";
 import { Manager } from "../../packages/capstan/src/runtime/manager.ts";
 import { isDeleted, type ReconcileTarget } from "../../packages/capstan/src/runtime/reconcile.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { ConfigMap, type ConfigMapObject, Widget, widgetCrd } from "./support/widget.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [widgetCrd()] });
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [widgetCrd()] }));
 
 /**
  * The reconcile under test: one owned ConfigMap per Widget holding its size (created, or

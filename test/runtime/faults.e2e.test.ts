@@ -1,11 +1,12 @@
-import { startTestCluster, type TestCluster } from "capstan-dev/testing";
+import { startTestCluster } from "capstan-dev/testing";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
 import { Manager } from "../../packages/capstan/src/runtime/manager.ts";
 import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
 import type { RequestContext, Stage } from "../../packages/capstan-dev/src/devcluster/request/pipeline.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { ConfigMap, type ConfigMapObject, Widget, widgetCrd } from "./support/widget.ts";
 
 /** Only requests with this user agent get faults: the test's own calls stay reliable. */
@@ -86,13 +87,7 @@ function faultStage(random: () => number, counts: FaultCounts): Stage {
   };
 }
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [widgetCrd()] });
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [widgetCrd()] }));
 
 describe("a controller under injected faults", () => {
   it("reconciles every object despite failing requests, dropped watches and 410s, never one key twice at once", async () => {

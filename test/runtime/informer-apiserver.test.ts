@@ -3,10 +3,7 @@
  * resourceVersions, BOOKMARKs, a genuine 410 for a watch resumed from compacted history, and the
  * server's own 409s on concurrent Lease writes.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { waitUntil } from "capstan-dev/testing";
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
@@ -14,7 +11,6 @@ import type { ListerWatcher, ResourceKind, WatchOptions } from "../../packages/c
 import { DeletedFinalStateUnknown, Informer } from "../../packages/capstan/src/runtime/informer.ts";
 import { LeaderElector } from "../../packages/capstan/src/runtime/leader-election.ts";
 import { clientListerWatchers, SharedInformerFactory } from "../../packages/capstan/src/runtime/shared-informers.ts";
-import { type ApiServer, startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { type ConfigMap, ConfigMapKind } from "../client/support/client.ts";
 
 const SecretKind: ResourceKind<ConfigMap> = {
@@ -32,17 +28,15 @@ const LeaseKind: ResourceKind<Lease> = {
   namespaced: true,
 };
 
-let server: ApiServer;
+let cluster: TestCluster;
 let client: KubeClient;
-let dir: string;
 const stops: AbortController[] = [];
 const runs: Promise<void>[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "capstan-runtime-e2e-"));
   // A short history makes a 410 reachable with a few writes; frequent bookmarks keep the test short.
-  server = await startApiServer({ kubeconfigPath: join(dir, "kubeconfig"), historySize: 10, bookmarkIntervalMs: 50 });
-  client = await KubeClient.load({ kubeconfig: join(dir, "kubeconfig"), env: {} });
+  cluster = await startTestCluster({ server: { historySize: 10, bookmarkIntervalMs: 50 } });
+  client = await KubeClient.load({ kubeconfig: cluster.kubeconfigPath, env: {} });
 });
 afterEach(async () => {
   for (const s of stops.splice(0)) s.abort();
@@ -50,8 +44,7 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await client?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await cluster?.stop();
 });
 
 /** The client's ListerWatcher, with a switch that holds new watches back (a network outage). */

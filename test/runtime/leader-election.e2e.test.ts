@@ -1,23 +1,18 @@
-import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import { LEASE_KIND, LeadershipLostError, Manager } from "../../packages/capstan/src/runtime/manager.ts";
 import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
+import { fileFixture } from "../support/file-fixture.ts";
 import { Widget, widgetCrd } from "./support/widget.ts";
 
 // Lease 1 s > renew deadline 0.5 s > retry 0.1 s * 1.2: client-go's proportions, scaled down so
 // a hand-over takes about a second instead of 15.
 const timings = { leaseDuration: "1s", renewDeadline: 500, retryPeriod: 100 };
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster({ crds: [widgetCrd()] });
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [widgetCrd()] }));
 
 /** A replica: its own client and manager, recording which widgets it reconciled. */
 function replica(identity: string, lease: string, reconciled: string[]) {
