@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configMap, startTestServer, type TestServer } from "./support/http.ts";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../support/file-fixture.ts";
+import { configMap, startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = fileFixture(() => startRawHttpCluster());
 
 const CMS = "/api/v1/namespaces/default/configmaps";
 

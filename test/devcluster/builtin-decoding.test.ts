@@ -3,16 +3,11 @@
  * JSON type is a 400 with encoding/json's message, unknown fields follow `fieldValidation` and are not
  * stored.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./support/http.ts";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../support/file-fixture.ts";
+import { startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = fileFixture(() => startRawHttpCluster());
 
 const DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments";
 const CONFIGMAPS = "/api/v1/namespaces/default/configmaps";

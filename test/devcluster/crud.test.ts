@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configMap, startTestServer, type TestServer } from "./support/http.ts";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../support/file-fixture.ts";
+import { configMap, startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer;
-beforeAll(async () => {
-  // REST semantics alone: no controllers writing meanwhile.
-  t = await startTestServer({ builtinPlugins: false });
-});
-afterAll(async () => {
-  await t.stop();
-});
+// REST semantics alone: no controllers writing meanwhile.
+const t = fileFixture(() => startRawHttpCluster({ builtinPlugins: false }));
 
 const CMS = "/api/v1/namespaces/default/configmaps";
 

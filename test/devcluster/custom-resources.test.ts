@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServedResource } from "../../packages/capstan-dev/src/devcluster/index.ts";
-import { startTestServer, type TestServer } from "./support/http.ts";
+import { type RawHttpCluster, startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer;
+let t: RawHttpCluster;
 const schema = {
   type: "object",
   properties: {
@@ -39,7 +39,7 @@ function served(version: string): ServedResource {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startRawHttpCluster();
   t.server.internals.registry.add(served("v1"));
   t.server.internals.registry.add(served("v1beta1"));
 });

@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ServedResource } from "../../packages/capstan-dev/src/devcluster/index.ts";
-import { startTestServer, type TestServer } from "./support/http.ts";
+import { fileFixture } from "../support/file-fixture.ts";
+import { startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = fileFixture(() => startRawHttpCluster());
 
 describe("discovery", () => {
   it("serves /api with v1 and /api/v1 with the core kinds, short names, categories and subresources", async () => {

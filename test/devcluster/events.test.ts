@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./support/http.ts";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../support/file-fixture.ts";
+import { startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = fileFixture(() => startRawHttpCluster());
 
 const CORE = "/api/v1/namespaces/default/events";
 const V1 = "/apis/events.k8s.io/v1/namespaces/default/events";

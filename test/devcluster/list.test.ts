@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { configMap, startTestServer, type TestServer } from "./support/http.ts";
+import { configMap, type RawHttpCluster, startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer | undefined;
+let t: RawHttpCluster | undefined;
 afterEach(async () => {
   await t?.stop();
   t = undefined;
@@ -13,7 +13,7 @@ const REST_ONLY = { builtinPlugins: false };
 const names = (res: { body: { items: { metadata: { name: string } }[] } }) =>
   res.body.items.map((i) => i.metadata.name);
 
-async function seed(server: TestServer): Promise<void> {
+async function seed(server: RawHttpCluster): Promise<void> {
   const labels: Record<string, Record<string, string>> = {
     a: { app: "web", tier: "front", rank: "1" },
     b: { app: "web", tier: "back", rank: "5" },
@@ -27,7 +27,7 @@ async function seed(server: TestServer): Promise<void> {
 
 describe("list", () => {
   it("returns a List with kind, apiVersion and the current resourceVersion", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     await seed(t);
     const res = await t.request("GET", CMS);
     expect(res.body.kind).toBe("ConfigMapList");
@@ -51,7 +51,7 @@ describe("list", () => {
     ["rank>4", ["b", "c"]],
     ["rank<5", ["a"]],
   ])("filters by labelSelector %s", async (selector, expected) => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     await seed(t);
     const res = await t.request("GET", `${CMS}?labelSelector=${encodeURIComponent(selector)}`);
     expect(res.status).toBe(200);
@@ -59,14 +59,14 @@ describe("list", () => {
   });
 
   it("answers a malformed label selector with 400", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     const res = await t.request("GET", `${CMS}?labelSelector=${encodeURIComponent("app in (web")}`);
     expect(res.status).toBe(400);
     expect(res.body.reason).toBe("BadRequest");
   });
 
   it("filters by metadata.name and metadata.namespace field selectors across namespaces", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     await seed(t);
     await t.request("POST", "/api/v1/namespaces/kube-system/configmaps", { body: configMap("a") });
     const byName = await t.request("GET", "/api/v1/configmaps?fieldSelector=metadata.name%3Da");
@@ -79,7 +79,7 @@ describe("list", () => {
   });
 
   it("supports per-kind field selectors (pods spec.nodeName, status.phase; events involvedObject.name)", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     const pod = (name: string, nodeName?: string) => ({
       metadata: { name },
       spec: { nodeName, containers: [{ name: "c", image: "x:1" }] },
@@ -104,14 +104,14 @@ describe("list", () => {
   });
 
   it("answers an unsupported field selector with 400 field label not supported", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     const res = await t.request("GET", `${CMS}?fieldSelector=data.x%3D1`);
     expect(res.status).toBe(400);
     expect(res.body.message).toBe("field label not supported: data.x");
   });
 
   it("pages with limit and continue, with remainingItemCount, over a consistent snapshot", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     await seed(t);
     const first = await t.request("GET", `${CMS}?limit=2`);
     expect(names(first)).toEqual(["a", "b"]);
@@ -128,7 +128,7 @@ describe("list", () => {
   });
 
   it("answers a continue token older than the history with 410 Expired and an inconsistent continue token", async () => {
-    t = await startTestServer({ ...REST_ONLY, historySize: 4 });
+    t = await startRawHttpCluster({ ...REST_ONLY, historySize: 4 });
     await seed(t);
     const first = await t.request("GET", `${CMS}?limit=1`);
     for (let i = 0; i < 6; i++) await t.request("POST", CMS, { body: configMap(`z${i}`) });
@@ -147,7 +147,7 @@ describe("list", () => {
   });
 
   it("ignores limit for resourceVersion=0, as the watch cache serving it does", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     await seed(t);
     const res = await t.request("GET", `${CMS}?limit=2&resourceVersion=0`);
     expect(names(res)).toEqual(["a", "b", "c", "d"]);
@@ -155,13 +155,13 @@ describe("list", () => {
   });
 
   it("answers a garbage continue token with 400", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     const res = await t.request("GET", `${CMS}?continue=notatoken`);
     expect(res.status).toBe(400);
   });
 
   it("serves resourceVersionMatch=Exact from history and rejects it without a resourceVersion", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     await t.request("POST", CMS, { body: configMap("one") });
     const before = await t.request("GET", CMS);
     await t.request("POST", CMS, { body: configMap("two") });
@@ -184,7 +184,7 @@ describe("list", () => {
   });
 
   it("waits for a resourceVersion the server reaches meanwhile", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     const current = Number((await t.request("GET", CMS)).body.metadata.resourceVersion);
     const pending = t.request("GET", `${CMS}?resourceVersion=${current + 1}`);
     await t.request("POST", CMS, { body: configMap("late-arrival") });
@@ -194,7 +194,7 @@ describe("list", () => {
   });
 
   it("answers a resourceVersion the server never reaches with 504 Too large resource version", async () => {
-    t = await startTestServer(REST_ONLY);
+    t = await startRawHttpCluster(REST_ONLY);
     const res = await t.request("GET", `${CMS}?resourceVersion=999999&resourceVersionMatch=NotOlderThan`);
     expect(res.status).toBe(504);
     expect(res.body.message).toMatch(/^Too large resource version: 999999, current: \d+$/);

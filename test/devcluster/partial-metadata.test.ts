@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configMap, startTestServer, type TestServer } from "./support/http.ts";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../support/file-fixture.ts";
+import { configMap, startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer({ builtinPlugins: false });
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = fileFixture(() => startRawHttpCluster({ builtinPlugins: false }));
 
 const CMS = "/api/v1/namespaces/default/configmaps";
 const AS_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";

@@ -3,14 +3,14 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./support/http.ts";
+import { type RawHttpCluster, startRawHttpCluster } from "./support/http.ts";
 
 // kubectl's typed commands (create <kind>, run) send protobuf bodies: these tests use the real binary.
-let t: TestServer;
+let t: RawHttpCluster;
 let kubeconfig: string;
 beforeAll(async () => {
   kubeconfig = join(mkdtempSync(join(tmpdir(), "capstan-pb-")), "kubeconfig");
-  t = await startTestServer({ kubeconfigPath: kubeconfig });
+  t = await startRawHttpCluster({ kubeconfigPath: kubeconfig });
 });
 afterAll(async () => {
   await t.stop();

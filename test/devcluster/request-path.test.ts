@@ -4,9 +4,10 @@
  * the store writes.
  */
 import { Agent, request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Stage } from "../../packages/capstan-dev/src/devcluster/request/pipeline.ts";
-import { configMap, startTestServer, type TestServer } from "./support/http.ts";
+import { fileFixture } from "../support/file-fixture.ts";
+import { configMap, startRawHttpCluster } from "./support/http.ts";
 
 const CMS = "/api/v1/namespaces/default/configmaps";
 
@@ -15,13 +16,7 @@ function ownKeys(meta: object): string[] {
   return Object.keys(meta).filter((k) => k !== "managedFields");
 }
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer({ builtinPlugins: false });
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = fileFixture(() => startRawHttpCluster({ builtinPlugins: false }));
 
 describe("authentication on the hot path", () => {
   it("refuses a token of the admin token's length that differs in one character", async () => {

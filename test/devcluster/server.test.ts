@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { startApiServer } from "../../packages/capstan-dev/src/devcluster/index.ts";
-import { configMap, startTestServer, type TestServer } from "./support/http.ts";
+import { configMap, type RawHttpCluster, startRawHttpCluster } from "./support/http.ts";
 
-let t: TestServer | undefined;
+let t: RawHttpCluster | undefined;
 afterEach(async () => {
   await t?.stop();
   t = undefined;
@@ -16,7 +16,7 @@ describe("server skeleton", () => {
   it("serves HTTPS on a free port with a kubeconfig holding its CA and token", async () => {
     const dir = mkdtempSync(join(tmpdir(), "capstan-kc-"));
     const path = join(dir, "nested", "kubeconfig");
-    t = await startTestServer({ kubeconfigPath: path });
+    t = await startRawHttpCluster({ kubeconfigPath: path });
     expect(t.server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const kc = parse(readFileSync(path, "utf8"));
@@ -29,7 +29,7 @@ describe("server skeleton", () => {
   });
 
   it("answers requests without the bearer token with a 401 Unauthorized Status", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     for (const token of [null, "wrong"]) {
       const res = await t.request("GET", "/api/v1/namespaces", { token });
       expect(res.status).toBe(401);
@@ -46,7 +46,7 @@ describe("server skeleton", () => {
   });
 
   it("starts with the default, kube-system and kube-public namespaces, Active with the kubernetes finalizer", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const res = await t.request("GET", "/api/v1/namespaces");
     const names = res.body.items.map((n: { metadata: { name: string } }) => n.metadata.name);
     expect(names).toEqual(expect.arrayContaining(["default", "kube-system", "kube-public"]));
@@ -56,7 +56,7 @@ describe("server skeleton", () => {
   });
 
   it("stop() ends open watches and frees the port", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const watch = await t.watch("/api/v1/namespaces/default/configmaps?watch=true");
     expect(watch.status).toBe(200);
     const { url } = t.server;
@@ -69,7 +69,7 @@ describe("server skeleton", () => {
   });
 
   it("returns 404 with a NotFound Status for resources it does not serve", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     for (const path of ["/api/v1/namespaces/default/widgets", "/apis/nope.example.com/v1/things", "/api/v2/pods"]) {
       const res = await t.request("GET", path);
       expect(res.status, path).toBe(404);
@@ -79,7 +79,7 @@ describe("server skeleton", () => {
   });
 
   it("rejects bodies larger than 3 MiB with 413 and keeps serving", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const huge = JSON.stringify(configMap("big", { a: "x".repeat(3 * 1024 * 1024 + 10) }));
     const res = await t.request("POST", "/api/v1/namespaces/default/configmaps", { raw: huge });
     expect(res.status).toBe(413);
@@ -89,7 +89,7 @@ describe("server skeleton", () => {
   });
 
   it("answers malformed JSON with 400 BadRequest and the decoder's message", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const res = await t.request("POST", "/api/v1/namespaces/default/configmaps", { raw: '{"metadata": {bad' });
     expect(res.status).toBe(400);
     expect(res.body.reason).toBe("BadRequest");

@@ -6,19 +6,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./support/http.ts";
+import { type RawHttpCluster, startRawHttpCluster } from "./support/http.ts";
 
 const SERVICES = "/api/v1/namespaces/default/services";
 
-let servers: TestServer[] = [];
+let servers: RawHttpCluster[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.stop();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(dataDir?: string): Promise<TestServer> {
-  const t = await startTestServer({ kubelet: false, ...(dataDir ? { dataDir } : {}) });
+async function start(dataDir?: string): Promise<RawHttpCluster> {
+  const t = await startRawHttpCluster({ kubelet: false, ...(dataDir ? { dataDir } : {}) });
   servers.push(t);
   return t;
 }

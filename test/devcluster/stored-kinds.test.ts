@@ -3,17 +3,14 @@
  * (StatefulSets, Jobs, Ingresses, PVCs...): discovery, create/get/list/watch over HTTP with the
  * scheme's defaults and create-time preparation, generation and the status subresource.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RbacCluster, startRbacCluster } from "./rbac/support.ts";
-import { startTestServer, type TestServer } from "./support/http.ts";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(async () => {
-  await t.stop();
-});
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fileFixture } from "../support/file-fixture.ts";
+import { http, RBAC_CLUSTER } from "./rbac/support.ts";
+import { startRawHttpCluster } from "./support/http.ts";
+
+const t = fileFixture(() => startRawHttpCluster());
 
 const podTemplate = (labels: Record<string, string>, restartPolicy?: string) => ({
   metadata: { labels },
@@ -466,16 +463,16 @@ describe("stored built-in kinds over HTTP", () => {
 });
 
 describe("stored built-in kinds under RBAC", () => {
-  let cluster: RbacCluster;
+  let cluster: TestCluster;
   beforeAll(async () => {
-    cluster = await startRbacCluster();
+    cluster = await startTestCluster(RBAC_CLUSTER);
   });
   afterAll(async () => {
     await cluster.stop();
   });
 
   it("the bootstrap view role lists jobs and statefulsets but cannot create a job", async () => {
-    const binding = await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", {
+    const binding = await http(cluster, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", {
       body: {
         metadata: { name: "viewer" },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
@@ -484,11 +481,11 @@ describe("stored built-in kinds under RBAC", () => {
     });
     expect(binding.status, binding.text).toBe(201);
     const as = { "impersonate-user": "viewer" };
-    const jobs = await cluster.http("GET", "/apis/batch/v1/namespaces/default/jobs", { headers: as });
+    const jobs = await http(cluster, "GET", "/apis/batch/v1/namespaces/default/jobs", { headers: as });
     expect(jobs.status, jobs.text).toBe(200);
-    const sts = await cluster.http("GET", "/apis/apps/v1/namespaces/default/statefulsets", { headers: as });
+    const sts = await http(cluster, "GET", "/apis/apps/v1/namespaces/default/statefulsets", { headers: as });
     expect(sts.status, sts.text).toBe(200);
-    const create = await cluster.http("POST", "/apis/batch/v1/namespaces/default/jobs", {
+    const create = await http(cluster, "POST", "/apis/batch/v1/namespaces/default/jobs", {
       headers: as,
       body: { metadata: { name: "nope" }, spec: { template: podTemplate({}, "Never") } },
     });

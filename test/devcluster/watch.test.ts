@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { MemoryStorage } from "../../packages/capstan-dev/src/devcluster/storage/memory-storage.ts";
-import { configMap, startTestServer, type TestServer, type WatchEventLine } from "./support/http.ts";
+import { configMap, type RawHttpCluster, startRawHttpCluster, type WatchEventLine } from "./support/http.ts";
 
-let t: TestServer | undefined;
+let t: RawHttpCluster | undefined;
 afterEach(async () => {
   await t?.stop();
   t = undefined;
@@ -25,7 +25,7 @@ async function take(
 
 describe("watch", () => {
   it("starts with synthetic ADDED events for current objects when no resourceVersion is given, then streams changes", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     await t.request("POST", CMS, { body: configMap("existing") });
     const w = await t.watch(`${CMS}?watch=true`);
     expect(w.status).toBe(200);
@@ -46,7 +46,7 @@ describe("watch", () => {
   });
 
   it("resumes from a resourceVersion with exactly the changes made after it", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const a = await t.request("POST", CMS, { body: configMap("a") });
     await t.request("POST", CMS, { body: configMap("b") });
     await t.request("POST", CMS, { body: configMap("c") });
@@ -58,7 +58,7 @@ describe("watch", () => {
   });
 
   it("answers a watch from before the kept history with an ERROR event carrying a 410 Expired Status", async () => {
-    t = await startTestServer({ historySize: 3 });
+    t = await startRawHttpCluster({ historySize: 3 });
     const first = await t.request("POST", CMS, { body: configMap("first") });
     for (let i = 0; i < 5; i++) await t.request("POST", CMS, { body: configMap(`n${i}`) });
     const rv = Number(first.body.metadata.resourceVersion);
@@ -78,7 +78,7 @@ describe("watch", () => {
   });
 
   it("sends periodic BOOKMARK events carrying only a resourceVersion when allowWatchBookmarks is set", async () => {
-    t = await startTestServer({ bookmarkIntervalMs: 50 });
+    t = await startRawHttpCluster({ bookmarkIntervalMs: 50 });
     const created = await t.request("POST", CMS, { body: configMap("x") });
     const w = await t.watch(
       `${CMS}?watch=true&allowWatchBookmarks=true&resourceVersion=${created.body.metadata.resourceVersion}`,
@@ -96,21 +96,21 @@ describe("watch", () => {
   });
 
   it("sends no BOOKMARK events without allowWatchBookmarks", async () => {
-    t = await startTestServer({ bookmarkIntervalMs: 20 });
+    t = await startRawHttpCluster({ bookmarkIntervalMs: 20 });
     const w = await t.watch(`${CMS}?watch=true&resourceVersion=1`);
     await expect(w.next(200)).rejects.toThrow(/no watch event/);
     w.close();
   });
 
   it("ends the stream after timeoutSeconds", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const w = await t.watch(`${CMS}?watch=true&timeoutSeconds=1`);
     await w.ended;
     expect(await w.next()).toBeUndefined();
   });
 
   it("applies label selectors, turning objects that leave the selection into DELETED and that enter it into ADDED", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const w = await t.watch(`${CMS}?watch=true&labelSelector=app%3Dweb&resourceVersion=1`);
     const created = await t.request("POST", CMS, { body: configMap("m", {}, { labels: { app: "db" } }) });
     const obj = created.body;
@@ -129,7 +129,7 @@ describe("watch", () => {
   });
 
   it("watches one object through the legacy /watch/ path and through a metadata.name field selector", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const w1 = await t.watch("/api/v1/watch/namespaces/default/configmaps/target?resourceVersion=1");
     const w2 = await t.watch(`${CMS}?watch=1&fieldSelector=metadata.name%3Dtarget&resourceVersion=1`);
     await t.request("POST", CMS, { body: configMap("other") });
@@ -141,7 +141,7 @@ describe("watch", () => {
   });
 
   it("delivers strictly increasing resourceVersions with no event lost under 20 concurrent writers", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     const w = await t.watch(`${CMS}?watch=true&resourceVersion=1`);
     const writers = 20;
     const perWriter = 10;
@@ -162,7 +162,7 @@ describe("watch", () => {
   });
 
   it("streams Table rows when kubectl asks for as=Table", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     await t.request("POST", CMS, { body: configMap("tabled") });
     const w = await t.watch(`${CMS}?watch=true`, {
       accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
@@ -175,7 +175,7 @@ describe("watch", () => {
   });
 
   it("with sendInitialEvents ends the initial state with an initial-events-end bookmark", async () => {
-    t = await startTestServer();
+    t = await startRawHttpCluster();
     await t.request("POST", CMS, { body: configMap("s1") });
     const w = await t.watch(
       `${CMS}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion=`,
@@ -192,7 +192,7 @@ describe("watch", () => {
 
 describe("watch resources", () => {
   it("releases the storage subscription when the client goes away or the watch times out", async () => {
-    t = await startTestServer({ builtinPlugins: false });
+    t = await startRawHttpCluster({ builtinPlugins: false });
     const storage = t.server.internals.storage as MemoryStorage;
     const base = storage.watcherCount();
     const a = await t.watch(`${CMS}?watch=true`);
@@ -210,7 +210,7 @@ describe("watch resources", () => {
 
 describe("dropping watches", () => {
   it("closeAllWatches ends every open watch; a client resumes from its last resourceVersion without a gap", async () => {
-    t = await startTestServer({ builtinPlugins: false });
+    t = await startRawHttpCluster({ builtinPlugins: false });
     const first = await t.request("POST", CMS, { body: configMap("before") });
     const w = await t.watch(`${CMS}?watch=true&resourceVersion=${first.body.metadata.resourceVersion}`);
     const seen = await t.request("POST", CMS, { body: configMap("seen") });
@@ -226,7 +226,7 @@ describe("dropping watches", () => {
 
 describe("watch from a version the server has not reached", () => {
   it("waits for it, then streams from it", async () => {
-    t = await startTestServer({ builtinPlugins: false });
+    t = await startRawHttpCluster({ builtinPlugins: false });
     const current = Number((await t.request("GET", CMS)).body.metadata.resourceVersion);
     const pending = t.watch(`${CMS}?watch=true&resourceVersion=${current + 1}`);
     await t.request("POST", CMS, { body: configMap("first") });
@@ -237,7 +237,7 @@ describe("watch from a version the server has not reached", () => {
   });
 
   it("answers an ERROR event with the 504 Too large resource version Status when it never comes", async () => {
-    t = await startTestServer({ builtinPlugins: false });
+    t = await startRawHttpCluster({ builtinPlugins: false });
     const w = await t.watch(`${CMS}?watch=true&resourceVersion=999999`);
     const e = await w.next(10_000);
     expect(e?.type).toBe("ERROR");

@@ -4,11 +4,12 @@
  * (with schema defaults applied), invalid ones refused with a 422 naming the field.
  */
 
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { toCrd } from "../../packages/capstan/src/resources/crd.ts";
 import type { CustomResource } from "../../packages/capstan/src/resources/resource-types.ts";
-import { eventually, startTestCluster, type TestCluster } from "../devcluster/kubectl/support/cluster.ts";
+import { http } from "../devcluster/kubectl/support/cluster.ts";
 import { ExchangeRate, Guitar, ImmortalContainer, Machine, SEED_KINDS, Switch } from "./seed-kinds.ts";
 
 let cluster: TestCluster;
@@ -16,13 +17,14 @@ let cluster: TestCluster;
 beforeAll(async () => {
   cluster = await startTestCluster();
   for (const kind of SEED_KINDS) {
-    const created = await cluster.http("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", toCrd(kind));
+    const created = await http(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", toCrd(kind));
     expect(created.status, created.text).toBe(201);
   }
   for (const kind of SEED_KINDS) {
-    await eventually(async () => {
-      const crd = (await cluster.http("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${kind.crdName}`))
-        .body as {
+    await waitUntil(async () => {
+      const crd = (
+        await http(cluster, "GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${kind.crdName}`)
+      ).body as {
         status?: { conditions?: { type: string; status: string }[] };
       };
       return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
@@ -47,21 +49,21 @@ interface StatusBody {
 }
 
 async function create(kind: CustomResource, obj: unknown) {
-  return cluster.http("POST", collection(kind), obj);
+  return http(cluster, "POST", collection(kind), obj);
 }
 
 describe("seed CRDs on the embedded API server", () => {
   it("serves every seed kind with its status subresource where it has a status", async () => {
-    const discovery = (await cluster.http("GET", `/apis/${ImmortalContainer.group}/${ImmortalContainer.version}`))
+    const discovery = (await http(cluster, "GET", `/apis/${ImmortalContainer.group}/${ImmortalContainer.version}`))
       .body as {
       resources: { name: string; namespaced: boolean }[];
     };
     expect(discovery.resources.map((r) => r.name).sort()).toEqual(["immortalcontainers", "immortalcontainers/status"]);
-    const guitars = (await cluster.http("GET", `/apis/${Guitar.group}/${Guitar.version}`)).body as {
+    const guitars = (await http(cluster, "GET", `/apis/${Guitar.group}/${Guitar.version}`)).body as {
       resources: { name: string; shortNames?: string[] }[];
     };
     expect(guitars.resources).toEqual([expect.objectContaining({ name: "guitars", shortNames: ["guit"] })]);
-    const useless = (await cluster.http("GET", `/apis/${Machine.group}/${Machine.version}`)).body as {
+    const useless = (await http(cluster, "GET", `/apis/${Machine.group}/${Machine.version}`)).body as {
       resources: { name: string }[];
     };
     expect(useless.resources.map((r) => r.name).sort()).toEqual([
@@ -112,14 +114,14 @@ describe("seed CRDs on the embedded API server", () => {
     expect(created.status, created.text).toBe(201);
     const stored = created.body as Record<string, unknown>;
     const path = `${collection(ImmortalContainer)}/web/status`;
-    const good = await cluster.http("PUT", path, {
+    const good = await http(cluster, "PUT", path, {
       ...stored,
       status: { currentPod: "web-immortalpod", startTimes: 2 },
     });
     expect(good.status, good.text).toBe(200);
     expect((good.body as { status: unknown }).status).toEqual({ currentPod: "web-immortalpod", startTimes: 2 });
     // A main-resource write ignores status when the subresource is on.
-    const main = await cluster.http("PUT", `${collection(ImmortalContainer)}/web`, {
+    const main = await http(cluster, "PUT", `${collection(ImmortalContainer)}/web`, {
       ...(good.body as object),
       status: { startTimes: 9 },
     });
@@ -166,7 +168,7 @@ describe("seed CRDs with the real kubectl", () => {
     expect(applied.stdout).toContain(
       "customresourcedefinition.apiextensions.k8s.io/exchangerates.kubectl.example.com created",
     );
-    await eventually(async () => (await cluster.kubectl(["get", "er", "-A"])).code === 0);
+    await waitUntil(async () => (await cluster.kubectl(["get", "er", "-A"])).code === 0);
 
     const good = await cluster.kubectl(["apply", "-f", "-"], {
       stdin: stringify({

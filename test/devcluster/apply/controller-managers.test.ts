@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/http.ts";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { startRawHttpCluster } from "../support/http.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
 type Doc = any;
 
-let t: TestServer;
-beforeAll(async () => {
-  // The server as users start it: kubelet, scheduler and controllers on, with short delays.
-  t = await startTestServer({ kubelet: { readyDelayMs: 10 } });
-});
-afterAll(async () => {
-  await t.stop();
-});
+// The server as users start it: kubelet, scheduler and controllers on, with short delays.
+const t = fileFixture(() => startRawHttpCluster({ kubelet: { readyDelayMs: 10 } }));
 
 function managers(obj: Doc): string[] {
   return (obj.metadata.managedFields ?? []).map((e: Doc) => `${e.manager}/${e.operation}/${e.subresource ?? ""}`);

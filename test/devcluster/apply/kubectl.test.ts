@@ -1,28 +1,14 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 
-/** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
-const KUBECTL_TIMEOUT_MS = 20_000;
+let cluster: TestCluster;
 
-let server: ApiServer;
-let dir: string;
-
-function kubectl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, KUBECONFIG: join(dir, "kubeconfig"), KUBECACHEDIR: join(dir, "cache"), HOME: dir };
-  return new Promise((resolve) => {
-    execFile("kubectl", args, { env, timeout: KUBECTL_TIMEOUT_MS }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const kubectl = (args: string[]) => cluster.kubectl(args);
 
 async function applyFile(name: string, yaml: string, ...flags: string[]) {
-  const file = join(dir, name);
+  const file = join(cluster.dir, name);
   await writeFile(file, yaml);
   return kubectl(["apply", "-f", file, ...flags]);
 }
@@ -35,14 +21,12 @@ async function getJson(resource: string, name: string): Promise<Record<string, a
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "capstan-apply-"));
   // The server as users start it: strategic merge and server-side apply are on by default.
-  server = await startApiServer({ kubeconfigPath: join(dir, "kubeconfig") });
+  cluster = await startTestCluster();
 });
 
 afterAll(async () => {
-  await server?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await cluster?.stop();
 });
 
 const deploymentV1 = `apiVersion: apps/v1

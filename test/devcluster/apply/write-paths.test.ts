@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/http.ts";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { startRawHttpCluster } from "../support/http.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
 type Doc = any;
 
-let t: TestServer;
-beforeAll(async () => {
-  // REST semantics alone: no controllers writing status or scaling meanwhile.
-  t = await startTestServer({ builtinPlugins: false });
-});
-afterAll(async () => {
-  await t.stop();
-});
+// REST semantics alone: no controllers writing status or scaling meanwhile.
+const t = fileFixture(() => startRawHttpCluster({ builtinPlugins: false }));
 
 const CMS = "/api/v1/namespaces/default/configmaps";
 const DEPLOYS = "/apis/apps/v1/namespaces/default/deployments";

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { exchangeRateCrd, http } from "../kubectl/support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster());
 
 interface Condition {
   type: string;
@@ -25,8 +21,8 @@ const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const condition = (crd: Crd, type: string) => crd.status?.conditions?.find((c) => c.type === type);
 
 async function establishedCrd(name: string): Promise<Crd> {
-  return eventually(async () => {
-    const crd = (await cluster.http("GET", `${CRDS}/${name}`)).body as Crd;
+  return waitUntil(async () => {
+    const crd = (await http(cluster, "GET", `${CRDS}/${name}`)).body as Crd;
     return condition(crd, "Established")?.status === "True" ? crd : undefined;
   });
 }
@@ -44,7 +40,7 @@ describe("CRD lifecycle", () => {
       },
     });
     crd.spec.versions.push({ ...crd.spec.versions[0], name: "v1alpha1", storage: false, served: false });
-    const created = await cluster.http("POST", CRDS, crd);
+    const created = await http(cluster, "POST", CRDS, crd);
     expect(created.status, created.text).toBe(201);
 
     const established = await establishedCrd("exchangerates.a.example.com");
@@ -67,21 +63,21 @@ describe("CRD lifecycle", () => {
     });
     expect(established.status?.storedVersions).toEqual(["v1"]);
 
-    const v1 = (await cluster.http("GET", "/apis/a.example.com/v1")).body as {
+    const v1 = (await http(cluster, "GET", "/apis/a.example.com/v1")).body as {
       resources: { name: string; shortNames?: string[]; categories?: string[]; namespaced: boolean }[];
     };
     expect(v1.resources.map((r) => r.name).sort()).toEqual(["exchangerates", "exchangerates/status"]);
     const main = v1.resources.find((r) => r.name === "exchangerates");
     expect(main).toMatchObject({ namespaced: true, shortNames: ["er"], categories: ["all"] });
-    const beta = (await cluster.http("GET", "/apis/a.example.com/v1beta1")).body as { resources: { name: string }[] };
+    const beta = (await http(cluster, "GET", "/apis/a.example.com/v1beta1")).body as { resources: { name: string }[] };
     expect(beta.resources.map((r) => r.name).sort()).toEqual([
       "exchangerates",
       "exchangerates/scale",
       "exchangerates/status",
     ]);
-    expect((await cluster.http("GET", "/apis/a.example.com/v1alpha1")).status).toBe(404);
+    expect((await http(cluster, "GET", "/apis/a.example.com/v1alpha1")).status).toBe(404);
 
-    const obj = await cluster.http("POST", "/apis/a.example.com/v1beta1/namespaces/default/exchangerates", {
+    const obj = await http(cluster, "POST", "/apis/a.example.com/v1beta1/namespaces/default/exchangerates", {
       apiVersion: "a.example.com/v1beta1",
       kind: "ExchangeRate",
       metadata: { name: "usd" },
@@ -89,7 +85,7 @@ describe("CRD lifecycle", () => {
     });
     expect(obj.status, obj.text).toBe(201);
     // Versions share storage: the object is readable through the other served version.
-    const viaV1 = await cluster.http("GET", "/apis/a.example.com/v1/namespaces/default/exchangerates/usd");
+    const viaV1 = await http(cluster, "GET", "/apis/a.example.com/v1/namespaces/default/exchangerates/usd");
     expect((viaV1.body as { apiVersion: string }).apiVersion).toBe("a.example.com/v1");
   });
 
@@ -105,9 +101,9 @@ describe("CRD lifecycle", () => {
       },
     );
     try {
-      expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "e.example.com" }))).status).toBe(201);
+      expect((await http(cluster, "POST", CRDS, exchangeRateCrd({ group: "e.example.com" }))).status).toBe(201);
       await establishedCrd("exchangerates.e.example.com");
-      await eventually(() => seen.length >= 3);
+      await waitUntil(() => seen.length >= 3);
       expect(seen).toEqual(["ADDED -", "MODIFIED False/Installing", "MODIFIED True/InitialNamesAccepted"]);
     } finally {
       stop();
@@ -126,12 +122,13 @@ describe("CRD lifecycle", () => {
         versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: schema } }],
       },
     });
-    const misnamed = await cluster.http("POST", CRDS, thing("wrong.d.example.com", { type: "object" }));
+    const misnamed = await http(cluster, "POST", CRDS, thing("wrong.d.example.com", { type: "object" }));
     expect(misnamed.status).toBe(422);
     expect((misnamed.body as { message: string }).message).toBe(
       'CustomResourceDefinition.apiextensions.k8s.io "wrong.d.example.com" is invalid: metadata.name: Invalid value: "wrong.d.example.com": must be spec.names.plural+"."+spec.group',
     );
-    const nonStructural = await cluster.http(
+    const nonStructural = await http(
+      cluster,
       "POST",
       CRDS,
       thing("things.d.example.com", {
@@ -153,12 +150,13 @@ describe("CRD lifecycle", () => {
       },
     });
 
-    expect((await cluster.http("POST", CRDS, thing("things.d.example.com", { type: "object" }))).status).toBe(201);
+    expect((await http(cluster, "POST", CRDS, thing("things.d.example.com", { type: "object" }))).status).toBe(201);
     const defaulted = (await establishedCrd("things.d.example.com")) as unknown as {
       spec: { names: Record<string, string> };
     };
     expect(defaulted.spec.names).toMatchObject({ singular: "thing", listKind: "ThingList" });
-    const rescoped = await cluster.http(
+    const rescoped = await http(
+      cluster,
       "PATCH",
       `${CRDS}/things.d.example.com`,
       { spec: { scope: "Cluster" } },
@@ -171,7 +169,7 @@ describe("CRD lifecycle", () => {
   });
 
   it("refuses names another CRD of the group already uses (NamesAccepted False) and does not serve them", async () => {
-    expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "b.example.com" }))).status).toBe(201);
+    expect((await http(cluster, "POST", CRDS, exchangeRateCrd({ group: "b.example.com" }))).status).toBe(201);
     await establishedCrd("exchangerates.b.example.com");
     const rival = exchangeRateCrd({ group: "b.example.com" }) as {
       metadata: { name: string };
@@ -179,9 +177,9 @@ describe("CRD lifecycle", () => {
     };
     rival.metadata.name = "rates.b.example.com";
     rival.spec.names = { plural: "rates", singular: "rate", kind: "Rate", shortNames: ["er"] };
-    expect((await cluster.http("POST", CRDS, rival)).status).toBe(201);
-    const refused = await eventually(async () => {
-      const crd = (await cluster.http("GET", `${CRDS}/rates.b.example.com`)).body as Crd;
+    expect((await http(cluster, "POST", CRDS, rival)).status).toBe(201);
+    const refused = await waitUntil(async () => {
+      const crd = (await http(cluster, "GET", `${CRDS}/rates.b.example.com`)).body as Crd;
       return condition(crd, "NamesAccepted") ? crd : undefined;
     });
     expect(condition(refused, "NamesAccepted")).toMatchObject({
@@ -194,18 +192,18 @@ describe("CRD lifecycle", () => {
       reason: "NotAccepted",
       message: "not all names are accepted",
     });
-    expect((await cluster.http("GET", "/apis/b.example.com/v1/namespaces/default/rates")).status).toBe(404);
+    expect((await http(cluster, "GET", "/apis/b.example.com/v1/namespaces/default/rates")).status).toBe(404);
   });
 
   it("on deletion marks the CRD Terminating, deletes its instances (waiting for their finalizers), then stops serving", async () => {
-    expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "c.example.com" }))).status).toBe(201);
+    expect((await http(cluster, "POST", CRDS, exchangeRateCrd({ group: "c.example.com" }))).status).toBe(201);
     await establishedCrd("exchangerates.c.example.com");
     const base = "/apis/c.example.com/v1/namespaces/default/exchangerates";
     for (const [name, finalizers] of [
       ["free", undefined],
       ["held", ["example.com/hold"]],
     ] as const) {
-      const res = await cluster.http("POST", base, {
+      const res = await http(cluster, "POST", base, {
         apiVersion: "c.example.com/v1",
         kind: "ExchangeRate",
         metadata: { name, finalizers },
@@ -214,16 +212,16 @@ describe("CRD lifecycle", () => {
       expect(res.status, res.text).toBe(201);
     }
 
-    const del = await cluster.http("DELETE", `${CRDS}/exchangerates.c.example.com`);
+    const del = await http(cluster, "DELETE", `${CRDS}/exchangerates.c.example.com`);
     expect(del.status, del.text).toBe(200);
     const marked = del.body as Crd;
     expect(marked.metadata.deletionTimestamp).toBeDefined();
     expect(marked.metadata.finalizers).toContain("customresourcecleanup.apiextensions.k8s.io");
 
-    const inProgress = await eventually(async () => {
-      const crd = (await cluster.http("GET", `${CRDS}/exchangerates.c.example.com`)).body as Crd;
+    const inProgress = await waitUntil(async () => {
+      const crd = (await http(cluster, "GET", `${CRDS}/exchangerates.c.example.com`)).body as Crd;
       return condition(crd, "Terminating")?.reason === "InstanceDeletionInProgress" &&
-        (await cluster.http("GET", `${base}/free`)).status === 404
+        (await http(cluster, "GET", `${base}/free`)).status === 404
         ? crd
         : undefined;
     });
@@ -232,9 +230,9 @@ describe("CRD lifecycle", () => {
       message: "CustomResource deletion is in progress",
     });
     // The held instance keeps the CRD (and its serving) alive, but no new instance may be created.
-    const held = (await cluster.http("GET", `${base}/held`)).body as Crd;
+    const held = (await http(cluster, "GET", `${base}/held`)).body as Crd;
     expect(held.metadata.deletionTimestamp).toBeDefined();
-    const late = await cluster.http("POST", base, {
+    const late = await http(cluster, "POST", base, {
       apiVersion: "c.example.com/v1",
       kind: "ExchangeRate",
       metadata: { name: "late" },
@@ -247,21 +245,22 @@ describe("CRD lifecycle", () => {
       details: { group: "c.example.com", kind: "exchangerates" },
     });
 
-    const release = await cluster.http(
+    const release = await http(
+      cluster,
       "PATCH",
       `${base}/held`,
       { metadata: { finalizers: null } },
       "application/merge-patch+json",
     );
     expect(release.status, release.text).toBe(200);
-    await eventually(async () => (await cluster.http("GET", `${CRDS}/exchangerates.c.example.com`)).status === 404);
-    await eventually(async () => (await cluster.http("GET", "/apis/c.example.com/v1")).status === 404);
-    expect((await cluster.http("GET", base)).status).toBe(404);
+    await waitUntil(async () => (await http(cluster, "GET", `${CRDS}/exchangerates.c.example.com`)).status === 404);
+    await waitUntil(async () => (await http(cluster, "GET", "/apis/c.example.com/v1")).status === 404);
+    expect((await http(cluster, "GET", base)).status).toBe(404);
 
     // A CRD of the same name starts empty.
-    expect((await cluster.http("POST", CRDS, exchangeRateCrd({ group: "c.example.com" }))).status).toBe(201);
+    expect((await http(cluster, "POST", CRDS, exchangeRateCrd({ group: "c.example.com" }))).status).toBe(201);
     await establishedCrd("exchangerates.c.example.com");
-    const list = (await cluster.http("GET", base)).body as { items: unknown[] };
+    const list = (await http(cluster, "GET", base)).body as { items: unknown[] };
     expect(list.items).toEqual([]);
   });
 });

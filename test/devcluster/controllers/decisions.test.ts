@@ -1,3 +1,4 @@
+import { waitUntil } from "capstan-dev/testing";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
 import { describe, expect, it } from "vitest";
 import {
@@ -12,7 +13,6 @@ import {
   mergeConditions,
 } from "../../../packages/capstan-dev/src/devcluster/controllers/namespace-lifecycle.ts";
 import { ReconcileLoop } from "../../../packages/capstan-dev/src/devcluster/controllers/reconcile-loop.ts";
-import { eventually } from "../kubectl/support/cluster.ts";
 
 function crd(
   names: CustomResourceDefinition["spec"]["names"],
@@ -231,12 +231,12 @@ describe("the controllers' work loop", () => {
       return undefined;
     });
     loop.add("a");
-    await eventually(() => seen.length === 1);
+    await waitUntil(() => seen.length === 1);
     loop.add("a"); // while being handled
     loop.add("b");
     loop.add("b");
     release();
-    await eventually(() => seen.length === 3 && loop.idle());
+    await waitUntil(() => seen.length === 3 && loop.idle());
     expect(seen).toEqual(["a", "b", "a"]);
     expect(loop.idle()).toBe(true);
     await loop.stop();
@@ -252,7 +252,7 @@ describe("the controllers' work loop", () => {
     });
     loop.onError = (_key, err) => errors.push(err);
     loop.add("k");
-    await eventually(() => calls === 3 && loop.idle());
+    await waitUntil(() => calls === 3 && loop.idle());
     expect(errors).toHaveLength(2);
     loop.addAfter("k", 60_000);
     expect(loop.idle()).toBe(false);

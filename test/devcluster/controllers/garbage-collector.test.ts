@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { exchangeRateCrd, http } from "../kubectl/support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster());
 
 type Obj = {
   metadata: {
@@ -20,7 +16,7 @@ type Obj = {
 };
 
 async function createCm(name: string, extra: Record<string, unknown> = {}): Promise<Obj> {
-  const res = await cluster.http("POST", "/api/v1/namespaces/default/configmaps", {
+  const res = await http(cluster, "POST", "/api/v1/namespaces/default/configmaps", {
     metadata: { name, ...extra },
     data: { k: "v" },
   });
@@ -36,16 +32,16 @@ const ownedBy = (owner: Obj, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-const get = (name: string) => cluster.http("GET", `/api/v1/namespaces/default/configmaps/${name}`);
+const get = (name: string) => http(cluster, "GET", `/api/v1/namespaces/default/configmaps/${name}`);
 const gone = (name: string) => async () => (await get(name)).status === 404;
 
 describe("garbage collector", () => {
   it("deletes dependents after their owner is deleted in the background", async () => {
     const owner = await createCm("bg-owner");
     await createCm("bg-child", { ownerReferences: [ownedBy(owner)] });
-    const del = await cluster.http("DELETE", "/api/v1/namespaces/default/configmaps/bg-owner");
+    const del = await http(cluster, "DELETE", "/api/v1/namespaces/default/configmaps/bg-owner");
     expect(del.status).toBe(200);
-    await eventually(gone("bg-child"));
+    await waitUntil(gone("bg-child"));
   });
 
   it("keeps a foreground-deleted owner until its blocking dependents are gone", async () => {
@@ -55,11 +51,11 @@ describe("garbage collector", () => {
       ownerReferences: [ownedBy(owner, { blockOwnerDeletion: true })],
       finalizers: ["example.com/hold"],
     });
-    const del = await cluster.http("DELETE", "/api/v1/namespaces/default/configmaps/fg-owner", {
+    const del = await http(cluster, "DELETE", "/api/v1/namespaces/default/configmaps/fg-owner", {
       propagationPolicy: "Foreground",
     });
     expect(del.status).toBe(200);
-    const child = await eventually(async () => {
+    const child = await waitUntil(async () => {
       const res = await get("fg-child");
       const body = res.body as Obj;
       return body.metadata.deletionTimestamp ? body : undefined;
@@ -69,26 +65,27 @@ describe("garbage collector", () => {
     expect(ownerNow.metadata.deletionTimestamp).toBeDefined();
     expect(ownerNow.metadata.finalizers).toContain("foregroundDeletion");
 
-    const release = await cluster.http(
+    const release = await http(
+      cluster,
       "PATCH",
       "/api/v1/namespaces/default/configmaps/fg-child",
       [{ op: "remove", path: "/metadata/finalizers" }],
       "application/json-patch+json",
     );
     expect(release.status, release.text).toBe(200);
-    await eventually(gone("fg-child"));
-    await eventually(gone("fg-owner"));
+    await waitUntil(gone("fg-child"));
+    await waitUntil(gone("fg-owner"));
   });
 
   it("orphans dependents: their reference to the owner is removed and they stay", async () => {
     const owner = await createCm("orphan-owner");
     const other = await createCm("orphan-other-owner");
     await createCm("orphan-child", { ownerReferences: [ownedBy(owner), ownedBy(other)] });
-    const del = await cluster.http("DELETE", "/api/v1/namespaces/default/configmaps/orphan-owner", {
+    const del = await http(cluster, "DELETE", "/api/v1/namespaces/default/configmaps/orphan-owner", {
       propagationPolicy: "Orphan",
     });
     expect(del.status).toBe(200);
-    await eventually(gone("orphan-owner"));
+    await waitUntil(gone("orphan-owner"));
     const child = (await get("orphan-child")).body as Obj;
     expect(child.metadata.ownerReferences).toEqual([ownedBy(other)]);
   });
@@ -100,7 +97,7 @@ describe("garbage collector", () => {
         { apiVersion: "v1", kind: "ConfigMap", name: "dangling-owner", uid: "6ee5e7f8-0000-4000-8000-000000000000" },
       ],
     });
-    await eventually(gone("dangling-child"));
+    await waitUntil(gone("dangling-child"));
     expect((await get("dangling-owner")).status).toBe(200);
   });
 
@@ -113,7 +110,7 @@ describe("garbage collector", () => {
       uid: "0d7a3c9e-0000-4000-8000-000000000000",
     };
     await createCm("mixed-child", { ownerReferences: [ownedBy(solid), danglingRef] });
-    const child = await eventually(async () => {
+    const child = await waitUntil(async () => {
       const body = (await get("mixed-child")).body as Obj;
       return body.metadata.ownerReferences?.length === 1 ? body : undefined;
     });
@@ -121,22 +118,22 @@ describe("garbage collector", () => {
   });
 
   it("collects dependents of a cluster-scoped owner across namespaces", async () => {
-    const ns = await cluster.http("POST", "/api/v1/namespaces", { metadata: { name: "gc-owner-ns" } });
+    const ns = await http(cluster, "POST", "/api/v1/namespaces", { metadata: { name: "gc-owner-ns" } });
     expect(ns.status).toBe(201);
     const owner = ns.body as Obj;
     await createCm("ns-owned", {
       ownerReferences: [{ apiVersion: "v1", kind: "Namespace", name: "gc-owner-ns", uid: owner.metadata.uid }],
     });
-    await cluster.http("DELETE", "/api/v1/namespaces/gc-owner-ns");
-    await eventually(gone("ns-owned"));
+    await http(cluster, "DELETE", "/api/v1/namespaces/gc-owner-ns");
+    await waitUntil(gone("ns-owned"));
   });
 
   it("collects the dependents of custom objects when their CRD is deleted", async () => {
     const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    expect((await cluster.http("POST", crds, exchangeRateCrd())).status).toBe(201);
+    expect((await http(cluster, "POST", crds, exchangeRateCrd())).status).toBe(201);
     const base = "/apis/operators.example.com/v1/namespaces/default/exchangerates";
-    const created = await eventually(async () => {
-      const res = await cluster.http("POST", base, {
+    const created = await waitUntil(async () => {
+      const res = await http(cluster, "POST", base, {
         apiVersion: "operators.example.com/v1",
         kind: "ExchangeRate",
         metadata: { name: "usd" },
@@ -149,11 +146,11 @@ describe("garbage collector", () => {
         { apiVersion: "operators.example.com/v1", kind: "ExchangeRate", name: "usd", uid: created.metadata.uid },
       ],
     });
-    expect((await cluster.http("DELETE", `${crds}/exchangerates.operators.example.com`)).status).toBe(200);
-    await eventually(
-      async () => (await cluster.http("GET", `${crds}/exchangerates.operators.example.com`)).status === 404,
+    expect((await http(cluster, "DELETE", `${crds}/exchangerates.operators.example.com`)).status).toBe(200);
+    await waitUntil(
+      async () => (await http(cluster, "GET", `${crds}/exchangerates.operators.example.com`)).status === 404,
     );
-    await eventually(gone("usd-rate"));
+    await waitUntil(gone("usd-rate"));
   });
 
   it("indexes objects already stored for a resource that starts being served later (data from before a restart)", async () => {
@@ -176,11 +173,11 @@ describe("garbage collector", () => {
       JSON.stringify({ ...stored, metadata: { ...stored.metadata, resourceVersion: String(rev) } }),
     );
     const crd = exchangeRateCrd({ group: "restart.example.com" });
-    expect((await cluster.http("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)).status).toBe(
+    expect((await http(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)).status).toBe(
       201,
     );
     const path = "/apis/restart.example.com/v1/namespaces/default/exchangerates/orphaned";
-    await eventually(async () => (await cluster.http("GET", "/apis/restart.example.com/v1")).status === 200);
-    await eventually(async () => (await cluster.http("GET", path)).status === 404);
+    await waitUntil(async () => (await http(cluster, "GET", "/apis/restart.example.com/v1")).status === 200);
+    await waitUntil(async () => (await http(cluster, "GET", path)).status === 404);
   });
 });

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { http } from "../kubectl/support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster());
 
 interface Condition {
   type: string;
@@ -23,26 +19,26 @@ type Ns = {
 
 describe("namespace deletion", () => {
   it("terminates, deletes content, waits for content finalizers with the real conditions, then removes the namespace", async () => {
-    expect((await cluster.http("POST", "/api/v1/namespaces", { metadata: { name: "doomed" } })).status).toBe(201);
+    expect((await http(cluster, "POST", "/api/v1/namespaces", { metadata: { name: "doomed" } })).status).toBe(201);
     for (const body of [
       { metadata: { name: "plain" } },
       { metadata: { name: "held", finalizers: ["example.com/hold"] } },
     ]) {
-      expect((await cluster.http("POST", "/api/v1/namespaces/doomed/configmaps", body)).status).toBe(201);
+      expect((await http(cluster, "POST", "/api/v1/namespaces/doomed/configmaps", body)).status).toBe(201);
     }
-    expect((await cluster.http("POST", "/api/v1/namespaces/doomed/secrets", { metadata: { name: "s" } })).status).toBe(
+    expect((await http(cluster, "POST", "/api/v1/namespaces/doomed/secrets", { metadata: { name: "s" } })).status).toBe(
       201,
     );
 
-    const del = await cluster.http("DELETE", "/api/v1/namespaces/doomed");
+    const del = await http(cluster, "DELETE", "/api/v1/namespaces/doomed");
     expect(del.status).toBe(200);
     expect((del.body as Ns).status?.phase).toBe("Terminating");
 
-    const waiting = await eventually(async () => {
-      const ns = (await cluster.http("GET", "/api/v1/namespaces/doomed")).body as Ns;
+    const waiting = await waitUntil(async () => {
+      const ns = (await http(cluster, "GET", "/api/v1/namespaces/doomed")).body as Ns;
       const remaining = ns.status?.conditions?.find((c) => c.type === "NamespaceContentRemaining");
       return remaining?.status === "True" &&
-        (await cluster.http("GET", "/api/v1/namespaces/doomed/secrets/s")).status === 404
+        (await http(cluster, "GET", "/api/v1/namespaces/doomed/secrets/s")).status === 404
         ? ns
         : undefined;
     });
@@ -68,25 +64,26 @@ describe("namespace deletion", () => {
       status: "False",
       reason: "ParsedGroupVersions",
     });
-    expect((await cluster.http("GET", "/api/v1/namespaces/doomed/configmaps/plain")).status).toBe(404);
+    expect((await http(cluster, "GET", "/api/v1/namespaces/doomed/configmaps/plain")).status).toBe(404);
 
     // No new content while terminating.
-    const refused = await cluster.http("POST", "/api/v1/namespaces/doomed/configmaps", { metadata: { name: "late" } });
+    const refused = await http(cluster, "POST", "/api/v1/namespaces/doomed/configmaps", { metadata: { name: "late" } });
     expect(refused.status).toBe(403);
 
-    const release = await cluster.http(
+    const release = await http(
+      cluster,
       "PATCH",
       "/api/v1/namespaces/doomed/configmaps/held",
       { metadata: { finalizers: null } },
       "application/merge-patch+json",
     );
     expect(release.status, release.text).toBe(200);
-    await eventually(async () => (await cluster.http("GET", "/api/v1/namespaces/doomed")).status === 404);
+    await waitUntil(async () => (await http(cluster, "GET", "/api/v1/namespaces/doomed")).status === 404);
   });
 
   it("removes an empty namespace at once after marking it", async () => {
-    expect((await cluster.http("POST", "/api/v1/namespaces", { metadata: { name: "empty" } })).status).toBe(201);
-    expect((await cluster.http("DELETE", "/api/v1/namespaces/empty")).status).toBe(200);
-    await eventually(async () => (await cluster.http("GET", "/api/v1/namespaces/empty")).status === 404);
+    expect((await http(cluster, "POST", "/api/v1/namespaces", { metadata: { name: "empty" } })).status).toBe(201);
+    expect((await http(cluster, "DELETE", "/api/v1/namespaces/empty")).status).toBe(200);
+    await waitUntil(async () => (await http(cluster, "GET", "/api/v1/namespaces/empty")).status === 404);
   });
 });

@@ -10,13 +10,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiError } from "../../../packages/capstan/src/client/errors.ts";
 import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
 import { ConfigMapKind } from "../../client/support/client.ts";
-import { configMap, startTestServer, type TestServer } from "../support/http.ts";
+import { configMap, type RawHttpCluster, startRawHttpCluster } from "../support/http.ts";
 
-let t: TestServer;
+let t: RawHttpCluster;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeEach(async () => {
-  t = await startTestServer({ builtinPlugins: false });
+  t = await startRawHttpCluster({ builtinPlugins: false });
 });
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

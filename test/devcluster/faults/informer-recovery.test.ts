@@ -4,30 +4,26 @@
  * exactly the server's state. The writes go through the in-process API, so only the informer (and its
  * client) suffers the faults.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubeClient } from "../../../packages/capstan/src/client/resource-client.ts";
 import { Informer } from "../../../packages/capstan/src/runtime/informer.ts";
-import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 import { type ConfigMap, ConfigMapKind } from "../../client/support/client.ts";
 
 const CM_REF = { group: "", version: "v1", plural: "configmaps" };
 
-let server: ApiServer;
+let cluster: TestCluster;
+let server: TestCluster["server"];
 let client: KubeClient;
-let dir: string;
 let stop: AbortController;
 const runs: Promise<void>[] = [];
 
 beforeEach(async () => {
   stop = new AbortController();
-  dir = mkdtempSync(join(tmpdir(), "capstan-faults-informer-"));
-  server = await startApiServer({ builtinPlugins: false, bookmarkIntervalMs: 100 });
-  writeFileSync(join(dir, "kubeconfig"), server.kubeconfig);
+  cluster = await startTestCluster({ server: { builtinPlugins: false, bookmarkIntervalMs: 100 } });
+  server = cluster.server;
   client = await KubeClient.load({
-    kubeconfig: join(dir, "kubeconfig"),
+    kubeconfig: cluster.kubeconfigPath,
     env: {},
     retry: { baseDelayMs: 1, maxDelayMs: 20 },
   });
@@ -36,17 +32,8 @@ afterEach(async () => {
   stop.abort();
   await Promise.all(runs.splice(0));
   await client.close();
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await cluster.stop();
 });
-
-async function until(predicate: () => boolean, timeoutMs: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what()}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** `name@resourceVersion` of every ConfigMap in "default", sorted: what "the same state" means. */
 function serverState(): string[] {
@@ -100,12 +87,11 @@ describe("an informer under injected faults", () => {
     }
 
     for (const informer of informers) {
-      await until(
-        () => informerState(informer).join() === serverState().join(),
-        20_000,
-        () =>
+      await waitUntil(() => informerState(informer).join() === serverState().join(), {
+        timeout: 20_000,
+        what: () =>
           `informer ${informerState(informer).join()} / server ${serverState().join()}; ${JSON.stringify(faults.counts)}`,
-      );
+      });
     }
     const counts = faults.counts;
     expect(counts.watchesDropped).toBeGreaterThan(3);
@@ -126,21 +112,19 @@ describe("an informer under injected faults", () => {
         .map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`)
         .sort();
     for (let round = 1; round <= 3; round++) {
-      await until(
-        () => informer.phase.phase === "watching",
-        10_000,
-        () => `phase ${informer.phase.phase}`,
-      );
+      await waitUntil(() => informer.phase.phase === "watching", {
+        timeout: 10_000,
+        what: () => `phase ${informer.phase.phase}`,
+      });
       const result = server.faults.restart();
       expect(result.watchesDropped).toBe(1);
       // Changes made while the informer is cut off reach it through its resumed watch, or a relist after a 410.
       await api.deleteIfExists(CM_REF, "default", `r-${round}`);
       await api.modify(CM_REF, "default", "r-0", (o) => ({ ...o, data: { v: String(round) } }));
-      await until(
-        () => informerState().join() === serverState().join(),
-        10_000,
-        () => `round ${round}: informer ${informerState().join()} / server ${serverState().join()}`,
-      );
+      await waitUntil(() => informerState().join() === serverState().join(), {
+        timeout: 10_000,
+        what: () => `round ${round}: informer ${informerState().join()} / server ${serverState().join()}`,
+      });
     }
     expect(informer.store.get("default/r-0")?.data).toEqual({ v: "3" });
   }, 40_000);

@@ -2,16 +2,13 @@
  * A server without RBAC authorizes as kube-apiserver's AlwaysAllow mode does, and still answers the
  * self-review APIs kubectl uses: `auth can-i`, `auth can-i --list`, `auth whoami`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+import { startTestCluster } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { http } from "./support/cluster.ts";
+
+const cluster = fileFixture(() => startTestCluster());
 
 describe("self reviews without RBAC (AlwaysAllow)", () => {
   it("auth can-i says yes to anything, exit code 0", async () => {
@@ -53,7 +50,7 @@ describe("self reviews without RBAC (AlwaysAllow)", () => {
   });
 
   it("a review is create-only: listing one is 405 MethodNotAllowed", async () => {
-    const res = await cluster.http("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
+    const res = await http(cluster, "GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
     expect(res.status).toBe(405);
     expect((res.body as { reason: string }).reason).toBe("MethodNotAllowed");
   });

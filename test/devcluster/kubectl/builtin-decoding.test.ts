@@ -5,16 +5,11 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "./support/cluster.ts";
+import { startTestCluster } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
+import { fileFixture } from "../../support/file-fixture.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster());
 
 /** A Deployment manifest as a user writes it, `container` lines indented under the container. */
 async function manifest(name: string, containerLines: string[]): Promise<string> {

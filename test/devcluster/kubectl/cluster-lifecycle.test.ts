@@ -4,17 +4,13 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "./support/cluster.ts";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { exchangeRateCrd, spawnKubectl } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster());
 
 async function apply(name: string, ...docs: unknown[]) {
   const path = join(cluster.dir, name);
@@ -171,9 +167,7 @@ describe("kubectl with built-in kinds and controllers", () => {
     ).toBe(0);
     const del = await cluster.kubectl(["delete", "cm", "owner"]);
     expect(del.stdout).toBe('configmap "owner" deleted\n');
-    await eventually(
-      async () => (await cluster.kubectl(["get", "cm", "-o", "name"])).stdout === "configmap/settings\n",
-    );
+    await waitUntil(async () => (await cluster.kubectl(["get", "cm", "-o", "name"])).stdout === "configmap/settings\n");
   });
 
   it("deletes the owner last with --cascade=foreground and keeps orphans with --cascade=orphan", async () => {
@@ -221,13 +215,13 @@ describe("kubectl with built-in kinds and controllers", () => {
       cm("two", { finalizers: ["example.com/hold"] }, "team-a"),
     );
     expect(applied.code, applied.stderr).toBe(0);
-    const del = cluster.spawnKubectl(["delete", "ns", "team-a"]);
-    const terminating = await eventually(async () => {
+    const del = spawnKubectl(cluster, ["delete", "ns", "team-a"]);
+    const terminating = await waitUntil(async () => {
       const res = await cluster.kubectl(["get", "ns", "team-a", "--no-headers"]);
       return res.stdout.includes("Terminating") ? res.stdout : undefined;
     });
     expect(terminating.trim().split(/\s+/).slice(0, 2)).toEqual(["team-a", "Terminating"]);
-    const conditions = await eventually(async () => {
+    const conditions = await waitUntil(async () => {
       const res = await cluster.kubectl([
         "get",
         "ns",

@@ -5,17 +5,13 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { eventually, exchangeRateCrd, kubectlMinor, startTestCluster, type TestCluster } from "./support/cluster.ts";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { exchangeRateCrd, http, kubectlMinor, spawnKubectl } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster());
 
 async function manifest(name: string, ...docs: unknown[]): Promise<string> {
   const path = join(cluster.dir, name);
@@ -102,7 +98,7 @@ describe("kubectl with custom resources", () => {
   });
 
   it("gets by short name with the CRD's printer columns", async () => {
-    await cluster.http("PATCH", `${ER_PATH}/usd/status`, { status: { rate: 1.37 } }, "application/merge-patch+json");
+    await http(cluster, "PATCH", `${ER_PATH}/usd/status`, { status: { rate: 1.37 } }, "application/merge-patch+json");
     const res = await cluster.kubectl(["get", "er"]);
     expect(res.code, res.stderr).toBe(0);
     const rows = table(res.stdout);
@@ -161,7 +157,7 @@ describe("kubectl with custom resources", () => {
       '[{"op":"add","path":"/metadata/annotations/note","value":"json"}]',
     ]);
     expect(json.stdout).toBe("exchangerate.operators.example.com/usd patched\n");
-    const obj = (await cluster.http("GET", `${ER_PATH}/usd`)).body as {
+    const obj = (await http(cluster, "GET", `${ER_PATH}/usd`)).body as {
       metadata: { labels: Record<string, string>; annotations: Record<string, string>; generation: number };
       spec: { currency: string };
     };
@@ -179,17 +175,17 @@ describe("kubectl with custom resources", () => {
     const res = await cluster.kubectl(["edit", "er", "usd"], { env: { KUBE_EDITOR: editor } });
     expect(res.stderr).toBe("");
     expect(res.stdout).toBe("exchangerate.operators.example.com/usd edited\n");
-    const obj = (await cluster.http("GET", `${ER_PATH}/usd`)).body as { spec: { currency: string } };
+    const obj = (await http(cluster, "GET", `${ER_PATH}/usd`)).body as { spec: { currency: string } };
     expect(obj.spec.currency).toBe("USD");
   });
 
   it("sees changes with get -w", async () => {
-    const watch = cluster.spawnKubectl(["get", "er", "usd", "-w"]);
+    const watch = spawnKubectl(cluster, ["get", "er", "usd", "-w"]);
     try {
-      await eventually(() => watch.output().includes("usd"));
-      await cluster.http("PATCH", `${ER_PATH}/usd`, { spec: { currency: "CAD" } }, "application/merge-patch+json");
-      await cluster.http("PATCH", `${ER_PATH}/usd/status`, { status: { rate: 0.73 } }, "application/merge-patch+json");
-      const out = await eventually(() => (watch.output().includes("0.73") ? watch.output() : undefined));
+      await waitUntil(() => watch.output().includes("usd"));
+      await http(cluster, "PATCH", `${ER_PATH}/usd`, { spec: { currency: "CAD" } }, "application/merge-patch+json");
+      await http(cluster, "PATCH", `${ER_PATH}/usd/status`, { status: { rate: 0.73 } }, "application/merge-patch+json");
+      const out = await waitUntil(() => (watch.output().includes("0.73") ? watch.output() : undefined));
       const rows = table(out).map((r) => r.slice(0, 3));
       expect(rows[0]).toEqual(["NAME", "CURRENCY", "RATE"]);
       expect(rows).toContainEqual(["usd", "CAD", "1.37"]);
@@ -201,10 +197,11 @@ describe("kubectl with custom resources", () => {
   });
 
   it("waits for a condition on a custom object", async () => {
-    const wait = cluster.spawnKubectl(["wait", "--for=condition=Ready", "er/usd", "--timeout=10s"]);
+    const wait = spawnKubectl(cluster, ["wait", "--for=condition=Ready", "er/usd", "--timeout=10s"]);
     await new Promise((r) => setTimeout(r, 300));
     expect(wait.output()).toBe("");
-    await cluster.http(
+    await http(
+      cluster,
       "PATCH",
       `${ER_PATH}/usd/status`,
       { status: { conditions: [{ type: "Ready", status: "True" }] } },
@@ -216,9 +213,9 @@ describe("kubectl with custom resources", () => {
   });
 
   it("describes a custom object with its events, and lists events with kube-apiserver's columns", async () => {
-    const obj = (await cluster.http("GET", `${ER_PATH}/usd`)).body as { metadata: { uid: string } };
+    const obj = (await http(cluster, "GET", `${ER_PATH}/usd`)).body as { metadata: { uid: string } };
     const at = new Date(Date.now() - 15 * 60_000).toISOString().replace(/\.\d+Z$/, "Z");
-    const event = await cluster.http("POST", "/api/v1/namespaces/default/events", {
+    const event = await http(cluster, "POST", "/api/v1/namespaces/default/events", {
       metadata: { name: "usd.rate" },
       involvedObject: {
         apiVersion: "operators.example.com/v1",
@@ -269,22 +266,24 @@ describe("kubectl with custom resources", () => {
   });
 
   it("blocks delete until the object's finalizer is removed", async () => {
-    await cluster.http(
+    await http(
+      cluster,
       "PATCH",
       `${ER_PATH}/usd`,
       { metadata: { finalizers: ["example.com/hold"] } },
       "application/merge-patch+json",
     );
-    const del = cluster.spawnKubectl(["delete", "er", "usd"]);
-    await eventually(() => del.output().includes("deleted"));
-    const marked = (await cluster.http("GET", `${ER_PATH}/usd`)).body as { metadata: { deletionTimestamp?: string } };
+    const del = spawnKubectl(cluster, ["delete", "er", "usd"]);
+    await waitUntil(() => del.output().includes("deleted"));
+    const marked = (await http(cluster, "GET", `${ER_PATH}/usd`)).body as { metadata: { deletionTimestamp?: string } };
     expect(marked.metadata.deletionTimestamp).toBeDefined();
     const early = await Promise.race([
       del.exited.then(() => "exited"),
       new Promise((r) => setTimeout(() => r("waiting"), 500)),
     ]);
     expect(early).toBe("waiting");
-    await cluster.http(
+    await http(
+      cluster,
       "PATCH",
       `${ER_PATH}/usd`,
       [{ op: "remove", path: "/metadata/finalizers" }],
@@ -292,7 +291,7 @@ describe("kubectl with custom resources", () => {
     );
     const done = await del.exited;
     expect(done.code).toBe(0);
-    expect((await cluster.http("GET", `${ER_PATH}/usd`)).status).toBe(404);
+    expect((await http(cluster, "GET", `${ER_PATH}/usd`)).status).toBe(404);
   });
 
   it("deletes the CRD together with its objects", async () => {
@@ -308,6 +307,6 @@ describe("kubectl with custom resources", () => {
     expect(after.stderr).toMatch(
       /the server doesn't have a resource type "er"|the server could not find the requested resource/,
     );
-    expect((await cluster.http("GET", ER_PATH)).status).toBe(404);
+    expect((await http(cluster, "GET", ER_PATH)).status).toBe(404);
   });
 });

@@ -1,6 +1,7 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "./support/cluster.ts";
+import { exchangeRateCrd } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 let agent: Agent;
@@ -76,7 +77,7 @@ describe("swagger 2.0 at /openapi/v2", () => {
     const crd = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(describedCrd()) });
     expect(crd.code, crd.stderr).toBe(0);
     // The v2 document follows the registry: retry until the new kind is in it.
-    const explained = await eventually(async () => {
+    const explained = await waitUntil(async () => {
       const res = await cluster.kubectl([
         "explain",
         "exchangerates.described.example.com.spec",

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
 import { definitionName } from "../../../packages/capstan-dev/src/devcluster/endpoints/openapi.ts";
-import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "./support/cluster.ts";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { exchangeRateCrd, http } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster());
 
 type Discovery = { paths: Record<string, { serverRelativeURL: string }> };
 type Operation = {
@@ -23,17 +19,17 @@ type Doc = {
 };
 
 async function groupVersionDoc(key: string): Promise<Doc> {
-  const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+  const index = (await http(cluster, "GET", "/openapi/v3")).body as Discovery;
   const entry = index.paths[key];
   expect(entry, `${key} in /openapi/v3`).toBeDefined();
-  const res = await cluster.http("GET", entry!.serverRelativeURL);
+  const res = await http(cluster, "GET", entry!.serverRelativeURL);
   expect(res.status).toBe(200);
   return res.body as Doc;
 }
 
 describe("OpenAPI v3 documents kubectl validates against", () => {
   it("indexes every served group-version with a content hash", async () => {
-    const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+    const index = (await http(cluster, "GET", "/openapi/v3")).body as Discovery;
     expect(Object.keys(index.paths)).toEqual(
       expect.arrayContaining(["api/v1", "apis/apps/v1", "apis/apiextensions.k8s.io/v1", "apis/coordination.k8s.io/v1"]),
     );
@@ -97,13 +93,14 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
   });
 
   it("publishes a CRD's schema under its reversed-group name once it is served, and drops it when the CRD goes", async () => {
-    const before = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+    const before = (await http(cluster, "GET", "/openapi/v3")).body as Discovery;
     expect(before.paths["apis/operators.example.com/v1"]).toBeUndefined();
     expect(
-      (await cluster.http("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", exchangeRateCrd())).status,
+      (await http(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", exchangeRateCrd()))
+        .status,
     ).toBe(201);
-    const doc = await eventually(async () => {
-      const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+    const doc = await waitUntil(async () => {
+      const index = (await http(cluster, "GET", "/openapi/v3")).body as Discovery;
       return index.paths["apis/operators.example.com/v1"]
         ? groupVersionDoc("apis/operators.example.com/v1")
         : undefined;
@@ -126,8 +123,9 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
     ).toBeDefined();
 
     // A schema change republishes that group-version under a new hash; other group-versions keep theirs.
-    const indexBefore = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
-    const patched = await cluster.http(
+    const indexBefore = (await http(cluster, "GET", "/openapi/v3")).body as Discovery;
+    const patched = await http(
+      cluster,
       "PATCH",
       "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/exchangerates.operators.example.com",
       [
@@ -140,8 +138,8 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
       "application/json-patch+json",
     );
     expect(patched.status, patched.text).toBe(200);
-    const indexAfter = await eventually(async () => {
-      const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+    const indexAfter = await waitUntil(async () => {
+      const index = (await http(cluster, "GET", "/openapi/v3")).body as Discovery;
       const before = indexBefore.paths["apis/operators.example.com/v1"]?.serverRelativeURL;
       return index.paths["apis/operators.example.com/v1"]?.serverRelativeURL !== before ? index : undefined;
     });
@@ -150,12 +148,13 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
     const changedSchema = changed.components.schemas[name] as { properties: Record<string, { properties?: object }> };
     expect(Object.keys(changedSchema.properties["spec"]?.properties ?? {})).toEqual(["currency", "note"]);
 
-    await cluster.http(
+    await http(
+      cluster,
       "DELETE",
       "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/exchangerates.operators.example.com",
     );
-    await eventually(async () => {
-      const index = (await cluster.http("GET", "/openapi/v3")).body as Discovery;
+    await waitUntil(async () => {
+      const index = (await http(cluster, "GET", "/openapi/v3")).body as Discovery;
       return index.paths["apis/operators.example.com/v1"] === undefined;
     });
   });

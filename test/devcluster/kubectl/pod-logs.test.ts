@@ -2,8 +2,10 @@
  * `kubectl logs` against the simulated kubelet: the apiserver's and the kubelet's answers (which
  * container, refusals with their messages), and an empty log for the containers that print nothing.
  */
+
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, startTestCluster, type TestCluster } from "./support/cluster.ts";
+import { http, spawnKubectl } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 let pod: string;
@@ -25,7 +27,7 @@ beforeAll(async () => {
   const created = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(manifest) });
   if (created.code !== 0) throw new Error(created.stderr);
   pod = "two";
-  await eventually(async () => {
+  await waitUntil(async () => {
     const res = await cluster.kubectl(["get", "pod", pod, "-o", "jsonpath={.status.phase}"]);
     return res.stdout === "Running";
   });
@@ -50,13 +52,13 @@ describe("kubectl logs", () => {
     expect(res.stderr).toContain(
       "a container name must be specified for pod two, choose one of: [app sidecar] or one of the init containers: [setup]",
     );
-    const status = await cluster.http("GET", `/api/v1/namespaces/default/pods/${pod}/log`);
+    const status = await http(cluster, "GET", `/api/v1/namespaces/default/pods/${pod}/log`);
     expect(status.status).toBe(400);
     expect(status.body).toMatchObject({ kind: "Status", reason: "BadRequest", code: 400 });
   });
 
   it("refuses an unknown container and a previous container that never terminated", async () => {
-    const unknown = await cluster.http("GET", `/api/v1/namespaces/default/pods/${pod}/log?container=zz`);
+    const unknown = await http(cluster, "GET", `/api/v1/namespaces/default/pods/${pod}/log?container=zz`);
     expect(unknown.status).toBe(400);
     expect((unknown.body as { message: string }).message).toBe("container zz is not valid for pod two");
     const previous = await cluster.kubectl(["logs", pod, "-c", "app", "--previous"]);
@@ -112,7 +114,7 @@ describe("kubectl logs", () => {
   });
 
   it("follows a running container until the client goes away", async () => {
-    const follow = cluster.spawnKubectl(["logs", "-f", pod, "-c", "app"]);
+    const follow = spawnKubectl(cluster, ["logs", "-f", pod, "-c", "app"]);
     const outcome = await Promise.race([
       follow.exited.then(() => "exited"),
       new Promise((resolve) => setTimeout(() => resolve("following"), 1_000)),
@@ -123,7 +125,7 @@ describe("kubectl logs", () => {
   });
 
   it("is read-only: writing to pods/log is 405", async () => {
-    const res = await cluster.http("POST", `/api/v1/namespaces/default/pods/${pod}/log`, {});
+    const res = await http(cluster, "POST", `/api/v1/namespaces/default/pods/${pod}/log`, {});
     expect(res.status).toBe(405);
   });
 });

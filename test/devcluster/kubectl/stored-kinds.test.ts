@@ -7,8 +7,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, exchangeRateCrd, startTestCluster, type TestCluster } from "./support/cluster.ts";
+import { exchangeRateCrd, http } from "./support/cluster.ts";
 
 let cluster: TestCluster;
 let dir: string;
@@ -205,14 +206,15 @@ describe("kubectl and the stored built-in kinds", () => {
     const sts = await getJson(["sts", "scaled"]);
     expect(sts.spec.replicas).toBe(3);
     expect(sts.metadata.generation).toBe(2);
-    const scale = await cluster.http("GET", "/apis/apps/v1/namespaces/default/statefulsets/scaled/scale");
+    const scale = await http(cluster, "GET", "/apis/apps/v1/namespaces/default/statefulsets/scaled/scale");
     expect(scale.body).toMatchObject({ spec: { replicas: 3 }, status: { replicas: 0, selector: "app=scaled" } });
   });
 
   it("kubectl get prints the real columns for StatefulSets, Jobs, CronJobs, Ingresses and PVCs", async () => {
     const r = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(statefulSet("cols")) });
     expect(r.code, r.stderr).toBe(0);
-    const status = await cluster.http(
+    const status = await http(
+      cluster,
       "PATCH",
       "/apis/apps/v1/namespaces/default/statefulsets/cols/status",
       { status: { replicas: 1, readyReplicas: 1 } },
@@ -240,7 +242,7 @@ describe("kubectl and the stored built-in kinds", () => {
     // ADDRESS is empty until something writes the load balancer status: the columns close up.
     expect(ing[1]?.slice(0, 4)).toEqual(["cols-ing", "<none>", "a.example.com", "80, 443"]);
 
-    const pvc = await cluster.http("POST", "/api/v1/namespaces/default/persistentvolumeclaims", {
+    const pvc = await http(cluster, "POST", "/api/v1/namespaces/default/persistentvolumeclaims", {
       metadata: { name: "cols-pvc" },
       spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } }, storageClassName: "fast" },
     });
@@ -308,20 +310,21 @@ describe("kubectl and the stored built-in kinds", () => {
     expect(out.code, out.stderr).toBe(0);
     expect(out.stdout).toContain("statefulset.apps/prune-db pruned");
     expect(out.stdout).toContain("persistentvolumeclaim/prune-data pruned");
-    expect((await cluster.http("GET", "/apis/apps/v1/namespaces/default/statefulsets/prune-db")).status).toBe(404);
-    expect((await cluster.http("GET", "/api/v1/namespaces/default/configmaps/prune-cm")).status).toBe(200);
+    expect((await http(cluster, "GET", "/apis/apps/v1/namespaces/default/statefulsets/prune-db")).status).toBe(404);
+    expect((await http(cluster, "GET", "/api/v1/namespaces/default/configmaps/prune-cm")).status).toBe(200);
   });
 
   it("garbage-collects a StatefulSet owned by a custom object when the owner is deleted", async () => {
-    const crd = await cluster.http(
+    const crd = await http(
+      cluster,
       "POST",
       "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
       exchangeRateCrd(),
     );
     expect(crd.status, crd.text).toBe(201);
     const rates = "/apis/operators.example.com/v1/namespaces/default/exchangerates";
-    await eventually(async () => (await cluster.http("GET", rates)).status === 200);
-    const owner = await cluster.http("POST", rates, {
+    await waitUntil(async () => (await http(cluster, "GET", rates)).status === 200);
+    const owner = await http(cluster, "POST", rates, {
       apiVersion: "operators.example.com/v1",
       kind: "ExchangeRate",
       metadata: { name: "usd" },
@@ -329,7 +332,7 @@ describe("kubectl and the stored built-in kinds", () => {
     });
     expect(owner.status, owner.text).toBe(201);
     const owned = statefulSet("owned-db");
-    const created = await cluster.http("POST", "/apis/apps/v1/namespaces/default/statefulsets", {
+    const created = await http(cluster, "POST", "/apis/apps/v1/namespaces/default/statefulsets", {
       ...owned,
       metadata: {
         ...owned.metadata,
@@ -346,9 +349,9 @@ describe("kubectl and the stored built-in kinds", () => {
       },
     });
     expect(created.status, created.text).toBe(201);
-    expect((await cluster.http("DELETE", `${rates}/usd`)).status).toBe(200);
-    await eventually(
-      async () => (await cluster.http("GET", "/apis/apps/v1/namespaces/default/statefulsets/owned-db")).status === 404,
+    expect((await http(cluster, "DELETE", `${rates}/usd`)).status).toBe(200);
+    await waitUntil(
+      async () => (await http(cluster, "GET", "/apis/apps/v1/namespaces/default/statefulsets/owned-db")).status === 404,
     );
   });
 });

@@ -3,10 +3,10 @@
  * client-go's core/v1 recorder for the deployment and ReplicaSet controllers, the events.k8s.io/v1
  * recorder for the scheduler.
  */
+
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { recordEvent } from "../../../packages/capstan-dev/src/devcluster/controllers/event-recorder.ts";
-import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
-import { eventually } from "../kubectl/support/cluster.ts";
 
 const DEPLOYS = { group: "apps", version: "v1", plural: "deployments" };
 const EVENTS = { group: "", version: "v1", plural: "events" };
@@ -27,9 +27,10 @@ interface CoreEvent {
   reportingInstance?: string;
 }
 
-let server: ApiServer | undefined;
+let cluster: TestCluster | undefined;
+let server: TestCluster["server"] | undefined;
 afterEach(async () => {
-  await server?.stop();
+  await cluster?.stop();
   server = undefined;
 });
 
@@ -39,7 +40,8 @@ function events(): CoreEvent[] {
 
 describe("controller events", () => {
   it("a Deployment scaled up then down tells its story: ScalingReplicaSet, SuccessfulCreate/Delete, Scheduled", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     const api = server.internals.api;
     const d = await api.create(DEPLOYS, "default", {
       metadata: { name: "web" },
@@ -49,16 +51,16 @@ describe("controller events", () => {
         template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "app", image: "nginx" }] } },
       },
     });
-    const rsName = await eventually(() => {
+    const rsName = await waitUntil(() => {
       const scaled = events().find((e) => e.reason === "ScalingReplicaSet");
       return scaled?.message.match(/^Scaled up replica set (web-[a-z0-9]+) from 0 to 2$/)?.[1];
     });
-    await eventually(() => events().filter((e) => e.reason === "Scheduled").length === 2);
+    await waitUntil(() => events().filter((e) => e.reason === "Scheduled").length === 2);
     await api.modify(DEPLOYS, "default", "web", (obj) => {
       (obj["spec"] as { replicas: number }).replicas = 1;
       return obj;
     });
-    await eventually(() => events().some((e) => e.reason === "SuccessfulDelete"));
+    await waitUntil(() => events().some((e) => e.reason === "SuccessfulDelete"));
 
     const all = events();
     const scaling = all.filter((e) => e.reason === "ScalingReplicaSet");
@@ -105,7 +107,8 @@ describe("controller events", () => {
     expect(v1.find((e) => e.reason === "Scheduled")?.reportingController).toBe("default-scheduler");
   });
   it("puts the Event of a cluster-scoped object in default, and names one whose name would be too long by UUID", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     const { store, registry } = server.internals;
     const source = { kind: "core", component: "test-controller" } as const;
     const node = { apiVersion: "v1", kind: "Node", metadata: { name: "n1", uid: "u1" } };

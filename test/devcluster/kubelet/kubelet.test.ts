@@ -1,8 +1,7 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { normalizeImage } from "../../../packages/capstan-dev/src/devcluster/controllers/kubelet.ts";
-import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 import { qosClassOf } from "../../../packages/capstan-dev/src/devcluster/registry/pod-qos.ts";
-import { eventually } from "../kubectl/support/cluster.ts";
 
 const PODS = { group: "", version: "v1", plural: "pods" };
 const NODES = { group: "", version: "v1", plural: "nodes" };
@@ -38,9 +37,10 @@ interface Pod {
   };
 }
 
-let server: ApiServer | undefined;
+let cluster: TestCluster | undefined;
+let server: TestCluster["server"] | undefined;
 afterEach(async () => {
-  await server?.stop();
+  await cluster?.stop();
   server = undefined;
 });
 
@@ -68,7 +68,8 @@ function recordPods(): { events: { type: string; pod: Pod }[]; stop: () => void 
 
 describe("simulated kubelet", () => {
   it("registers a Ready node with capacity, allocatable, addresses and nodeInfo", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     const node = server.internals.api.get(NODES, "", "capstan-node") as {
       status: {
         conditions: { type: string; status: string; reason: string }[];
@@ -97,10 +98,11 @@ describe("simulated kubelet", () => {
   });
 
   it("binds a pod and runs it: Pending (ContainerCreating) first, then Running and Ready with container statuses", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     const watch = recordPods();
     await server.internals.api.create(PODS, "default", pod("web"));
-    const running = await eventually(() => {
+    const running = await waitUntil(() => {
       const p = get("web");
       return p.status.phase === "Running" ? p : undefined;
     });
@@ -138,13 +140,14 @@ describe("simulated kubelet", () => {
   });
 
   it("reports init containers completed before the containers run", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     await server.internals.api.create(
       PODS,
       "default",
       pod("with-init", { initContainers: [{ name: "setup", image: "busybox" }] }),
     );
-    const running = await eventually(() => {
+    const running = await waitUntil(() => {
       const p = get("with-init");
       return p.status.phase === "Running" ? p : undefined;
     });
@@ -157,13 +160,14 @@ describe("simulated kubelet", () => {
   });
 
   it("holds Ready False until every readiness gate's condition is True, then turns it True", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     await server.internals.api.create(
       PODS,
       "default",
       pod("gated", { readinessGates: [{ conditionType: "example.com/lb" }] }),
     );
-    const running = await eventually(() => {
+    const running = await waitUntil(() => {
       const p = get("gated");
       return p.status.phase === "Running" ? p : undefined;
     });
@@ -189,18 +193,19 @@ describe("simulated kubelet", () => {
         "status",
       );
     await setGate("False");
-    await eventually(() => {
+    await waitUntil(() => {
       const c = condition(get("gated"), "Ready");
       return c?.message === 'the status of pod readiness gate "example.com/lb" is not "True", but False';
     });
     await setGate("True");
-    await eventually(() => condition(get("gated"), "Ready")?.status === "True");
+    await waitUntil(() => condition(get("gated"), "Ready")?.status === "True");
   });
 
   it("deletes a pod gracefully: Terminating (deletionTimestamp, deletionGracePeriodSeconds), then gone via the kubelet", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     await server.internals.api.create(PODS, "default", pod("doomed"));
-    await eventually(() => get("doomed").status.phase === "Running");
+    await waitUntil(() => get("doomed").status.phase === "Running");
     const watch = recordPods();
     const result = await server.internals.api.delete(PODS, "default", "doomed", { gracePeriodSeconds: 30 });
     expect(result.deleted).toBe(false);
@@ -208,7 +213,7 @@ describe("simulated kubelet", () => {
     expect(terminating.metadata.deletionTimestamp).toBeDefined();
     expect(terminating.metadata.deletionGracePeriodSeconds).toBe(30);
     // Well before the 30 s grace period: the kubelet stopped the containers and deleted the pod.
-    await eventually(() => watch.events.some((e) => e.type === "DELETED"));
+    await waitUntil(() => watch.events.some((e) => e.type === "DELETED"));
     watch.stop();
     expect(server.internals.api.tryGet(PODS, "default", "doomed")).toBeUndefined();
     expect(watch.events.map((e) => e.type)).toEqual(["MODIFIED", "DELETED"]);
@@ -216,9 +221,10 @@ describe("simulated kubelet", () => {
   });
 
   it("lets a test make a container exit: terminated is observed, then the container restarts under restartPolicy Always", async () => {
-    server = await startApiServer({ kubelet: { restartDelayMs: 50 } });
+    cluster = await startTestCluster({ server: { kubelet: { restartDelayMs: 50 } } });
+    server = cluster.server;
     await server.internals.api.create(PODS, "default", pod("immortal"));
-    await eventually(() => get("immortal").status.phase === "Running");
+    await waitUntil(() => get("immortal").status.phase === "Running");
     const watch = recordPods();
     const written = (await server.kubelet!.terminateContainer("default", "immortal", "app", {
       exitCode: 137,
@@ -230,7 +236,7 @@ describe("simulated kubelet", () => {
     });
     expect(condition(written, "Ready")).toMatchObject({ status: "False", reason: "ContainersNotReady" });
 
-    const restarted = await eventually(() => {
+    const restarted = await waitUntil(() => {
       const p = get("immortal");
       return p.status.containerStatuses?.[0]?.restartCount === 1 ? p : undefined;
     });
@@ -247,10 +253,11 @@ describe("simulated kubelet", () => {
   });
 
   it("fails a restartPolicy Never pod whose container exits non-zero, and succeeds an OnFailure pod that exits 0", async () => {
-    server = await startApiServer({ kubelet: { restartDelayMs: 10 } });
+    cluster = await startTestCluster({ server: { kubelet: { restartDelayMs: 10 } } });
+    server = cluster.server;
     await server.internals.api.create(PODS, "default", pod("once", { restartPolicy: "Never" }));
     await server.internals.api.create(PODS, "default", pod("job", { restartPolicy: "OnFailure" }));
-    await eventually(() => get("once").status.phase === "Running" && get("job").status.phase === "Running");
+    await waitUntil(() => get("once").status.phase === "Running" && get("job").status.phase === "Running");
 
     await server.kubelet!.terminateContainer("default", "once", "app", { exitCode: 2 });
     const failed = get("once");
@@ -272,19 +279,21 @@ describe("simulated kubelet", () => {
   });
 
   it("refuses to terminate a container that is not running, with a clear error", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     await expect(server.kubelet!.terminateContainer("default", "nope", "app", { exitCode: 1 })).rejects.toThrow(
       "pod default/nope not found",
     );
     await server.internals.api.create(PODS, "default", pod("p"));
-    await eventually(() => get("p").status.phase === "Running");
+    await waitUntil(() => get("p").status.phase === "Running");
     await expect(server.kubelet!.terminateContainer("default", "p", "other", { exitCode: 1 })).rejects.toThrow(
       "container other of pod default/p is not running",
     );
   });
 
   it("with kubelet: false, there is no node, pods stay Pending and unbound, Deployments get no ReplicaSet", async () => {
-    server = await startApiServer({ kubelet: false });
+    cluster = await startTestCluster({ server: { kubelet: false } });
+    server = cluster.server;
     expect(server.kubelet).toBeUndefined();
     expect(server.internals.api.list(NODES).items).toHaveLength(0);
     await server.internals.api.create(PODS, "default", pod("idle"));
@@ -308,10 +317,11 @@ describe("simulated kubelet", () => {
   it("leaves no timer behind after stop(), even with restarts and graceful deletions pending", async () => {
     const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
     const before = timers();
-    server = await startApiServer({ kubelet: { restartDelayMs: 60_000, stopDelayMs: 60_000 } });
+    cluster = await startTestCluster({ server: { kubelet: { restartDelayMs: 60_000, stopDelayMs: 60_000 } } });
+    server = cluster.server;
     await server.internals.api.create(PODS, "default", pod("a"));
     await server.internals.api.create(PODS, "default", pod("b"));
-    await eventually(() => get("a").status.phase === "Running" && get("b").status.phase === "Running");
+    await waitUntil(() => get("a").status.phase === "Running" && get("b").status.phase === "Running");
     await server.kubelet!.terminateContainer("default", "a", "app", { exitCode: 1 });
     await server.internals.api.delete(PODS, "default", "b", { gracePeriodSeconds: 30 });
     await server.stop();

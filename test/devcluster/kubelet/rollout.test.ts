@@ -1,6 +1,5 @@
+import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
-import { eventually } from "../kubectl/support/cluster.ts";
 
 const DEPLOYS = { group: "apps", version: "v1", plural: "deployments" };
 const RSS = { group: "apps", version: "v1", plural: "replicasets" };
@@ -22,9 +21,10 @@ interface Deploy {
   };
 }
 
-let server: ApiServer | undefined;
+let cluster: TestCluster | undefined;
+let server: TestCluster["server"] | undefined;
 afterEach(async () => {
-  await server?.stop();
+  await cluster?.stop();
   server = undefined;
 });
 
@@ -65,14 +65,15 @@ function setImage(name: string, image: string): Promise<unknown> {
 
 describe("Deployment rollouts", () => {
   it("keeps a RollingUpdate within replicas + maxSurge and above replicas - maxUnavailable at every step", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     const api = server.internals.api;
     await api.create(
       DEPLOYS,
       "default",
       deployment("surge", 4, "nginx:1", { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }),
     );
-    await eventually(rolledOut("surge", 4));
+    await waitUntil(rolledOut("surge", 4));
 
     // After every ReplicaSet write, look at all of them: desired total and available total.
     const totals: { desired: number; available: number }[] = [];
@@ -86,7 +87,7 @@ describe("Deployment rollouts", () => {
       });
     });
     await setImage("surge", "nginx:2");
-    await eventually(rolledOut("surge", 4));
+    await waitUntil(rolledOut("surge", 4));
     unsubscribe();
 
     expect(totals.length).toBeGreaterThan(4);
@@ -98,10 +99,11 @@ describe("Deployment rollouts", () => {
   });
 
   it("Recreate scales the old ReplicaSet to zero and waits for its pods to go before starting new ones", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     const api = server.internals.api;
     await api.create(DEPLOYS, "default", deployment("recreate", 2, "nginx:1", { type: "Recreate" }));
-    await eventually(rolledOut("recreate", 2));
+    await waitUntil(rolledOut("recreate", 2));
 
     const images: string[][] = [];
     const podsBucket = api.bucketOf(PODS);
@@ -113,7 +115,7 @@ describe("Deployment rollouts", () => {
       images.push([...new Set(live)].sort());
     });
     await setImage("recreate", "nginx:2");
-    await eventually(rolledOut("recreate", 2));
+    await waitUntil(rolledOut("recreate", 2));
     unsubscribe();
     // Never old and new pods at the same time.
     expect(images.some((set) => set.length > 1)).toBe(false);
@@ -121,20 +123,21 @@ describe("Deployment rollouts", () => {
   });
 
   it("counts a pod available only after minReadySeconds", async () => {
-    server = await startApiServer();
+    cluster = await startTestCluster();
+    server = cluster.server;
     const api = server.internals.api;
     await api.create(
       DEPLOYS,
       "default",
       deployment("slow", 1, "nginx:1", { type: "RollingUpdate" }, { minReadySeconds: 2 }),
     );
-    const ready = await eventually(() => {
+    const ready = await waitUntil(() => {
       const rs = (
         api.list(RSS, "default").items as { status?: { readyReplicas?: number; availableReplicas?: number } }[]
       )[0];
       return rs?.status?.readyReplicas === 1 ? rs : undefined;
     });
     expect(ready.status?.availableReplicas ?? 0).toBe(0);
-    await eventually(rolledOut("slow", 1), 8000);
+    await waitUntil(rolledOut("slow", 1), { timeout: 8000 });
   });
 });

@@ -2,21 +2,17 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   rolloutLimits,
   scaledValue,
   templateHash,
 } from "../../../packages/capstan-dev/src/devcluster/controllers/deployment-controller.ts";
-import { eventually, startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { http } from "../kubectl/support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+const cluster = fileFixture(() => startTestCluster());
 
 interface Rs {
   metadata: {
@@ -59,7 +55,7 @@ function deployment(name: string, replicas: number, image: string) {
 }
 
 async function getJson<T>(path: string): Promise<T> {
-  const res = await cluster.http("GET", path);
+  const res = await http(cluster, "GET", path);
   expect(res.status, res.text).toBe(200);
   return res.body as T;
 }
@@ -80,7 +76,7 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
     const apply = await cluster.kubectl(["apply", "-f", "-"], { stdin: deployment("web", 3, "nginx:1.26") });
     expect(apply.code, apply.stderr).toBe(0);
     const rollout = await cluster.kubectl(["rollout", "status", "deployment/web", "--timeout=20s"], {
-      timeoutMs: 25_000,
+      timeout: 25_000,
     });
     expect(rollout.code, rollout.stderr).toBe(0);
     expect(rollout.stdout).toContain('deployment "web" successfully rolled out');
@@ -126,16 +122,16 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
 
   it("scales up and down with kubectl scale", async () => {
     expect((await cluster.kubectl(["scale", "deployment/web", "--replicas=5"])).code).toBe(0);
-    await eventually(async () => (await livePods("web")).length === 5);
-    const up = await cluster.kubectl(["rollout", "status", "deployment/web", "--timeout=20s"], { timeoutMs: 25_000 });
+    await waitUntil(async () => (await livePods("web")).length === 5);
+    const up = await cluster.kubectl(["rollout", "status", "deployment/web", "--timeout=20s"], { timeout: 25_000 });
     expect(up.code, up.stderr).toBe(0);
 
     expect((await cluster.kubectl(["scale", "deployment/web", "--replicas=2"])).code).toBe(0);
-    await eventually(async () => (await livePods("web")).length === 2);
+    await waitUntil(async () => (await livePods("web")).length === 2);
     const rss = await replicaSets("web");
     expect(rss).toHaveLength(1);
     expect(rss[0]!.spec.replicas).toBe(2);
-    await eventually(async () => {
+    await waitUntil(async () => {
       const d = await getJson<Deploy>("/apis/apps/v1/namespaces/default/deployments/web");
       return d.status.replicas === 2 && d.status.availableReplicas === 2;
     });
@@ -145,7 +141,7 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
     const set = await cluster.kubectl(["set", "image", "deployment/web", "app=nginx:1.27"]);
     expect(set.code, set.stderr).toBe(0);
     const rollout = await cluster.kubectl(["rollout", "status", "deployment/web", "--timeout=20s"], {
-      timeoutMs: 25_000,
+      timeout: 25_000,
     });
     expect(rollout.code, rollout.stderr).toBe(0);
     expect(rollout.stdout).toContain('deployment "web" successfully rolled out');
@@ -157,7 +153,7 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
     );
     expect(byRevision["1"]?.spec.replicas).toBe(0);
     expect(byRevision["2"]?.spec.replicas).toBe(2);
-    await eventually(async () => {
+    await waitUntil(async () => {
       const pods = await livePods("web");
       return pods.length === 2 && pods.every((p) => p.spec.containers[0]?.image === "nginx:1.27");
     });
@@ -174,14 +170,14 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
     const undo = await cluster.kubectl(["rollout", "undo", "deployment/web", "--to-revision=1"]);
     expect(undo.code, undo.stderr).toBe(0);
     const rollout = await cluster.kubectl(["rollout", "status", "deployment/web", "--timeout=20s"], {
-      timeoutMs: 25_000,
+      timeout: 25_000,
     });
     expect(rollout.code, rollout.stderr).toBe(0);
     const rss = await replicaSets("web");
     expect(rss).toHaveLength(2);
     const current = rss.find((rs) => rs.spec.replicas === 2);
     expect(current?.metadata.annotations["deployment.kubernetes.io/revision"]).toBe("3");
-    await eventually(async () => {
+    await waitUntil(async () => {
       const pods = await livePods("web");
       return pods.length === 2 && pods.every((p) => p.spec.containers[0]?.image === "nginx:1.26");
     });
@@ -192,8 +188,8 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
     const del = await cluster.kubectl(["delete", "pod", victim!.metadata.name, "--grace-period=5"]);
     expect(del.code, del.stderr).toBe(0);
     expect(del.stdout).toContain(`pod "${victim!.metadata.name}" deleted`);
-    expect((await cluster.http("GET", `/api/v1/namespaces/default/pods/${victim!.metadata.name}`)).status).toBe(404);
-    await eventually(async () => {
+    expect((await http(cluster, "GET", `/api/v1/namespaces/default/pods/${victim!.metadata.name}`)).status).toBe(404);
+    await waitUntil(async () => {
       const pods = await livePods("web");
       return pods.length === 2 && pods.every((p) => p.status.phase === "Running") ? pods : undefined;
     });
@@ -201,8 +197,8 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
 
   it("deleting the Deployment removes its ReplicaSets and pods (garbage collector, then the kubelet)", async () => {
     expect((await cluster.kubectl(["delete", "deployment", "web"])).code).toBe(0);
-    await eventually(async () => (await replicaSets("web")).length === 0);
-    await eventually(async () => {
+    await waitUntil(async () => (await replicaSets("web")).length === 0);
+    await waitUntil(async () => {
       const all = (await getJson<{ items: PodItem[] }>("/api/v1/namespaces/default/pods?labelSelector=app%3Dweb"))
         .items;
       return all.length === 0;
@@ -212,12 +208,12 @@ describe("Deployment -> ReplicaSet -> Pods", () => {
 
 describe("ReplicaSet", () => {
   it("adopts an orphan pod its selector matches and creates only the missing replicas", async () => {
-    const orphan = await cluster.http("POST", "/api/v1/namespaces/default/pods", {
+    const orphan = await http(cluster, "POST", "/api/v1/namespaces/default/pods", {
       metadata: { name: "orphan", labels: { app: "adopt" } },
       spec: { containers: [{ name: "app", image: "nginx" }] },
     });
     expect(orphan.status, orphan.text).toBe(201);
-    const rs = await cluster.http("POST", "/apis/apps/v1/namespaces/default/replicasets", {
+    const rs = await http(cluster, "POST", "/apis/apps/v1/namespaces/default/replicasets", {
       metadata: { name: "adopter" },
       spec: {
         replicas: 2,
@@ -226,19 +222,19 @@ describe("ReplicaSet", () => {
       },
     });
     expect(rs.status, rs.text).toBe(201);
-    const pods = await eventually(async () => {
+    const pods = await waitUntil(async () => {
       const live = await livePods("adopt");
       return live.length === 2 && live.every((p) => p.metadata.ownerReferences?.[0]?.name === "adopter")
         ? live
         : undefined;
     });
     expect(pods.map((p) => p.metadata.name)).toContain("orphan");
-    await eventually(async () => {
+    await waitUntil(async () => {
       const got = await getJson<Rs>("/apis/apps/v1/namespaces/default/replicasets/adopter");
       return got.status.readyReplicas === 2;
     });
     expect((await cluster.kubectl(["delete", "rs", "adopter"])).code).toBe(0);
-    await eventually(async () => (await livePods("adopt")).length === 0);
+    await waitUntil(async () => (await livePods("adopt")).length === 0);
   });
 });
 

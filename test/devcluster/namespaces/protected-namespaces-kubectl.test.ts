@@ -1,6 +1,7 @@
 /** `kubectl delete namespace default` fails as against a real cluster, and the namespace stays. */
+
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
 
 let cluster: TestCluster;
 

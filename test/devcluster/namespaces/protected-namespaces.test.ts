@@ -4,12 +4,12 @@
  * (their storage dropped it, kubernetes#46407): a DELETE on the collection is go-restful's 405.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/http.ts";
+import { type RawHttpCluster, startRawHttpCluster } from "../support/http.ts";
 
-let t: TestServer;
+let t: RawHttpCluster;
 
 beforeAll(async () => {
-  t = await startTestServer({ kubelet: false });
+  t = await startRawHttpCluster({ kubelet: false });
 });
 afterAll(async () => {
   await t.stop();

@@ -1,15 +1,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { eventually, exchangeRateCrd } from "../kubectl/support/cluster.ts";
-import { configMap, startTestServer, type TestServer } from "../support/http.ts";
+import { exchangeRateCrd } from "../kubectl/support/cluster.ts";
+import { configMap, type RawHttpCluster, startRawHttpCluster } from "../support/http.ts";
 
 const CMS = "/api/v1/namespaces/default/configmaps";
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const RATES = "/apis/operators.example.com/v1/namespaces/default/exchangerates";
 
-let servers: TestServer[] = [];
+let servers: RawHttpCluster[] = [];
 const dirs: string[] = [];
 
 afterEach(async () => {
@@ -24,13 +25,13 @@ function dataDir(): string {
   return dir;
 }
 
-async function start(dir: string, options: { historySize?: number } = {}): Promise<TestServer> {
-  const t = await startTestServer({ dataDir: dir, kubelet: false, ...options });
+async function start(dir: string, options: { historySize?: number } = {}): Promise<RawHttpCluster> {
+  const t = await startRawHttpCluster({ dataDir: dir, kubelet: false, ...options });
   servers.push(t);
   return t;
 }
 
-async function stop(t: TestServer): Promise<void> {
+async function stop(t: RawHttpCluster): Promise<void> {
   await t.stop();
   servers = servers.filter((s) => s !== t);
 }
@@ -42,7 +43,7 @@ describe("startApiServer({ dataDir })", () => {
     const cm = await first.request("POST", CMS, { body: configMap("kept", { a: "1" }) });
     expect(cm.status).toBe(201);
     expect((await first.request("POST", CRDS, { body: exchangeRateCrd() })).status).toBe(201);
-    const rate = await eventually(async () => {
+    const rate = await waitUntil(async () => {
       const res = await first.request("POST", RATES, {
         body: { apiVersion: "operators.example.com/v1", kind: "ExchangeRate", metadata: { name: "eur" } },
       });
@@ -57,7 +58,7 @@ describe("startApiServer({ dataDir })", () => {
     const again = await second.request("GET", `${CMS}/kept`);
     expect(again.body.metadata.resourceVersion).toBe(cm.body.metadata.resourceVersion);
     expect(again.body.data).toEqual({ a: "1" });
-    const rateAgain = await eventually(async () => {
+    const rateAgain = await waitUntil(async () => {
       const res = await second.request("GET", `${RATES}/eur`);
       return res.status === 200 ? res : undefined;
     });
@@ -101,6 +102,6 @@ describe("startApiServer({ dataDir })", () => {
   it("refuses a second server on a data dir in use, without leaking the first's files", async () => {
     const dir = dataDir();
     await start(dir);
-    await expect(startTestServer({ dataDir: dir, kubelet: false })).rejects.toThrow(/already open/);
+    await expect(startRawHttpCluster({ dataDir: dir, kubelet: false })).rejects.toThrow(/already open/);
   });
 });

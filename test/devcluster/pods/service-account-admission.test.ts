@@ -4,9 +4,9 @@
  * deprecated alias), and mirror pods are left alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/http.ts";
+import { type RawHttpCluster, startRawHttpCluster } from "../support/http.ts";
 
-let t: TestServer;
+let t: RawHttpCluster;
 const PODS = "/api/v1/namespaces/default/pods";
 
 const pod = (name: string, spec: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
@@ -17,7 +17,7 @@ const pod = (name: string, spec: Record<string, unknown> = {}, annotations?: Rec
 });
 
 beforeAll(async () => {
-  t = await startTestServer({ kubelet: false });
+  t = await startRawHttpCluster({ kubelet: false });
 });
 afterAll(async () => {
   await t.stop();

@@ -3,18 +3,20 @@
  * kube-apiserver's patch handler then also authorizes `create` on that name, so `patch` alone
  * updates existing objects but creates none.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RbacCluster, startRbacCluster } from "./support.ts";
 
-let cluster: RbacCluster;
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { http, RBAC_CLUSTER, serviceAccountToken } from "./support.ts";
+
+let cluster: TestCluster;
 let patcher: string;
 let creator: string;
 
 async function grant(name: string, verbs: string[]): Promise<void> {
-  await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/shop/roles", {
+  await http(cluster, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/shop/roles", {
     body: { metadata: { name }, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }] },
   });
-  await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/shop/rolebindings", {
+  await http(cluster, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/shop/rolebindings", {
     body: {
       metadata: { name },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
@@ -26,7 +28,7 @@ async function grant(name: string, verbs: string[]): Promise<void> {
 /** PATCH with the apply content type, as `kubectl apply --server-side` and client.apply send it. */
 function apply(token: string, name: string, data: Record<string, string>) {
   // force: the admin's create owns `data.a` (an Update manager); taking it over is not the point here.
-  return cluster.http("PATCH", `/api/v1/namespaces/shop/configmaps/${name}?fieldManager=test&force=true`, {
+  return http(cluster, "PATCH", `/api/v1/namespaces/shop/configmaps/${name}?fieldManager=test&force=true`, {
     token,
     headers: { "content-type": "application/apply-patch+yaml" },
     body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data },
@@ -34,12 +36,12 @@ function apply(token: string, name: string, data: Record<string, string>) {
 }
 
 beforeAll(async () => {
-  cluster = await startRbacCluster();
-  patcher = await cluster.serviceAccountToken("shop", "patcher");
-  creator = await cluster.serviceAccountToken("shop", "creator");
+  cluster = await startTestCluster(RBAC_CLUSTER);
+  patcher = await serviceAccountToken(cluster, "shop", "patcher");
+  creator = await serviceAccountToken(cluster, "shop", "creator");
   await grant("patcher", ["patch"]);
   await grant("creator", ["patch", "create"]);
-  await cluster.http("POST", "/api/v1/namespaces/shop/configmaps", {
+  await http(cluster, "POST", "/api/v1/namespaces/shop/configmaps", {
     body: { metadata: { name: "existing" }, data: { a: "1" } },
   });
 });
@@ -58,7 +60,7 @@ describe("server-side apply under RBAC", () => {
     expect(res.body.message).toBe(
       'configmaps "fresh" is forbidden: User "system:serviceaccount:shop:patcher" cannot create resource "configmaps" in API group "" in the namespace "shop"',
     );
-    const get = await cluster.http("GET", "/api/v1/namespaces/shop/configmaps/fresh");
+    const get = await http(cluster, "GET", "/api/v1/namespaces/shop/configmaps/fresh");
     expect(get.status).toBe(404);
   });
 

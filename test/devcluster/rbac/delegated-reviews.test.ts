@@ -1,24 +1,26 @@
 /** TokenReview and (Local)SubjectAccessReview: what a protected metrics endpoint asks the API server. */
+
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RbacCluster, startRbacCluster } from "./support.ts";
+import { http, RBAC_CLUSTER, serviceAccountToken } from "./support.ts";
 
-let cluster: RbacCluster;
+let cluster: TestCluster;
 let proxy: string;
 let robot: string;
 
 beforeAll(async () => {
-  cluster = await startRbacCluster();
-  proxy = await cluster.serviceAccountToken("ops", "metrics-proxy");
-  robot = await cluster.serviceAccountToken("team", "robot");
-  await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+  cluster = await startTestCluster(RBAC_CLUSTER);
+  proxy = await serviceAccountToken(cluster, "ops", "metrics-proxy");
+  robot = await serviceAccountToken(cluster, "team", "robot");
+  await http(cluster, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
     body: {
       metadata: { name: "metrics-proxy" },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:auth-delegator" },
       subjects: [{ kind: "ServiceAccount", name: "metrics-proxy", namespace: "ops" }],
     },
   });
-  await cluster.http("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings", {
+  await http(cluster, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings", {
     body: {
       metadata: { name: "robot-view" },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
@@ -31,7 +33,7 @@ afterAll(async () => {
 });
 
 const tokenReview = (token: string, as: string) =>
-  cluster.http("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
+  http(cluster, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
     token: as,
     body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token } },
   });
@@ -58,7 +60,7 @@ describe("delegated reviews", () => {
 
   it("SubjectAccessReview answers for the user it names", async () => {
     const ask = (verb: string) =>
-      cluster.http("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+      http(cluster, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
         token: proxy,
         body: {
           apiVersion: "authorization.k8s.io/v1",
@@ -79,7 +81,7 @@ describe("delegated reviews", () => {
   });
 
   it("LocalSubjectAccessReview must ask about its own namespace", async () => {
-    const res = await cluster.http("POST", "/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews", {
+    const res = await http(cluster, "POST", "/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews", {
       body: {
         apiVersion: "authorization.k8s.io/v1",
         kind: "LocalSubjectAccessReview",
@@ -88,7 +90,7 @@ describe("delegated reviews", () => {
       },
     });
     expect(res.status).toBe(422);
-    const ok = await cluster.http("POST", "/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews", {
+    const ok = await http(cluster, "POST", "/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews", {
       body: {
         apiVersion: "authorization.k8s.io/v1",
         kind: "LocalSubjectAccessReview",

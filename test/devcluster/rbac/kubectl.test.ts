@@ -2,15 +2,17 @@
  * The real kubectl against an RBAC devcluster: `create token`, `auth can-i` under a ServiceAccount's
  * kubeconfig and with `--as` from the admin, `auth whoami`, and a Forbidden error as kubectl prints it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RbacCluster, startRbacCluster } from "./support.ts";
 
-let cluster: RbacCluster;
-let robot: string;
+import { type KubectlOptions, startTestCluster, type TestCluster } from "capstan-dev/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kubectlAs, RBAC_CLUSTER } from "./support.ts";
+
+let cluster: TestCluster;
+let robot: KubectlOptions;
 const SA = "system:serviceaccount:team:robot";
 
 beforeAll(async () => {
-  cluster = await startRbacCluster();
+  cluster = await startTestCluster(RBAC_CLUSTER);
   for (const args of [
     ["create", "namespace", "team"],
     ["create", "serviceaccount", "robot", "-n", "team"],
@@ -23,7 +25,7 @@ beforeAll(async () => {
   const token = await cluster.kubectl(["create", "token", "robot", "-n", "team"]);
   expect(token.stderr).toBe("");
   expect(token.code).toBe(0);
-  robot = await cluster.kubeconfigFor("robot", token.stdout.trim());
+  robot = await kubectlAs(cluster, "robot", token.stdout.trim());
 });
 afterAll(async () => {
   await cluster.stop();
@@ -43,7 +45,7 @@ describe("kubectl with RBAC", () => {
     expect(claims.exp - claims.iat).toBe(1200);
     expect(claims.aud).toEqual(["vault"]);
     expect(claims["kubernetes.io"].serviceaccount.name).toBe("robot");
-    const other = await cluster.kubeconfigFor("vault", res.stdout.trim());
+    const other = await kubectlAs(cluster, "vault", res.stdout.trim());
     const denied = await cluster.kubectl(["auth", "whoami"], other);
     expect(denied.code).toBe(1);
     expect(denied.stderr).toContain("Unauthorized");

@@ -1,23 +1,15 @@
 /**
- * An RBAC-enabled devcluster for tests: the server with `rbac: true`, its admin kubeconfig in a temp dir,
- * kubeconfigs for other bearer tokens (ServiceAccounts), the real kubectl, and an HTTPS client that
- * sends any token and impersonation headers.
+ * What the RBAC tests add to `capstan-dev/testing`'s cluster started with {@link RBAC_CLUSTER}: an
+ * HTTPS client that sends any token and impersonation headers, a ServiceAccount's raw token, and
+ * kubectl options that run kubectl as the bearer of a token.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { KubectlOptions, TestCluster, TestClusterOptions } from "capstan-dev/testing";
 import { Agent, request } from "undici";
-import { type ApiServer, startApiServer } from "../../../packages/capstan-dev/src/devcluster/index.ts";
 
-/** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
-const KUBECTL_TIMEOUT_MS = 20_000;
-
-export interface KubectlResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+/** RBAC evaluated for every non-admin request; no simulated kubelet (these tests run no pods). */
+export const RBAC_CLUSTER: TestClusterOptions = { rbac: true, kubelet: false };
 
 export interface HttpResult {
   status: number;
@@ -26,99 +18,66 @@ export interface HttpResult {
   text: string;
 }
 
-export interface RbacCluster {
-  server: ApiServer;
-  dir: string;
-  /** kubectl with the admin kubeconfig, or with `kubeconfig` when given. */
-  kubectl(args: string[], kubeconfig?: string): Promise<KubectlResult>;
-  /** Writes a kubeconfig for `token` and returns its path. */
-  kubeconfigFor(name: string, token: string): Promise<string>;
-  http(
-    method: string,
-    path: string,
-    options?: { body?: unknown; token?: string | null; headers?: Record<string, string | string[]> },
-  ): Promise<HttpResult>;
-  /** Creates a ServiceAccount and returns a token for it (TokenRequest over HTTP, as the admin). */
-  serviceAccountToken(namespace: string, name: string): Promise<string>;
-  stop(): Promise<void>;
+/** One agent per cluster, trusting its CA; its sockets end when the server stops. */
+const agents = new WeakMap<TestCluster, Agent>();
+
+/**
+ * One HTTPS request: with the admin token unless `token` says otherwise (`null`: none), and any
+ * headers (`Impersonate-User`, a content type); a JSON body is decoded.
+ */
+export async function http(
+  cluster: TestCluster,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string | null; headers?: Record<string, string | string[]> } = {},
+): Promise<HttpResult> {
+  let agent = agents.get(cluster);
+  if (agent === undefined) {
+    agent = new Agent({ connect: { ca: cluster.server.caPem } });
+    agents.set(cluster, agent);
+  }
+  const token = options.token === undefined ? cluster.server.token : options.token;
+  const headers: Record<string, string | string[]> = { ...options.headers };
+  if (token !== null) headers["authorization"] = `Bearer ${token}`;
+  if (options.body !== undefined) headers["content-type"] ??= "application/json";
+  const res = await request(`${cluster.url}${path}`, {
+    method: method as "GET",
+    dispatcher: agent,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await res.body.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.statusCode, body, text };
 }
 
-export async function startRbacCluster(): Promise<RbacCluster> {
-  const dir = await mkdtemp(join(tmpdir(), "capstan-rbac-"));
-  const kubeconfigPath = join(dir, "kubeconfig");
-  const server = await startApiServer({ kubeconfigPath, rbac: true, kubelet: false });
-  const agent = new Agent({ connect: { ca: server.caPem } });
-  const children = new Set<ReturnType<typeof execFile>>();
+/**
+ * Creates a ServiceAccount (and its namespace when missing) and returns a token for it, asked of
+ * the TokenRequest API over HTTP as the admin with the API's default lifetime.
+ */
+export async function serviceAccountToken(cluster: TestCluster, namespace: string, name: string): Promise<string> {
+  if ((await http(cluster, "GET", `/api/v1/namespaces/${namespace}`)).status === 404) {
+    await http(cluster, "POST", "/api/v1/namespaces", { body: { metadata: { name: namespace } } });
+  }
+  await http(cluster, "POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, { body: { metadata: { name } } });
+  const res = await http(cluster, "POST", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+    body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: {} },
+  });
+  if (res.status !== 201) throw new Error(`TokenRequest failed: ${res.text}`);
+  return res.body.status.token as string;
+}
 
-  const kubectl: RbacCluster["kubectl"] = (args, kubeconfig = kubeconfigPath) =>
-    new Promise((resolve) => {
-      // Each kubeconfig gets its own caches under the temp dir, never the user's ~/.kube.
-      const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: `${kubeconfig}.cache`, HOME: dir };
-      const child = execFile(
-        process.env.KUBECTL ?? "kubectl",
-        args,
-        { env, timeout: KUBECTL_TIMEOUT_MS },
-        (err, stdout, stderr) => {
-          children.delete(child);
-          const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-          resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-        },
-      );
-      children.add(child);
-      child.stdin?.end();
-    });
-
-  const kubeconfigFor: RbacCluster["kubeconfigFor"] = async (name, token) => {
-    const path = join(dir, `kubeconfig-${name}`);
-    await writeFile(path, server.kubeconfig.replace(server.token, token), { mode: 0o600 });
-    return path;
-  };
-
-  const http: RbacCluster["http"] = async (method, path, options = {}) => {
-    const token = options.token === undefined ? server.token : options.token;
-    const headers: Record<string, string | string[]> = { ...options.headers };
-    if (token !== null) headers["authorization"] = `Bearer ${token}`;
-    if (options.body !== undefined) headers["content-type"] ??= "application/json";
-    const res = await request(`${server.url}${path}`, {
-      method: method as "GET",
-      dispatcher: agent,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    });
-    const text = await res.body.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: res.statusCode, body, text };
-  };
-
-  const serviceAccountToken: RbacCluster["serviceAccountToken"] = async (namespace, name) => {
-    if ((await http("GET", `/api/v1/namespaces/${namespace}`)).status === 404) {
-      await http("POST", "/api/v1/namespaces", { body: { metadata: { name: namespace } } });
-    }
-    await http("POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, { body: { metadata: { name } } });
-    const res = await http("POST", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-      body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: {} },
-    });
-    if (res.status !== 201) throw new Error(`TokenRequest failed: ${res.text}`);
-    return res.body.status.token as string;
-  };
-
-  return {
-    server,
-    dir,
-    kubectl,
-    kubeconfigFor,
-    http,
-    serviceAccountToken,
-    stop: async () => {
-      for (const child of children) child.kill();
-      await agent.close();
-      await server.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+/**
+ * Options of `cluster.kubectl` that run it as the bearer of `token`: the admin kubeconfig with the
+ * token swapped, written as `kubeconfig-<name>`, and kubectl caches of its own.
+ */
+export async function kubectlAs(cluster: TestCluster, name: string, token: string): Promise<KubectlOptions> {
+  const path = join(cluster.dir, `kubeconfig-${name}`);
+  await writeFile(path, cluster.kubeconfig.replace(cluster.server.token, token), { mode: 0o600 });
+  return { env: { KUBECONFIG: path, KUBECACHEDIR: `${path}.cache` } };
 }

@@ -1,9 +1,9 @@
 /** `kubectl patch --subresource=status` of a custom resource gets the status strategy's 422, and a valid status lands. */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { startTestCluster, type TestCluster } from "../kubectl/support/cluster.ts";
 
 let cluster: TestCluster;
 

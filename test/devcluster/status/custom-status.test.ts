@@ -4,10 +4,12 @@
  * (status schema, scale status paths, list types, CEL rules with ratcheting) into a 422 with causes,
  * for PUT, every patch type the server takes for custom resources, and server-side apply.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/http.ts";
 
-let t: TestServer;
+import { waitUntil } from "capstan-dev/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RawHttpCluster, startRawHttpCluster } from "../support/http.ts";
+
+let t: RawHttpCluster;
 
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const CRD_NAME = "pools.st.example.com";
@@ -83,24 +85,16 @@ const pool = (name: string, spec: Record<string, unknown> = { size: 1, replicas:
   spec,
 });
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 async function create(name: string, spec?: Record<string, unknown>): Promise<void> {
   const res = await t.request("POST", POOLS, { body: pool(name, spec) });
   expect(res.status, res.text).toBe(201);
 }
 
 beforeAll(async () => {
-  t = await startTestServer({ kubelet: false });
+  t = await startRawHttpCluster({ kubelet: false });
   const res = await t.request("POST", CRDS, { body: crd() });
   expect(res.status, res.text).toBe(201);
-  await until(async () => (await t.request("GET", POOLS)).status === 200, "pools to be served");
+  await waitUntil(async () => (await t.request("GET", POOLS)).status === 200, { what: "pools to be served" });
 });
 afterAll(async () => {
   await t.stop();
@@ -333,10 +327,10 @@ describe("/status writes of custom resources are validated against the CRD schem
     ]);
     const put = await t.request("PUT", `${CRDS}/${CRD_NAME}`, { body: updated });
     expect(put.status, put.text).toBe(200);
-    await until(
+    await waitUntil(
       async () =>
         (await t.request("POST", `${POOLS}?dryRun=All`, { body: pool("probe", { size: 20 }) })).status === 422,
-      "the new rule to be served",
+      { what: "the new rule to be served" },
     );
     const status = await t.request("PATCH", `${POOLS}/ratchet/status`, {
       body: { status: { replicas: 1 } },

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServedResource } from "../../../packages/capstan-dev/src/devcluster/index.ts";
-import { startTestServer, type TestServer } from "../support/http.ts";
+import { type RawHttpCluster, startRawHttpCluster } from "../support/http.ts";
 
-let t: TestServer;
+let t: RawHttpCluster;
 const MERGE = "application/merge-patch+json";
 const THINGS = "/apis/strat.example.com/v1/namespaces/default/things";
 
@@ -63,7 +63,7 @@ const thing = (name: string, spec: Record<string, unknown>) => ({
 });
 
 beforeAll(async () => {
-  t = await startTestServer({ builtinPlugins: false });
+  t = await startRawHttpCluster({ builtinPlugins: false });
   t.server.internals.registry.add(served(true));
 });
 afterAll(async () => {

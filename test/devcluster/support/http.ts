@@ -1,13 +1,14 @@
 /**
- * A small HTTPS client for devcluster tests: requests with the server's CA and admin token, JSON
- * decoding, and a line-by-line watch reader. Talks to the server only over HTTP, as kubectl would.
+ * A test cluster of `capstan-dev/testing` reached over raw HTTPS, for tests of the devcluster's own
+ * REST behaviour: requests with the server's CA and admin token (or another token, or none), raw
+ * bodies, JSON decoding, and a line-by-line watch reader. Talks to the server only over HTTP, as
+ * kubectl would.
  */
+import { startTestCluster, type TestCluster, type TestClusterOptions } from "capstan-dev/testing";
 import { Agent, request } from "undici";
-import {
-  type ApiServer,
-  type ApiServerOptions,
-  startApiServer,
-} from "../../../packages/capstan-dev/src/devcluster/index.ts";
+
+type ApiServer = TestCluster["server"];
+type ApiServerOptions = NonNullable<TestClusterOptions["server"]>;
 
 export interface Response {
   status: number;
@@ -41,16 +42,24 @@ export interface WatchStream {
   close(): void;
 }
 
-export interface TestServer {
+/** A cluster and its raw HTTPS client. */
+export interface RawHttpCluster {
+  /** The test cluster itself (its typed client, kubectl, faults). */
+  cluster: TestCluster;
   server: ApiServer;
   request(method: string, path: string, options?: RequestOptions): Promise<Response>;
   watch(path: string, options?: { accept?: string }): Promise<WatchStream>;
   stop(): Promise<void>;
 }
 
-/** Starts a server on a random port and returns a client for it. Stop it in afterEach/afterAll. */
-export async function startTestServer(options: ApiServerOptions = {}): Promise<TestServer> {
-  const server = await startApiServer(options);
+/**
+ * Starts a test cluster with `options` as its server's options (`builtinPlugins: false` for the bare
+ * REST layer, `historySize`, `dataDir`, ...) and returns a raw HTTPS client for it. Stop it in
+ * afterEach/afterAll.
+ */
+export async function startRawHttpCluster(options: ApiServerOptions = {}): Promise<RawHttpCluster> {
+  const cluster = await startTestCluster({ server: options });
+  const server = cluster.server;
   const agent = new Agent({ connect: { ca: server.caPem }, connections: 64 });
   const openWatches = new Set<WatchStream>();
 
@@ -149,12 +158,13 @@ export async function startTestServer(options: ApiServerOptions = {}): Promise<T
   };
 
   return {
+    cluster,
     server,
     request: send,
     watch,
     stop: async () => {
       for (const w of openWatches) w.close();
-      await server.stop();
+      await cluster.stop();
       await agent.close();
     },
   };

@@ -5,9 +5,10 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { startTestCluster, type TestCluster } from "../../kubectl/support/cluster.ts";
+import { http } from "../../kubectl/support/cluster.ts";
 
 let cluster: TestCluster;
 
@@ -73,7 +74,7 @@ const widget = (name: string, spec: Record<string, unknown>) => ({
 
 async function waitServed(path: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const res = await cluster.http("GET", path);
+    const res = await http(cluster, "GET", path);
     if (res.status === 200) return;
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -82,7 +83,7 @@ async function waitServed(path: string): Promise<void> {
 
 beforeAll(async () => {
   cluster = await startTestCluster();
-  const res = await cluster.http("POST", CRDS, widgetCrd(SPEC_SCHEMA));
+  const res = await http(cluster, "POST", CRDS, widgetCrd(SPEC_SCHEMA));
   expect(res.status, res.text).toBe(201);
   await waitServed(WIDGETS);
 });
@@ -92,7 +93,7 @@ afterAll(async () => {
 
 describe("x-kubernetes-validations over HTTP", () => {
   it("rejects an object breaking a rule with 422 and the rule's message at the rule's schema node", async () => {
-    const res = await cluster.http("POST", WIDGETS, widget("too-many", { name: "a", replicas: 5, maxReplicas: 3 }));
+    const res = await http(cluster, "POST", WIDGETS, widget("too-many", { name: "a", replicas: 5, maxReplicas: 3 }));
     expect(res.status).toBe(422);
     const body = res.body as { message: string; reason: string; details: { causes: unknown[] } };
     expect(body.reason).toBe("Invalid");
@@ -105,19 +106,20 @@ describe("x-kubernetes-validations over HTTP", () => {
   });
 
   it("accepts an object every rule holds for, the transition rule being skipped on create", async () => {
-    const res = await cluster.http("POST", WIDGETS, widget("ok", { name: "a", replicas: 1, maxReplicas: 3 }));
+    const res = await http(cluster, "POST", WIDGETS, widget("ok", { name: "a", replicas: 1, maxReplicas: 3 }));
     expect(res.status, res.text).toBe(201);
   });
 
   it("enforces the immutability transition rule (self == oldSelf) on update only", async () => {
-    const current = (await cluster.http("GET", `${WIDGETS}/ok`)).body as { spec: Record<string, unknown> };
+    const current = (await http(cluster, "GET", `${WIDGETS}/ok`)).body as { spec: Record<string, unknown> };
     const renamed = { ...current, spec: { ...current.spec, name: "b" } };
-    const refused = await cluster.http("PUT", `${WIDGETS}/ok`, renamed);
+    const refused = await http(cluster, "PUT", `${WIDGETS}/ok`, renamed);
     expect(refused.status).toBe(422);
     expect((refused.body as { message: string }).message).toBe(
       'Widget.cel.example.com "ok" is invalid: spec: Invalid value: name is immutable',
     );
-    const scaled = await cluster.http(
+    const scaled = await http(
+      cluster,
       "PATCH",
       `${WIDGETS}/ok`,
       { spec: { replicas: 2 } },
@@ -127,7 +129,8 @@ describe("x-kubernetes-validations over HTTP", () => {
   });
 
   it("runs rules on list items with the item's path and the messageExpression's text", async () => {
-    const res = await cluster.http(
+    const res = await http(
+      cluster,
       "POST",
       WIDGETS,
       widget("ports", {
@@ -156,7 +159,7 @@ describe("x-kubernetes-validations over HTTP", () => {
       "gadgets",
       "Gadget",
     );
-    const res = await cluster.http("POST", CRDS, crd);
+    const res = await http(cluster, "POST", CRDS, crd);
     expect(res.status).toBe(422);
     expect((res.body as { message: string }).message).toBe(
       'CustomResourceDefinition.apiextensions.k8s.io "gadgets.cel.example.com" is invalid: ' +
@@ -166,7 +169,7 @@ describe("x-kubernetes-validations over HTTP", () => {
         " | self.replicas > self.minReplicas\n" +
         " | ....................^",
     );
-    expect((await cluster.http("GET", `${CRDS}/gadgets.cel.example.com`)).status).toBe(404);
+    expect((await http(cluster, "GET", `${CRDS}/gadgets.cel.example.com`)).status).toBe(404);
   });
 });
 
@@ -179,13 +182,13 @@ describe("x-kubernetes-validations with the real kubectl", () => {
     expect(res.stderr).toContain(
       'The Widget "kubectl-bad" is invalid: spec: Invalid value: replicas must not exceed maxReplicas',
     );
-    expect((await cluster.http("GET", `${WIDGETS}/kubectl-bad`)).status).toBe(404);
+    expect((await http(cluster, "GET", `${WIDGETS}/kubectl-bad`)).status).toBe(404);
   });
 });
 
 describe("x-kubernetes-validations across CRD updates", () => {
   async function crdWithRules(rules: unknown[]): Promise<Record<string, unknown>> {
-    const current = (await cluster.http("GET", `${CRDS}/widgets.cel.example.com`)).body as {
+    const current = (await http(cluster, "GET", `${CRDS}/widgets.cel.example.com`)).body as {
       spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Record<string, unknown> } } } }[] };
     };
     current.spec.versions[0]!.schema.openAPIV3Schema.properties.spec["x-kubernetes-validations"] = rules;
@@ -193,7 +196,8 @@ describe("x-kubernetes-validations across CRD updates", () => {
   }
 
   it("refuses a CRD update whose new rule does not compile, keeping the old rules", async () => {
-    const res = await cluster.http(
+    const res = await http(
+      cluster,
       "PUT",
       `${CRDS}/widgets.cel.example.com`,
       await crdWithRules([{ rule: "self.replicas >" }]),
@@ -207,11 +211,12 @@ describe("x-kubernetes-validations across CRD updates", () => {
 
   it("enforces the new rules once the CRD is updated (programs are not kept from the old schema)", async () => {
     const rules = [{ rule: "self.replicas != 7", message: "seven is not allowed" }];
-    const updated = await cluster.http("PUT", `${CRDS}/widgets.cel.example.com`, await crdWithRules(rules));
+    const updated = await http(cluster, "PUT", `${CRDS}/widgets.cel.example.com`, await crdWithRules(rules));
     expect(updated.status, updated.text).toBe(200);
     let last = "";
     for (let i = 0; i < 200; i++) {
-      const res = await cluster.http(
+      const res = await http(
+        cluster,
         "POST",
         `${WIDGETS}?dryRun=All`,
         widget("seven", { name: "a", replicas: 7, maxReplicas: 3 }),
@@ -222,7 +227,7 @@ describe("x-kubernetes-validations across CRD updates", () => {
     }
     expect(last).toBe('Widget.cel.example.com "seven" is invalid: spec: Invalid value: seven is not allowed');
     // The old rule (replicas <= maxReplicas) is gone with the old schema.
-    const ok = await cluster.http("POST", WIDGETS, widget("eight", { name: "a", replicas: 8, maxReplicas: 3 }));
+    const ok = await http(cluster, "POST", WIDGETS, widget("eight", { name: "a", replicas: 8, maxReplicas: 3 }));
     expect(ok.status, ok.text).toBe(201);
   });
 });
