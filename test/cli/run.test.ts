@@ -3,6 +3,7 @@ import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitUntil } from "capstan-dev/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseRunFlags } from "../../packages/capstan/src/cli/run.ts";
 import { ConfigMap, Lease } from "../../packages/capstan/src/resources/builtins.ts";
@@ -26,15 +27,6 @@ function freePort(): Promise<number> {
 
 /** An operator module with nothing registered, in JavaScript (no TypeScript loader to wait for). */
 const EMPTY_OPERATOR = 'import { operator } from "capstan";\nexport default operator({ name: "empty" });\n';
-
-/** Resolves once `condition` holds, checking every 50 ms, or fails after `timeoutMs`. */
-async function waitUntil(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 interface Exit {
   code: number | null;
@@ -138,7 +130,7 @@ describe("capstan run", () => {
     // No endpoints either: nothing but the manager holds the process, which used to exit with code 13
     // and no word right after starting the (zero) controllers.
     const run = start(["empty.mjs", "--kubeconfig", cluster.kubeconfigPath, "--log-format", "json"]);
-    await waitUntil(() => records(run).some((r) => r.msg === "starting controllers"));
+    await waitUntil(() => records(run).some((r) => r.msg === "starting controllers"), { timeout: "30s" });
     expect(records(run).filter((r) => r.level === 40)).toMatchObject([
       {
         msg: "operator empty registers no handlers or controllers, so it does nothing yet; add op.controller(Kind).reconcile(fn) or op.on.create(Kind, fn) before starting it",
@@ -153,7 +145,7 @@ describe("capstan run", () => {
     await writeFile(join(dir, "empty.mjs"), EMPTY_OPERATOR);
     const healthPort = await freePort();
     const run = start(["empty.mjs", "--kubeconfig", cluster.kubeconfigPath, "--health-port", String(healthPort)]);
-    await waitUntil(() => records(run).some((r) => r.msg === "starting controllers"));
+    await waitUntil(() => records(run).some((r) => r.msg === "starting controllers"), { timeout: "30s" });
     expect((await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(200);
     child?.kill("SIGTERM");

@@ -1,32 +1,16 @@
-import { startTestCluster, type TestCluster } from "capstan-dev/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
 import { operator, PermanentError } from "../../packages/capstan/src/operator/index.ts";
 import { Event, Namespace } from "../../packages/capstan/src/resources/builtins.ts";
-import { toCrd } from "../../packages/capstan/src/resources/crd.ts";
-import { ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.ts";
 import { TerminalError } from "../../packages/capstan/src/runtime/reconcile.ts";
-import { Machine } from "./support/cluster.ts";
+import { fileFixture } from "../support/file-fixture.ts";
+import { Machine, machineCrd } from "./support/cluster.ts";
 
-let cluster: TestCluster;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-  await ensureCrds(cluster.client, [toCrd(Machine)], { timeout: "10s" });
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 const machines = (ns: string) => cluster.client.resource(Machine, ns);
 const eventsFor = async (ns: string, name: string) =>
   (await cluster.client.resource(Event, ns).list()).items.filter((e) => e.involvedObject?.name === name);
-
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("one 'do not retry' error for both styles", () => {
   it("fails a handler for good, once, whether it throws the runtime's TerminalError or Kopf's PermanentError", async () => {
@@ -47,10 +31,9 @@ describe("one 'do not retry' error for both styles", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "sideways" } }),
       );
-      await eventually(
-        async () => (await eventsFor(ns, "m")).filter((e) => e.reason === "HandlerFailed").length === 2,
-        "both handlers to fail",
-      );
+      await waitUntil(async () => (await eventsFor(ns, "m")).filter((e) => e.reason === "HandlerFailed").length === 2, {
+        what: "both handlers to fail",
+      });
       const events = await eventsFor(ns, "m");
       expect(events.map((e) => [e.type, e.reason, e.message])).toEqual(
         expect.arrayContaining([
@@ -81,10 +64,9 @@ describe("one 'do not retry' error for both styles", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "up" } }),
       );
-      await eventually(
-        async () => (await eventsFor(ns, "m")).some((e) => e.reason === "DaemonFailed"),
-        "the daemon to fail",
-      );
+      await waitUntil(async () => (await eventsFor(ns, "m")).some((e) => e.reason === "DaemonFailed"), {
+        what: "the daemon to fail",
+      });
       const failed = (await eventsFor(ns, "m")).find((e) => e.reason === "DaemonFailed");
       expect(failed?.message).toBe("Daemon 'watcher' failed permanently: nothing to watch");
       // A restart (10 ms backoff) would have come by now.

@@ -1,3 +1,4 @@
+import { waitUntil } from "capstan-dev/testing";
 import { describe, expect, it } from "vitest";
 import { fileFixture } from "../../support/file-fixture.ts";
 import { startRawHttpCluster } from "../support/http.ts";
@@ -10,16 +11,6 @@ const t = fileFixture(() => startRawHttpCluster({ kubelet: { readyDelayMs: 10 } 
 
 function managers(obj: Doc): string[] {
   return (obj.metadata.managedFields ?? []).map((e: Doc) => `${e.manager}/${e.operation}/${e.subresource ?? ""}`);
-}
-
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  // Controllers act within milliseconds; 10 s means something is stuck.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe("managedFields of the devcluster's own writers", () => {
@@ -49,10 +40,13 @@ describe("managedFields of the devcluster's own writers", () => {
         })
       ).status,
     ).toBe(201);
-    const pods = await eventually(
-      async () =>
-        (await t.request("GET", "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb")).body.items as Doc[],
-      (items) => items.length === 1 && items[0].status?.phase === "Running",
+    const pods = await waitUntil(
+      async () => {
+        const items = (await t.request("GET", "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb")).body
+          .items as Doc[];
+        return items.length === 1 && items[0].status?.phase === "Running" ? items : undefined;
+      },
+      { what: "the web pod Running" },
     );
     expect(pods[0].status.phase).toBe("Running");
     expect(managers(pods[0])).toEqual(
