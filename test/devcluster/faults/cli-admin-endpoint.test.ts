@@ -2,13 +2,14 @@
  * `capstan apiserver` as its own process: the fault-injection admin endpoint is reachable with the
  * admin token of the kubeconfig it wrote, and what it arms is what the next requests get.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { startApiserverProcess } from "../support/apiserver-process.ts";
 
 let child: ChildProcess | undefined;
 let agent: Agent | undefined;
@@ -30,20 +31,9 @@ describe("capstan apiserver's /capstan/faults", () => {
   it("arms a 429 with the admin token; the next resource request gets it, then the server serves again", async () => {
     dir = mkdtempSync(join(tmpdir(), "capstan-faults-cli-"));
     const kubeconfig = join(dir, "kc");
-    child = spawn(
-      process.execPath,
-      ["packages/capstan/bin/capstan.js", "apiserver", "--port", "0", "--no-kubelet", "--kubeconfig", kubeconfig],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    const ready = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child!.stdout!.on("data", (d: Buffer) => {
-        out += d.toString();
-        if (out.includes("\n")) resolve(out);
-      });
-      child!.once("exit", (code) => reject(new Error(`exited ${code}`)));
+    const { url } = await startApiserverProcess(kubeconfig, [], (spawned) => {
+      child = spawned;
     });
-    const url = /^ready (\S+) /.exec(ready)![1]!;
     const kc = parse(readFileSync(kubeconfig, "utf8"));
     const ca = Buffer.from(kc.clusters[0].cluster["certificate-authority-data"], "base64").toString();
     agent = new Agent({ connect: { ca } });

@@ -3,13 +3,14 @@
  * killed with SIGKILL in the middle of them, and is restarted on the same directory. Every write the
  * client saw acknowledged must be there with the resourceVersion it was acknowledged with.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { type ApiserverProcess, startApiserverProcess } from "../support/apiserver-process.ts";
 
 const children = new Set<ChildProcess>();
 const agents = new Set<Agent>();
@@ -23,44 +24,8 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<void>;
-}
-
-async function startChild(dataDir: string, kubeconfig: string): Promise<Running> {
-  const child = spawn(
-    process.execPath,
-    [
-      "packages/capstan/bin/capstan.js",
-      "apiserver",
-      "--port",
-      "0",
-      "--no-kubelet",
-      "--kubeconfig",
-      kubeconfig,
-      "--data-dir",
-      dataDir,
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.add(child);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /^ready (\S+) /m.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`apiserver exited with ${code}: ${stderr}`)));
-  });
-  return { child, url, exited };
+async function startChild(dataDir: string, kubeconfig: string): Promise<ApiserverProcess> {
+  return startApiserverProcess(kubeconfig, ["--data-dir", dataDir], (child) => children.add(child));
 }
 
 function credentials(kubeconfig: string): { token: string; ca: string } {

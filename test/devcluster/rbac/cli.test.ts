@@ -1,9 +1,10 @@
 /** `capstan apiserver --rbac`: the flag turns RBAC on (kubectl auth can-i --as answers no for a bare ServiceAccount). */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { startApiserverProcess } from "../support/apiserver-process.ts";
 
 /** kubectl answers in well under a second; one that runs this long is stuck. */
 const KUBECTL_TIMEOUT_MS = 20_000;
@@ -33,27 +34,8 @@ function kubectl(kubeconfig: string, args: string[]): Promise<{ code: number; st
 async function start(args: string[]): Promise<string> {
   dir = mkdtempSync(join(tmpdir(), "capstan-rbac-cli-"));
   const kubeconfig = join(dir, "kc");
-  child = spawn(
-    process.execPath,
-    [
-      "packages/capstan/bin/capstan.js",
-      "apiserver",
-      "--port",
-      "0",
-      "--no-kubelet",
-      "--kubeconfig",
-      kubeconfig,
-      ...args,
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let stdout = "";
-  await new Promise<void>((resolve, reject) => {
-    child!.stdout!.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      if (stdout.includes("\n")) resolve();
-    });
-    child!.once("exit", (code) => reject(new Error(`exited ${code}`)));
+  await startApiserverProcess(kubeconfig, args, (spawned) => {
+    child = spawned;
   });
   return kubeconfig;
 }
