@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { startApiserverProcess } from "../support/apiserver-process.ts";
+import { startApiserverProcess, stopApiserverProcess } from "../support/apiserver-process.ts";
 
 let child: ChildProcess | undefined;
 let agent: Agent | undefined;
@@ -17,11 +17,7 @@ let dir: string | undefined;
 afterEach(async () => {
   await agent?.close();
   agent = undefined;
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child!.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
-  }
+  await stopApiserverProcess(child);
   child = undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;

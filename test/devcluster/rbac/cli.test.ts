@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startApiserverProcess } from "../support/apiserver-process.ts";
+import { startApiserverProcess, stopApiserverProcess } from "../support/apiserver-process.ts";
 
 /** kubectl answers in well under a second; one that runs this long is stuck. */
 const KUBECTL_TIMEOUT_MS = 20_000;
@@ -12,11 +12,7 @@ const KUBECTL_TIMEOUT_MS = 20_000;
 let child: ChildProcess | undefined;
 let dir: string | undefined;
 afterEach(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child!.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
-  }
+  await stopApiserverProcess(child);
   child = undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;

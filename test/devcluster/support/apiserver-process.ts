@@ -55,3 +55,11 @@ export async function startApiserverProcess(
   });
   return { child, url, exited };
 }
+
+/** Stops a `capstan apiserver` child still running (SIGTERM, its graceful stop) and waits for its exit. */
+export async function stopApiserverProcess(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
