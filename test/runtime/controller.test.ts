@@ -402,7 +402,10 @@ describe("outcomes", () => {
     await waitUntil(() => calls === 3, { what: "three calls", timeout: 2000 });
   });
 
-  it("a TerminalError is counted but never retried", async () => {
+  it.each([
+    ["a TerminalError is counted but never retried", TerminalError],
+    ["a Kopf-style PermanentError thrown by a reconcile is terminal too: counted, never retried", PermanentError],
+  ])("%s", async (_title, ErrorClass) => {
     const source = new FakeSource<Widget>();
     const metrics = new RuntimeMetrics();
     const calls: string[] = [];
@@ -411,30 +414,7 @@ describe("outcomes", () => {
       (t) => {
         const name = isDeleted(t) ? t.name : (t.metadata?.name ?? "");
         calls.push(name);
-        if (name === "bad") throw new TerminalError("spec.size must be positive");
-      },
-      { metrics },
-    );
-    c.start();
-    source.upsert(widget("bad"));
-    source.upsert(widget("after"));
-    await waitUntil(() => calls.includes("after"), { what: "next key", timeout: 2000 });
-    // Give a retry (1 ms backoff) every chance to happen before looking.
-    await new Promise((r) => setTimeout(r, 30));
-    expect(calls.filter((n) => n === "bad")).toHaveLength(1);
-    expect(await metrics.text()).toContain('controller_runtime_terminal_reconcile_errors_total{controller="widget"} 1');
-  });
-
-  it("a Kopf-style PermanentError thrown by a reconcile is terminal too: counted, never retried", async () => {
-    const source = new FakeSource<Widget>();
-    const metrics = new RuntimeMetrics();
-    const calls: string[] = [];
-    const c = makeController(
-      source,
-      (t) => {
-        const name = isDeleted(t) ? t.name : (t.metadata?.name ?? "");
-        calls.push(name);
-        if (name === "bad") throw new PermanentError("spec.size must be positive");
+        if (name === "bad") throw new ErrorClass("spec.size must be positive");
       },
       { metrics },
     );
