@@ -21,11 +21,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
 import pino from "pino";
 import { loadClientConfig } from "../packages/capstan/src/client/config.ts";
 import { KubeClient } from "../packages/capstan/src/client/resource-client.ts";
-import type { KubeObject, ResourceKind } from "../packages/capstan/src/client/types.ts";
 import { ensureCrds } from "../packages/capstan/src/runtime/crd-registration.ts";
 import { Informer } from "../packages/capstan/src/runtime/informer.ts";
 import { Manager } from "../packages/capstan/src/runtime/manager.ts";
@@ -33,55 +31,11 @@ import { generationChanged } from "../packages/capstan/src/runtime/predicates.ts
 import { isDeleted } from "../packages/capstan/src/runtime/reconcile.ts";
 import { controllersPlugin } from "../packages/capstan-dev/src/devcluster/controllers/index.ts";
 import { startApiServer } from "../packages/capstan-dev/src/devcluster/index.ts";
-
-type Widget = KubeObject & { spec: { size: number }; status?: { observedSize?: number } };
-type ConfigMapObject = KubeObject & { data?: Record<string, string> };
-const Widget: ResourceKind<Widget> = {
-  group: "example.com",
-  version: "v1",
-  kind: "Widget",
-  plural: "widgets",
-  namespaced: true,
-};
-const ConfigMap: ResourceKind<ConfigMapObject> = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  plural: "configmaps",
-  namespaced: true,
-};
+import { ConfigMap, type ConfigMapObject, Widget, widgetCrd } from "../test/runtime/support/widget.ts";
 
 const N = Number(process.env.BENCH_OBJECTS ?? 10_000);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const CACHE_N = Number(process.env.BENCH_CACHE_OBJECTS ?? 100_000);
-
-const widgetCrd: CustomResourceDefinition = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "widgets.example.com" },
-  spec: {
-    group: "example.com",
-    names: { kind: "Widget", plural: "widgets", singular: "widget", listKind: "WidgetList" },
-    scope: "Namespaced",
-    versions: [
-      {
-        name: "v1",
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            properties: {
-              spec: { type: "object", properties: { size: { type: "integer" } } },
-              status: { type: "object", properties: { observedSize: { type: "integer" } } },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
 
 /** One measured run: its rate and its JSON line. */
 interface Run {
@@ -142,7 +96,7 @@ async function reconcileScenario(N: number): Promise<Run> {
   const cluster = await startCluster();
   let calls = 0;
   const client = new KubeClient(cluster.config, { onResponse: () => calls++ });
-  await ensureCrds(client, [widgetCrd], { timeout: "30s" });
+  await ensureCrds(client, [widgetCrd()], { timeout: "30s" });
   await newNamespace(client, "bench");
   const createdAt = new Float64Array(N);
   const latencies: number[] = [];
@@ -217,7 +171,7 @@ async function ceilingScenario(N: number): Promise<Run> {
   const cluster = await startCluster();
   let calls = 0;
   const client = new KubeClient(cluster.config, { onResponse: () => calls++ });
-  await ensureCrds(client, [widgetCrd], { timeout: "30s" });
+  await ensureCrds(client, [widgetCrd()], { timeout: "30s" });
   await newNamespace(client, "bench");
   const widgets = client.resource(Widget, "bench");
   const configMaps = client.resource(ConfigMap, "bench");

@@ -5,7 +5,7 @@
 //   the JavaScript of each entry point (index, core, client, runtime, resources, internal, cli/main) with its dependencies into a
 //   few files, shared code in dist/chunks/. Loading ~1,000 small ES modules (TypeBox alone has 700)
 //   costs more memory and start-up time than their code: measured, importing `capstan` took 38 MB of
-//   RSS unbundled and 9 MB bundled (npm run bench:footprint has the whole process's figures).
+//   RSS unbundled and 19 MB bundled (npm run bench:footprint has the whole process's figures).
 import { execFileSync } from "node:child_process";
 import { cpSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
