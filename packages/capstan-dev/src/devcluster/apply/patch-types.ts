@@ -21,6 +21,7 @@ import { ApiError, badRequest, failure } from "../machinery/status.ts";
 import { builtinPatchMeta, LOOSE, type PatchMeta } from "../patch/patch-meta.ts";
 import { StrategicMergePatchError, strategicMergePatch } from "../patch/strategic-merge.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import { queryBool } from "../request/query-params.ts";
 import { type FieldError, forbidden, invalid, invalidStatus, required, tooLong } from "../validation/field-errors.ts";
 import { ApplyError } from "./errors.ts";
 import {
@@ -97,13 +98,6 @@ export const strategicMergePatchType: PatchType = {
   },
 };
 
-/** strconv.ParseBool, which the query parameter codec uses for `force`. */
-function parseGoBool(value: string): boolean | undefined {
-  if (["1", "t", "T", "TRUE", "true", "True"].includes(value)) return true;
-  if (["0", "f", "F", "FALSE", "false", "False"].includes(value)) return false;
-  return undefined;
-}
-
 /** FieldManagerMaxLength of ValidateFieldManager. */
 const FIELD_MANAGER_MAX_LENGTH_BYTES = 128;
 
@@ -163,15 +157,7 @@ function checkPatchOptions(query: URLSearchParams, isApply: boolean): void {
 
 /** The apply options of a request, validated as ValidatePatchOptions does for apply. */
 function applyOptionsOf(query: URLSearchParams): { manager: string; force: boolean } {
-  const forceParam = query.get("force");
-  let force = false;
-  if (forceParam !== null) {
-    const parsed = parseGoBool(forceParam);
-    if (parsed === undefined) {
-      throw badRequest(`strconv.ParseBool: parsing ${JSON.stringify(forceParam)}: invalid syntax`);
-    }
-    force = parsed;
-  }
+  const force = queryBool(query, "force") === true;
   checkPatchOptions(query, true);
   return { manager: query.get("fieldManager")!, force };
 }

@@ -18,6 +18,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { badRequest } from "../machinery/status.ts";
+import { queryBool } from "../request/query-params.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
 
 interface Container {
@@ -57,10 +58,10 @@ export function servePodLog(
   } else if (![...containers, ...initContainers].some((c) => c.name === container)) {
     throw badRequest(`container ${container} is not valid for pod ${name}`);
   }
-  if (spec.nodeName) checkContainerState(name, container, status, isTrue(query.get("previous")));
+  if (spec.nodeName) checkContainerState(name, container, status, queryBool(query, "previous") === true);
 
   res.writeHead(200, { "Content-Type": "text/plain", "Cache-Control": "no-cache, private" });
-  if (!isTrue(query.get("follow"))) {
+  if (queryBool(query, "follow") !== true) {
     res.end();
     return Promise.resolve();
   }
@@ -106,8 +107,4 @@ const WAITING_REASONS: Record<string, string> = {
 
 function names(containers: Container[]): string {
   return containers.map((c) => c.name ?? "").join(" ");
-}
-
-function isTrue(value: string | null): boolean {
-  return value === "true" || value === "1";
 }

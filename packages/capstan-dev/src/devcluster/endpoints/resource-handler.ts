@@ -19,6 +19,7 @@ import type { ResourceRegistry } from "../registry/registry.ts";
 import { scaleOf } from "../registry/scale.ts";
 import { gr, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
+import { queryBool } from "../request/query-params.ts";
 import { waitForRevision } from "../rest/freshness.ts";
 import type { ObjectStore } from "../rest/object-store.ts";
 import type { PatchTypes } from "../rest/patchers.ts";
@@ -245,7 +246,7 @@ function listQueryOf(query: URLSearchParams): ListQuery {
 
 /** metainternalversion validation.ValidateListOptions: the combinations the real server refuses with 422. */
 function validateListQuery(q: ListQuery, query: URLSearchParams): void {
-  const isWatch = query.get("watch") === "true" || query.get("watch") === "1";
+  const isWatch = queryBool(query, "watch") === true;
   const errors: { field: string; message: string; reason: string }[] = [];
   const match = q.resourceVersionMatch;
   const sendInitial = query.get("sendInitialEvents");
@@ -258,8 +259,7 @@ function validateListQuery(q: ListQuery, query: URLSearchParams): void {
         message: "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
       });
     }
-    const bookmarks = query.get("allowWatchBookmarks");
-    if (bookmarks !== "true" && bookmarks !== "1") {
+    if (queryBool(query, "allowWatchBookmarks") !== true) {
       errors.push({
         field: "allowWatchBookmarks",
         reason: "FieldValueForbidden",
@@ -337,8 +337,8 @@ async function deleteOptionsOf(ctx: RequestContext, query: URLSearchParams): Pro
   if (policy !== null) options.propagationPolicy = policy as DeleteOptions["propagationPolicy"];
   const grace = query.get("gracePeriodSeconds");
   if (grace !== null && grace !== "") options.gracePeriodSeconds = Number(grace);
-  const orphan = query.get("orphanDependents");
-  if (orphan !== null) options.orphanDependents = orphan === "true";
+  const orphan = queryBool(query, "orphanDependents");
+  if (orphan !== undefined) options.orphanDependents = orphan;
   if (
     options.propagationPolicy !== undefined &&
     !["Orphan", "Background", "Foreground"].includes(options.propagationPolicy)

@@ -22,6 +22,7 @@ import { badRequest } from "../machinery/status.ts";
 import { type IncludeObject, toTable } from "../printers/table.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { RequestContext } from "../request/pipeline.ts";
+import { queryBool } from "../request/query-params.ts";
 import type { ObjectStore } from "../rest/object-store.ts";
 import type { ListQuery } from "../rest/types.ts";
 import type { ResponseShape } from "./negotiation.ts";
@@ -96,10 +97,8 @@ export function serveWatch(
     if (!/^\d+$/.test(timeoutText)) throw badRequest(`strconv.ParseInt: parsing "${timeoutText}": invalid syntax`);
     timeoutMs = Number(timeoutText) * 1000;
   }
-  const bookmarks = params.get("allowWatchBookmarks") === "true" || params.get("allowWatchBookmarks") === "1";
-  const sendInitialText = params.get("sendInitialEvents");
-  const sendInitialEvents =
-    sendInitialText === null ? undefined : sendInitialText === "true" || sendInitialText === "1";
+  const bookmarks = queryBool(params, "allowWatchBookmarks") === true;
+  const sendInitialEvents = queryBool(params, "sendInitialEvents");
 
   const res = ctx.res;
   res.writeHead(200, {

@@ -4,6 +4,8 @@
  * (authorization in part 2, fault injection, handlers) reads this instead of the raw URL.
  */
 
+import { queryBool } from "./query-params.ts";
+
 export interface RequestInfo {
   /** False for `/version`, `/healthz`, discovery documents and anything else outside a resource. */
   isResourceRequest: boolean;
@@ -79,12 +81,8 @@ export function parseRequestInfo(method: string, pathname: string, query: URLSea
 
   if (info.name === "" && info.verb === "get") info.verb = "list";
   if (info.name === "" && info.verb === "delete") info.verb = "deletecollection";
-  if (info.verb === "list" && isTrue(query.get("watch"))) info.verb = "watch";
+  if (info.verb === "list" && queryBool(query, "watch")) info.verb = "watch";
   return info;
-}
-
-function isTrue(value: string | null): boolean {
-  return value === "true" || value === "1";
 }
 
 /** The path's segments without leading or trailing slashes, percent-decoded (only segments holding a `%`). */
