@@ -18,8 +18,8 @@
  */
 import type { ServerResponse } from "node:http";
 import { badRequest } from "../machinery/status.ts";
-import { queryBool } from "../request/query-params.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
+import { queryBool } from "../request/query-params.ts";
 
 interface Container {
   name?: string;
