@@ -25,6 +25,8 @@ export interface RequestOptions {
   contentType?: string;
   accept?: string;
   token?: string | null;
+  /** Further request headers (e.g. a User-Agent). */
+  headers?: Record<string, string>;
 }
 
 export interface WatchEventLine {
@@ -48,7 +50,7 @@ export interface RawHttpCluster {
   cluster: TestCluster;
   server: ApiServer;
   request(method: string, path: string, options?: RequestOptions): Promise<Response>;
-  watch(path: string, options?: { accept?: string }): Promise<WatchStream>;
+  watch(path: string, options?: { accept?: string; headers?: Record<string, string> }): Promise<WatchStream>;
   stop(): Promise<void>;
 }
 
@@ -64,7 +66,7 @@ export async function startRawHttpCluster(options: ApiServerOptions = {}): Promi
   const openWatches = new Set<WatchStream>();
 
   const send = async (method: string, path: string, o: RequestOptions = {}): Promise<Response> => {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...o.headers };
     const token = o.token === undefined ? server.token : o.token;
     if (token !== null) headers["authorization"] = `Bearer ${token}`;
     if (o.accept) headers["accept"] = o.accept;
@@ -83,9 +85,12 @@ export async function startRawHttpCluster(options: ApiServerOptions = {}): Promi
     return { status: res.statusCode, headers: res.headers, text, body: parsed };
   };
 
-  const watch = async (path: string, o: { accept?: string } = {}): Promise<WatchStream> => {
+  const watch = async (
+    path: string,
+    o: { accept?: string; headers?: Record<string, string> } = {},
+  ): Promise<WatchStream> => {
     const controller = new AbortController();
-    const headers: Record<string, string> = { authorization: `Bearer ${server.token}` };
+    const headers: Record<string, string> = { ...o.headers, authorization: `Bearer ${server.token}` };
     if (o.accept) headers["accept"] = o.accept;
     const res = await request(`${server.url}${path}`, {
       method: "GET",

@@ -4,11 +4,15 @@
  * RBAC authorization and fault injection between authentication and the handler without touching either.
  *
  * ## Guarantees
- * - A stage that throws an `ApiError` is answered with its Status; any other error with a 500 Status.
+ * - A stage that throws an `ApiError` is answered with its Status, a `PageNotFound` with Go's text 404;
+ *   any other error with a 500 Status.
  *   Nothing a request does can crash the server.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, internalError } from "../machinery/status.ts";
+import { indentJson } from "../serializer/json-indent.ts";
+import { PageNotFound, writePageNotFound } from "./page-not-found.ts";
+import { wantsPrettyJson } from "./pretty-print.ts";
 import type { RequestInfo } from "./request-info.ts";
 
 /** Who is making the request (authentication's result). */
@@ -90,22 +94,40 @@ function runFrom(stages: Stage[], index: number, ctx: RequestContext): Promise<v
   }
 }
 
-/** Answers with the Status of an ApiError, or a 500 Status for anything else. */
+/** Answers with the Status of an ApiError, Go's text 404 for a PageNotFound, or a 500 Status for anything else. */
 export function writeError(res: ServerResponse, err: unknown): void {
-  const apiError = err instanceof ApiError ? err : internalError(err);
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  if (err instanceof PageNotFound) {
+    writePageNotFound(res);
+    return;
+  }
+  const apiError = err instanceof ApiError ? err : internalError(err);
   writeJson(res, apiError.code, JSON.stringify(apiError.status));
 }
 
-/** Writes a JSON body (already serialized) with the headers kube-apiserver sends. */
+/**
+ * Writes a negotiated JSON body (already serialized, compact) with the headers kube-apiserver sends:
+ * as Go's json.Encoder ends it (a newline), or as its pretty serializer indents it (no newline) when
+ * the request asks for that (request/pretty-print.ts). Watch streams are never written here.
+ */
 export function writeJson(res: ServerResponse, code: number, body: string): void {
+  const text = wantsPrettyJson(res.req) ? indentJson(body) : `${body}\n`;
+  writeBody(res, code, text);
+}
+
+/** Go's `responsewriters.WriteRawJSON` (e.g. /version): always indented, whatever was asked. */
+export function writeRawJson(res: ServerResponse, code: number, value: unknown): void {
+  writeBody(res, code, JSON.stringify(value, null, 2));
+}
+
+function writeBody(res: ServerResponse, code: number, text: string): void {
   res.writeHead(code, {
     "Content-Type": "application/json",
     "Cache-Control": "no-cache, private",
-    "Content-Length": Buffer.byteLength(body),
+    "Content-Length": Buffer.byteLength(text),
   });
-  res.end(body);
+  res.end(text);
 }
