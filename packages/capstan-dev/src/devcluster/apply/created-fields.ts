@@ -14,7 +14,7 @@
  * Assumptions: the reset fields are whole top-level fields (`status` on a main resource, `spec` on
  * `/status`); callers with other reset fields take the general route.
  */
-import { DEDUCED, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
+import { DEDUCED, LOOSE, structField, type TypeNode } from "../patch/patch-meta.ts";
 import { STRIPPED_METADATA_FIELDS, STRIPPED_TOP_FIELDS } from "./field-manager.ts";
 import type { FieldsV1 } from "./field-set.ts";
 import {
@@ -48,7 +48,7 @@ const SURROGATE = /[\ud800-\udfff]/;
 
 /** The type of map entry `k` (patch-meta.ts childType, without its result object: this is the hot path). */
 function entryType(type: TypeNode, k: string): TypeNode {
-  if (type.kind === "map") return type.fields?.[k] ?? type.elementType ?? LOOSE;
+  if (type.kind === "map") return structField(type, k) ?? type.elementType ?? LOOSE;
   return type.kind === "deduced" && type.looseStruct ? LOOSE : DEDUCED;
 }
 

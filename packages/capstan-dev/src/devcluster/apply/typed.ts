@@ -13,7 +13,8 @@
  * - A value whose JSON kind does not match its schema node (a string where a map is declared) is
  *   treated as an atomic leaf rather than refused.
  */
-import { childType, DEDUCED, LOOSE, type TypeNode } from "../patch/patch-meta.ts";
+import { setOwn } from "../machinery/own-properties.ts";
+import { childType, DEDUCED, LOOSE, structField, type TypeNode } from "../patch/patch-meta.ts";
 import { goQuote } from "../validation/go-format.ts";
 import { type FieldSet, FieldSetBuilder } from "./field-set.ts";
 import {
@@ -89,8 +90,8 @@ export function itemElement(
     if (!isMap(item)) return { error: "associative list with keys may not have non-map elements" };
     const fields: [string, Json][] = [];
     for (const k of shape.keys) {
-      if (k in item) fields.push([k, item[k]!]);
-      else if (shape.keyDefaults && k in shape.keyDefaults) fields.push([k, shape.keyDefaults[k] as Json]);
+      if (Object.hasOwn(item, k)) fields.push([k, item[k]!]);
+      else if (shape.keyDefaults && Object.hasOwn(shape.keyDefaults, k)) fields.push([k, shape.keyDefaults[k] as Json]);
       // structured-merge-diff v4.4 (Kubernetes 1.32) requires every key; optional keys came later.
       else
         return {
@@ -122,7 +123,7 @@ export function validateTyped(value: Json, type: TypeNode, allowDuplicates: bool
     const shape = shapeOf(t, v);
     if (shape.kind === "map" && isMap(v)) {
       for (const [k, child] of Object.entries(v)) {
-        if (t.kind === "map" && t.closed && !t.fields?.[k] && !t.elementType) {
+        if (t.kind === "map" && t.closed && !structField(t, k) && !t.elementType) {
           errors.push({ path: pathToString([...path, { field: k }]), message: "field not declared in schema" });
           return;
         }
@@ -216,7 +217,7 @@ export function jsonEqual(a: Json | undefined, b: Json | undefined): boolean {
     if (typeof b !== "object" || Array.isArray(b)) return false;
     const ka = Object.keys(a);
     if (ka.length !== Object.keys(b).length) return false;
-    return ka.every((k) => k in b && jsonEqual(a[k], (b as JsonMap)[k]));
+    return ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], (b as JsonMap)[k]));
   }
   return false;
 }
@@ -283,8 +284,13 @@ export function compareTyped(lhs: Json | undefined, rhs: Json | undefined, type:
     } else {
       const lm = isMap(l) ? l : {};
       const rm = isMap(r) ? r : {};
-      const keys = new Set([...Object.keys(lm), ...Object.keys(rm)]);
-      for (const k of keys) walk(lm[k], rm[k], childType(t, k).type, [...path, { field: k }]);
+      // Keys are user data: a key one side lacks is undefined there, never an Object.prototype member.
+      for (const k of Object.keys(lm)) {
+        walk(lm[k], Object.hasOwn(rm, k) ? rm[k] : undefined, childType(t, k).type, [...path, { field: k }]);
+      }
+      for (const k of Object.keys(rm)) {
+        if (!Object.hasOwn(lm, k)) walk(undefined, rm[k], childType(t, k).type, [...path, { field: k }]);
+      }
     }
     if (l === undefined) added.insert(path);
     else if (r === undefined) removed.insert(path);
@@ -318,9 +324,15 @@ export function mergeTyped(lhs: Json | undefined, rhs: Json | undefined, type: T
     const lm = isMap(l) ? l : {};
     const rm = isMap(r) ? r : {};
     const out: JsonMap = {};
-    for (const k of new Set([...Object.keys(lm), ...Object.keys(rm)])) {
-      const v = walk(lm[k], rm[k], childType(t, k).type, [...path, { field: k }]);
-      if (v !== undefined) out[k] = v;
+    // As in compareTyped; `out` gets `__proto__` as a key, not as its prototype.
+    for (const k of Object.keys(lm)) {
+      const v = walk(lm[k], Object.hasOwn(rm, k) ? rm[k] : undefined, childType(t, k).type, [...path, { field: k }]);
+      if (v !== undefined) setOwn(out, k, v);
+    }
+    for (const k of Object.keys(rm)) {
+      if (Object.hasOwn(lm, k)) continue;
+      const v = walk(undefined, rm[k], childType(t, k).type, [...path, { field: k }]);
+      if (v !== undefined) setOwn(out, k, v);
     }
     return Object.keys(out).length > 0 ? out : undefined;
   };
@@ -440,7 +452,7 @@ export function removeTyped(value: Json | undefined, toRemove: FieldSet, type: T
     if (toRemove.has([pe])) continue;
     const sub = toRemove.withPrefix(pe);
     const nv = sub.isEmpty() ? v : removeTyped(v, sub, childType(type, k).type);
-    if (nv !== undefined) out[k] = nv;
+    if (nv !== undefined) setOwn(out, k, nv);
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }

@@ -1,3 +1,5 @@
+import { ownValue, setOwn } from "../machinery/own-properties.ts";
+
 /** JSON merge patch (RFC 7386): objects merge recursively, `null` deletes, anything else replaces. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
@@ -5,9 +7,10 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
     target !== null && typeof target === "object" && !Array.isArray(target)
       ? { ...(target as Record<string, unknown>) }
       : {};
+  // Patch keys are user data: `__proto__` or `constructor` must merge as plain keys.
   for (const [key, value] of Object.entries(patch as Record<string, unknown>)) {
     if (value === null) delete base[key];
-    else base[key] = applyMergePatch(base[key], value);
+    else setOwn(base, key, applyMergePatch(ownValue(base, key), value));
   }
   return base;
 }

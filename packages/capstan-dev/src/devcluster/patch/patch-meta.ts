@@ -77,10 +77,20 @@ export const DEDUCED: DeducedType = { kind: "deduced" };
 /** An unlisted field of a Go struct: nested objects are structs too, lists atomic. */
 export const LOOSE: DeducedType = { kind: "deduced", looseStruct: true };
 
+/**
+ * The declared struct field `name` of `node`. `name` is an object key from request data, so a key
+ * such as `constructor` or `__proto__` must not find Object.prototype's member; the own-property check
+ * runs only on a hit, which keeps map entries (most keys) at one lookup.
+ */
+export function structField(node: MapType, name: string): TypeNode | undefined {
+  const field = node.fields?.[name];
+  return field !== undefined && Object.hasOwn(node.fields!, name) ? field : undefined;
+}
+
 /** The type of struct field `name` (or map value) inside `node`, LOOSE/DEDUCED for unknown keys. */
 export function childType(node: TypeNode, name: string): { type: TypeNode; isField: boolean } {
   if (node.kind === "map") {
-    const field = node.fields?.[name];
+    const field = structField(node, name);
     if (field) return { type: field, isField: true };
     if (node.elementType) return { type: node.elementType, isField: false };
     return { type: LOOSE, isField: true };

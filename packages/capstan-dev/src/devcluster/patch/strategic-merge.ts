@@ -23,6 +23,7 @@
  * Caveats: a key the meta does not describe merges like an untagged Go struct field (maps merge,
  * lists replace); the real server would fail to look up metadata for a field its Go type lacks.
  */
+import { setOwn } from "../machinery/own-properties.ts";
 import { goNumberV } from "../validation/go-format.ts";
 import { childType, elementTypeOf, type PatchMeta, type TypeNode } from "./patch-meta.ts";
 
@@ -193,7 +194,8 @@ function mergeMap(original: JsonMap, patch: JsonMap, meta: TypeNode): JsonMap {
       delete original[key];
       continue;
     }
-    if (!(key in original)) {
+    // Keys are user data: `constructor` or `__proto__` is absent unless the object owns it.
+    if (!Object.hasOwn(original, key)) {
       if (!isDeleteList) setPatchValue(original, key, patchValue);
       continue;
     }
@@ -221,7 +223,7 @@ function mergeMap(original: JsonMap, patch: JsonMap, meta: TypeNode): JsonMap {
 function setPatchValue(original: JsonMap, key: string, value: Json): void {
   discardNulls(value);
   const [v, keep] = removeDirectives(value);
-  if (keep) original[key] = v;
+  if (keep) setOwn(original, key, v);
   else delete original[key];
 }
 
@@ -562,8 +564,8 @@ function applySetElementOrder(original: JsonMap, patch: JsonMap, meta: TypeNode)
     delete patch[key];
     if (!Array.isArray(order)) throw errBadArgType("[]interface {}", order);
     const field = extractKey(key, SET_ELEMENT_ORDER);
-    const foundOriginal = field in original;
-    const foundPatch = field in patch;
+    const foundOriginal = Object.hasOwn(original, field);
+    const foundPatch = Object.hasOwn(patch, field);
     const originalList = original[field];
     const patchList = patch[field];
     if (foundOriginal && !Array.isArray(originalList)) throw errBadArgType("[]interface {}", originalList);
@@ -590,7 +592,7 @@ function applySetElementOrder(original: JsonMap, patch: JsonMap, meta: TypeNode)
       foundOriginal && foundPatch && isMapKind && isMergingList(type)
         ? aliasedServerOrder(originalValue, patchValue, mergeKey)
         : originalValue;
-    original[field] = normalizeElementOrder(inPatch, serverOnly, order, serverOrder, mergeKey, isMapKind);
+    setOwn(original, field, normalizeElementOrder(inPatch, serverOnly, order, serverOrder, mergeKey, isMapKind));
     delete patch[field];
   }
 }

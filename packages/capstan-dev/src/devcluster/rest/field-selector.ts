@@ -77,7 +77,9 @@ export function compileFieldSelector(
 function getterFor(served: ServedResource, field: string): FieldGetter | undefined {
   if (field === "metadata.name") return (o) => String(o.metadata?.["name"] ?? "");
   if (field === "metadata.namespace") return (o) => String(o.metadata?.["namespace"] ?? "");
-  return served.fieldSelectors?.[field];
+  // `field` comes from the query: `constructor` or `__proto__` is no selector (not Object.prototype's member).
+  const selectors = served.fieldSelectors;
+  return selectors !== undefined && Object.hasOwn(selectors, field) ? selectors[field] : undefined;
 }
 
 /** True when `obj` satisfies every compiled requirement. */

@@ -5,6 +5,7 @@
  * (protobuf-schema.ts). The result is the object's JSON form, with Go's omitempty applied to the
  * zero values the Go encoder writes for non-pointer fields.
  */
+import { setOwn } from "../machinery/own-properties.ts";
 import { badRequest, unsupportedMediaType } from "../machinery/status.ts";
 import { type FieldSpec, PROTOBUF_MESSAGES } from "./protobuf-schema.ts";
 
@@ -14,6 +15,8 @@ const MAGIC = [0x6b, 0x38, 0x73, 0x00];
 const GROUP_PACKAGES: Record<string, string> = {
   "": "core",
   apps: "apps",
+  autoscaling: "autoscaling",
+  "certificates.k8s.io": "certificates",
   "rbac.authorization.k8s.io": "rbac",
   "coordination.k8s.io": "coordination",
   "authentication.k8s.io": "authentication",
@@ -120,7 +123,8 @@ function decodeMessage(reader: Reader, type: string, keepZero: boolean): Record<
     if (kind.startsWith("M")) {
       const entry = decodeMapEntry(new Reader(reader.bytes()), kind.slice(1), messageType);
       if (out[name] === undefined) out[name] = {};
-      (out[name] as Record<string, unknown>)[entry.key] = entry.value;
+      // Map keys are user data (a ConfigMap may hold `__proto__`): an own key, never the prototype.
+      setOwn(out[name] as Record<string, unknown>, entry.key, entry.value);
       continue;
     }
     if (repeated && wireType === 2 && (kind === "i" || kind === "b" || kind === "d")) {

@@ -268,7 +268,8 @@ export function resolveFieldPath(
   const path: string[] = [];
   const step = (name: string): string | undefined => {
     if (current?.properties) {
-      const next = current.properties[name];
+      // `name` is the CRD author's text: `constructor` must not resolve to Object.prototype's member.
+      const next = Object.hasOwn(current.properties, name) ? current.properties[name] : undefined;
       if (!next) return "does not refer to a valid field";
       current = next;
     } else if (current?.additionalProperties !== undefined && current.additionalProperties !== null) {

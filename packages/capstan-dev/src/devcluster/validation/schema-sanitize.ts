@@ -6,7 +6,9 @@
  *
  * Guarantees: fields of the wrong JSON type are dropped (never coerced); the result for a given input
  * object is cached by identity, so callers that cache by schema identity (the compiled validator) keep
- * their cache hits.
+ * their cache hits. The name-keyed maps (`properties`, `patternProperties`, `definitions`,
+ * `dependencies`) have no prototype: walks look them up with keys of the validated object, and a key
+ * such as `constructor` or `__proto__` must find nothing rather than Object.prototype's member.
  * Caveats: a malformed schema is validated as if the malformed fields were absent, where the real server
  * would have answered 400 at decode time.
  */
@@ -74,7 +76,7 @@ export function sanitizeSchema(raw: unknown): JSONSchemaProps {
   for (const k of SCHEMA_MAP_FIELDS) {
     const m = raw[k];
     if (isMap(m)) {
-      const mapped: Record<string, JSONSchemaProps> = {};
+      const mapped: Record<string, JSONSchemaProps> = Object.create(null);
       for (const [name, v] of Object.entries(m)) if (isMap(v)) mapped[name] = sanitizeSchema(v);
       out[k] = mapped;
     }
@@ -91,7 +93,7 @@ export function sanitizeSchema(raw: unknown): JSONSchemaProps {
   const ai = schemaOrBool(raw["additionalItems"]);
   if (ai !== undefined) out["additionalItems"] = ai;
   if (isMap(raw["dependencies"])) {
-    const deps: Record<string, JSONSchemaProps | string[]> = {};
+    const deps: Record<string, JSONSchemaProps | string[]> = Object.create(null);
     for (const [name, v] of Object.entries(raw["dependencies"])) {
       if (Array.isArray(v)) deps[name] = strings(v)!;
       else if (isMap(v)) deps[name] = sanitizeSchema(v);

@@ -24,6 +24,7 @@
  * @bufbuild/cel's (the common ones, no such key and division by zero, are mapped to cel-go's).
  */
 import { isCelError } from "@bufbuild/cel";
+import { ownValue } from "../../machinery/own-properties.ts";
 import { jsonEqual } from "../../machinery/semantic-equal.ts";
 import { resolveFieldPath } from "../crd.ts";
 import {
@@ -75,6 +76,11 @@ function ratchetChild(
   };
 }
 
+/** The declared property `name`: object keys such as `constructor` must not find Object.prototype's. */
+function ownSchema(props: Record<string, JSONSchemaProps> | undefined, name: string): JSONSchemaProps | undefined {
+  return props !== undefined && Object.hasOwn(props, name) ? props[name] : undefined;
+}
+
 function asRecord(v: unknown): Record<string, unknown> | undefined {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
@@ -113,7 +119,7 @@ function normalizedFieldPath(c: CompiledRule, schema: JSONSchemaProps): string |
   let out = "";
   let current: JSONSchemaProps | undefined = schema;
   for (const name of resolved.path) {
-    const prop: JSONSchemaProps | undefined = current?.properties?.[name];
+    const prop: JSONSchemaProps | undefined = ownSchema(current?.properties, name);
     if (prop) {
       out += out === "" ? name : `.${name}`;
       current = prop;
@@ -196,7 +202,7 @@ function correlatedListItem(schema: JSONSchemaProps, oldList: unknown, item: unk
   if (!rec || keys.length === 0) return undefined;
   const found = oldList.find((o) => {
     const orec = asRecord(o);
-    return orec !== undefined && keys.every((k) => jsonEqual(orec[k], rec[k]));
+    return orec !== undefined && keys.every((k) => jsonEqual(ownValue(orec, k), ownValue(rec, k)));
   });
   return found === undefined ? undefined : { value: found };
 }
@@ -267,7 +273,7 @@ function validateNode(
     const r = isRoot && (k === "apiVersion" || k === "kind") ? undefined : ratchetChild(ratchet, v, oldChild);
     if (additional)
       errs.push(...validateNode(additional, path ? path.key(k) : fieldPath(`[${k}]`), v, oldChild, false, r));
-    const prop = schema.properties?.[k];
+    const prop = ownSchema(schema.properties, k);
     if (prop) errs.push(...validateNode(prop, childOf(path, k), v, oldChild, false, r));
   }
   return errs;

@@ -1,0 +1,406 @@
+/**
+ * Object keys that are special in JavaScript (`__proto__`, `constructor`, `toString`, ...) are plain
+ * keys in Kubernetes objects: ConfigMap data keys allow them, and so does any map under a CRD field
+ * with `x-kubernetes-preserve-unknown-fields` or `additionalProperties`. kube-apiserver stores and
+ * returns them like any other key, on every write path. The server runs in this process, so the
+ * tests also check that no request wrote into Object.prototype.
+ */
+import { waitUntil } from "capstan-dev/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fileFixture } from "../support/file-fixture.ts";
+import { startRawHttpCluster } from "./support/http.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
+type Doc = any;
+
+// The CRD controller serves the custom resource; no kubelet or workload controllers are needed.
+const t = fileFixture(() => startRawHttpCluster({ kubelet: false }));
+
+const CMS = "/api/v1/namespaces/default/configmaps";
+const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const THINGS = "/apis/special.example.com/v1/namespaces/default/things";
+const MERGE = "application/merge-patch+json";
+const STRATEGIC = "application/strategic-merge-patch+json";
+const JSON_PATCH = "application/json-patch+json";
+const APPLY = "application/apply-patch+yaml";
+const YAML = "application/yaml";
+
+/** The keys an object literal, a lookup or an assignment treats specially. */
+const SPECIAL = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "prototype"];
+
+/** `{key: value}` for each special key, as JSON text: an object literal would set the prototype instead. */
+function specialData(suffix: string): string {
+  return `{${SPECIAL.map((k) => `"${k}":"${k}-${suffix}"`).join(",")}}`;
+}
+
+/** The own entries of `obj`, sorted: a comparison that sees an own `__proto__` like any other key. */
+function entries(obj: Doc): [string, unknown][] {
+  expect(Object.getPrototypeOf(obj)).toBe(Object.prototype);
+  return Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function expected(text: string): [string, unknown][] {
+  return entries(JSON.parse(text));
+}
+
+function fieldsOf(obj: Doc, manager: string): Doc {
+  return obj.metadata.managedFields.find((e: Doc) => e.manager === manager)?.fieldsV1;
+}
+
+const protoBefore = Object.getOwnPropertyNames(Object.prototype).sort();
+
+/** Nothing any request sent reached Object.prototype (the server shares this process). */
+function expectNoPollution(): void {
+  expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(protoBefore);
+  expect(({} as Doc).polluted).toBeUndefined();
+  expect(Object.prototype.toString.call([])).toBe("[object Array]");
+}
+
+async function createCm(name: string, data: string): Promise<Doc> {
+  const res = await t.request("POST", `${CMS}?fieldManager=creator`, {
+    raw: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}"},"data":${data}}`,
+  });
+  expect(res.status, res.text).toBe(201);
+  return res.body;
+}
+
+async function getCm(name: string): Promise<Doc> {
+  const res = await t.request("GET", `${CMS}/${name}`);
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+}
+
+describe("ConfigMap data keys special in JavaScript", () => {
+  it("survive a JSON create, and managedFields lists them", async () => {
+    const created = await createCm("create-json", specialData("1"));
+    expect(entries(created.data)).toEqual(expected(specialData("1")));
+    expect(entries((await getCm("create-json")).data)).toEqual(expected(specialData("1")));
+    const fields = fieldsOf(created, "creator");
+    expect(Object.keys(fields["f:data"]).sort()).toEqual([".", ...SPECIAL.map((k) => `f:${k}`)].sort());
+    expectNoPollution();
+  });
+
+  it("are unknown fields of metadata: dropped, and reported under Strict", async () => {
+    const body = (name: string) =>
+      `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}","__proto__":{"polluted":"yes"},"constructor":"c"}}`;
+    const res = await t.request("POST", CMS, { raw: body("meta-unknown") });
+    expect(res.status, res.text).toBe(201);
+    expect(Object.keys(res.body.metadata)).not.toContain("constructor");
+    expect(Object.keys(res.body.metadata)).not.toContain("__proto__");
+    const strict = await t.request("POST", `${CMS}?fieldValidation=Strict`, { raw: body("meta-strict") });
+    expect(strict.status, strict.text).toBe(400);
+    expect(strict.body.message).toContain('unknown field "metadata.__proto__"');
+    expect(strict.body.message).toContain('unknown field "metadata.constructor"');
+    expectNoPollution();
+  });
+
+  it("are no field selectors of a list", async () => {
+    // Pods have field selectors beyond metadata's; the special names must not find Object.prototype's members.
+    for (const field of ["__proto__", "constructor", "toString"]) {
+      const res = await t.request("GET", `/api/v1/namespaces/default/pods?fieldSelector=${field}%3Dx`);
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.message).toBe(`field label not supported: ${field}`);
+    }
+  });
+
+  it("survive a YAML create", async () => {
+    const yaml = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: create-yaml\ndata:\n${SPECIAL.map((k) => `  ${k}: ${k}-y\n`).join("")}`;
+    const res = await t.request("POST", CMS, { raw: yaml, contentType: YAML });
+    expect(res.status, res.text).toBe(201);
+    expect(entries(res.body.data)).toEqual(expected(specialData("y")));
+    expectNoPollution();
+  });
+
+  it("survive an update that changes and removes some of them", async () => {
+    const created = await createCm("update", specialData("1"));
+    const res = await t.request("PUT", `${CMS}/update?fieldManager=updater`, {
+      raw: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"update","resourceVersion":"${created.metadata.resourceVersion}"},"data":{"__proto__":"p2","constructor":"c2","valueOf":"v1"}}`,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(entries(res.body.data)).toEqual(expected('{"__proto__":"p2","constructor":"c2","valueOf":"v1"}'));
+    expect(Object.keys(fieldsOf(res.body, "updater")["f:data"]).sort()).toEqual([
+      "f:__proto__",
+      "f:constructor",
+      "f:valueOf",
+    ]);
+    expectNoPollution();
+  });
+
+  it("survive a merge patch that sets, adds and deletes them", async () => {
+    await createCm("merge", '{"__proto__":"p","toString":"t"}');
+    const res = await t.request("PATCH", `${CMS}/merge?fieldManager=merger`, {
+      raw: '{"data":{"__proto__":"p2","constructor":"c","toString":null,"valueOf":null}}',
+      contentType: MERGE,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(entries(res.body.data)).toEqual(expected('{"__proto__":"p2","constructor":"c"}'));
+    expect(Object.keys(fieldsOf(res.body, "merger")["f:data"]).sort()).toEqual(["f:__proto__", "f:constructor"]);
+    expectNoPollution();
+  });
+
+  it("survive a strategic merge patch that sets, adds and deletes them", async () => {
+    await createCm("strategic", '{"__proto__":"p","toString":"t"}');
+    const res = await t.request("PATCH", `${CMS}/strategic`, {
+      raw: '{"data":{"__proto__":"p2","constructor":"c","toString":null,"valueOf":null},"metadata":{"labels":{"constructor":"l"}}}',
+      contentType: STRATEGIC,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(entries(res.body.data)).toEqual(expected('{"__proto__":"p2","constructor":"c"}'));
+    expect(entries(res.body.metadata.labels)).toEqual([["constructor", "l"]]);
+    expectNoPollution();
+  });
+
+  it("are missing to a JSON patch when the object lacks them, not found on Object.prototype", async () => {
+    await createCm("json-patch-missing", '{"a":"1"}');
+    for (const op of [
+      '{"op":"remove","path":"/data/constructor"}',
+      '{"op":"remove","path":"/data/__proto__"}',
+      '{"op":"test","path":"/data/toString","value":"x"}',
+      '{"op":"add","path":"/data/__proto__/polluted","value":"yes"}',
+      '{"op":"add","path":"/data/constructor/prototype/polluted","value":"yes"}',
+    ]) {
+      const res = await t.request("PATCH", `${CMS}/json-patch-missing`, { raw: `[${op}]`, contentType: JSON_PATCH });
+      expect(res.status, op).toBe(422);
+    }
+    expect(entries((await getCm("json-patch-missing")).data)).toEqual([["a", "1"]]);
+    expectNoPollution();
+  });
+
+  it("do not reach Object.prototype through a patch into a key the object lacks", async () => {
+    await createCm("no-pollution", '{"a":"1"}');
+    const body = '{"data":{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}}';
+    for (const contentType of [STRATEGIC, MERGE]) {
+      const res = await t.request("PATCH", `${CMS}/no-pollution`, { raw: body, contentType });
+      // ConfigMap data holds strings only: the merged object is refused, and nothing else happened.
+      expect(res.status, contentType).toBe(400);
+      expectNoPollution();
+    }
+    expect(entries((await getCm("no-pollution")).data)).toEqual([["a", "1"]]);
+  });
+
+  it("survive an apply that creates the object", async () => {
+    const res = await t.request("PATCH", `${CMS}/apply-create?fieldManager=a`, {
+      raw: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apply-create\ndata:\n  __proto__: x4\n  toString: t\n",
+      contentType: APPLY,
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(entries(res.body.data)).toEqual(expected('{"__proto__":"x4","toString":"t"}'));
+    expect(fieldsOf(res.body, "a")).toEqual(JSON.parse('{"f:data":{"f:__proto__":{},"f:toString":{}}}'));
+    expectNoPollution();
+  });
+
+  it("survive an apply to an object that has them already", async () => {
+    await createCm("apply-update", '{"__proto__":"x","toString":"y"}');
+    const res = await t.request("PATCH", `${CMS}/apply-update?fieldManager=a&force=true`, {
+      raw: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apply-update\ndata:\n  __proto__: x4\n  constructor: c\n",
+      contentType: APPLY,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(entries(res.body.data)).toEqual(expected('{"__proto__":"x4","toString":"y","constructor":"c"}'));
+    expect(fieldsOf(res.body, "a")).toEqual(JSON.parse('{"f:data":{"f:__proto__":{},"f:constructor":{}}}'));
+    // The creator lost __proto__ to the forced apply and keeps toString.
+    expect(fieldsOf(res.body, "creator")).toEqual(JSON.parse('{"f:data":{".":{},"f:toString":{}}}'));
+
+    // A second applier that leaves out constructor removes it; one that leaves out toString does not own it.
+    const again = await t.request("PATCH", `${CMS}/apply-update?fieldManager=a`, {
+      raw: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apply-update\ndata:\n  __proto__: x5\n",
+      contentType: APPLY,
+    });
+    expect(again.status, again.text).toBe(200);
+    expect(entries(again.body.data)).toEqual(expected('{"__proto__":"x5","toString":"y"}'));
+    expectNoPollution();
+  });
+
+  it("name the conflicting field of an apply, and a forced apply takes it over", async () => {
+    await t.request("PATCH", `${CMS}/apply-conflict?fieldManager=first`, {
+      raw: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apply-conflict\ndata:\n  __proto__: one\n  constructor: c\n",
+      contentType: APPLY,
+    });
+    const body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apply-conflict\ndata:\n  __proto__: two\n";
+    const conflict = await t.request("PATCH", `${CMS}/apply-conflict?fieldManager=second`, {
+      raw: body,
+      contentType: APPLY,
+    });
+    expect(conflict.status, conflict.text).toBe(409);
+    expect(conflict.body.message).toBe('Apply failed with 1 conflict: conflict with "first": .data.__proto__');
+    expect(conflict.body.details.causes).toEqual([
+      { reason: "FieldManagerConflict", message: 'conflict with "first"', field: ".data.__proto__" },
+    ]);
+    const forced = await t.request("PATCH", `${CMS}/apply-conflict?fieldManager=second&force=true`, {
+      raw: body,
+      contentType: APPLY,
+    });
+    expect(forced.status, forced.text).toBe(200);
+    expect(entries(forced.body.data)).toEqual(expected('{"__proto__":"two","constructor":"c"}'));
+    expect(fieldsOf(forced.body, "first")).toEqual(JSON.parse('{"f:data":{"f:constructor":{}}}'));
+    expect(fieldsOf(forced.body, "second")).toEqual(JSON.parse('{"f:data":{"f:__proto__":{}}}'));
+    expectNoPollution();
+  });
+});
+
+/** A CRD whose spec keeps any field, with a typed part, a string map and printer columns over special keys. */
+const thingCrd = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "things.special.example.com" },
+  spec: {
+    group: "special.example.com",
+    scope: "Namespaced",
+    names: { plural: "things", singular: "thing", kind: "Thing", listKind: "ThingList" },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        additionalPrinterColumns: [
+          { name: "Ctor", type: "string", jsonPath: ".spec.free.constructor" },
+          { name: "Proto", type: "string", jsonPath: ".spec.free.__proto__" },
+        ],
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: {
+                type: "object",
+                properties: {
+                  // A declared property and a rule make pruning and CEL walk the keys by name too.
+                  free: {
+                    type: "object",
+                    "x-kubernetes-preserve-unknown-fields": true,
+                    properties: { a: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+                    "x-kubernetes-validations": [{ rule: "!has(self.a) || self.a == self.a" }],
+                  },
+                  labels: { type: "object", additionalProperties: { type: "string" } },
+                  typed: {
+                    type: "object",
+                    properties: { name: { type: "string", default: "n" } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+function thing(name: string, spec: string): string {
+  return `{"apiVersion":"special.example.com/v1","kind":"Thing","metadata":{"name":"${name}"},"spec":${spec}}`;
+}
+
+describe("custom resource keys special in JavaScript", () => {
+  beforeAll(async () => {
+    expect((await t.request("POST", CRDS, { body: thingCrd })).status).toBe(201);
+    await waitUntil(async () => (await t.request("GET", THINGS)).status === 200);
+  });
+  afterAll(() => expectNoPollution());
+
+  const FREE = '{"__proto__":{"polluted":"yes","a":1},"constructor":{"prototype":{"polluted":"yes"}},"toString":"t"}';
+
+  it("keep nested objects under __proto__ and constructor in a preserve-unknown-fields map", async () => {
+    const res = await t.request("POST", `${THINGS}?fieldManager=creator`, {
+      raw: thing("create", `{"free":${FREE},"labels":{"__proto__":"l","valueOf":"v"},"typed":{}}`),
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(JSON.stringify(res.body.spec)).toBe(
+      `{"free":${FREE},"labels":{"__proto__":"l","valueOf":"v"},"typed":{"name":"n"}}`,
+    );
+    const fields = fieldsOf(res.body, "creator")["f:spec"];
+    expect(Object.keys(fields["f:free"]).sort()).toEqual([".", "f:__proto__", "f:constructor", "f:toString"]);
+    expect(Object.keys(fields["f:free"]["f:__proto__"]).sort()).toEqual([".", "f:a", "f:polluted"]);
+    expect(Object.keys(fields["f:labels"]).sort()).toEqual([".", "f:__proto__", "f:valueOf"]);
+    expectNoPollution();
+  });
+
+  it("prune unknown special keys of a typed object and report them under Strict", async () => {
+    const body = thing("pruned", '{"typed":{"constructor":"c","__proto__":{"polluted":"yes"},"toString":"t"}}');
+    const res = await t.request("POST", THINGS, { raw: body });
+    expect(res.status, res.text).toBe(201);
+    expect(JSON.stringify(res.body.spec)).toBe('{"typed":{"name":"n"}}');
+    const strict = await t.request("POST", `${THINGS}?fieldValidation=Strict`, {
+      raw: body.replace('"pruned"', '"strict"'),
+    });
+    expect(strict.status, strict.text).toBe(400);
+    expect(strict.body.message).toContain('unknown field "spec.typed.__proto__"');
+    expect(strict.body.message).toContain('unknown field "spec.typed.constructor"');
+    expectNoPollution();
+  });
+
+  it("keep a merge patch under __proto__", async () => {
+    await t.request("POST", THINGS, { raw: thing("merge", '{"free":{"a":{"b":1}}}') });
+    const res = await t.request("PATCH", `${THINGS}/merge`, {
+      raw: '{"spec":{"free":{"a":{"__proto__":{"z":1}},"__proto__":{"polluted":"yes"}}}}',
+      contentType: MERGE,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(JSON.stringify(res.body.spec.free)).toBe('{"a":{"b":1,"__proto__":{"z":1}},"__proto__":{"polluted":"yes"}}');
+    const again = await t.request("PATCH", `${THINGS}/merge`, {
+      raw: '{"spec":{"free":{"a":{"__proto__":{"z":null,"y":2}},"__proto__":null}}}',
+      contentType: MERGE,
+    });
+    expect(JSON.stringify(again.body.spec.free)).toBe('{"a":{"b":1,"__proto__":{"y":2}}}');
+    expectNoPollution();
+  });
+
+  it("keep an apply's __proto__ map, and merge a second apply into it", async () => {
+    const apply = (manager: string, free: string) =>
+      t.request("PATCH", `${THINGS}/apply?fieldManager=${manager}&force=true`, {
+        raw: thing("apply", `{"free":${free}}`),
+        contentType: APPLY,
+      });
+    const first = await apply("a", '{"__proto__":{"polluted":"yes","x":1},"constructor":"c"}');
+    expect(first.status, first.text).toBe(201);
+    expect(JSON.stringify(first.body.spec.free)).toBe('{"__proto__":{"polluted":"yes","x":1},"constructor":"c"}');
+    const second = await apply("b", '{"__proto__":{"x":2,"y":3}}');
+    expect(second.status, second.text).toBe(200);
+    expect(JSON.stringify(second.body.spec.free)).toBe(
+      '{"__proto__":{"polluted":"yes","x":2,"y":3},"constructor":"c"}',
+    );
+    // Keys of an untyped map are map entries: both appliers own the `__proto__` entry itself (`.`).
+    expect(fieldsOf(second.body, "a")).toEqual(
+      JSON.parse('{"f:spec":{"f:free":{"f:__proto__":{".":{},"f:polluted":{}},"f:constructor":{}}}}'),
+    );
+    expect(fieldsOf(second.body, "b")).toEqual(
+      JSON.parse('{"f:spec":{"f:free":{"f:__proto__":{".":{},"f:x":{},"f:y":{}}}}}'),
+    );
+    const third = await apply("a", '{"toString":"t"}');
+    expect(third.status, third.text).toBe(200);
+    expect(JSON.stringify(third.body.spec.free)).toBe('{"__proto__":{"x":2,"y":3},"toString":"t"}');
+    expectNoPollution();
+  });
+
+  it("print no printer-column value for a special key the object lacks, and the value of one it has", async () => {
+    await t.request("POST", THINGS, { raw: thing("printed", '{"free":{"__proto__":"p"}}') });
+    const res = await t.request("GET", `${THINGS}/printed`, {
+      accept: "application/json;as=Table;v=v1;g=meta.k8s.io",
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.rows[0].cells.slice(1, 3)).toEqual([null, "p"]);
+  });
+});
+
+describe("kubectl with keys special in JavaScript", () => {
+  it("creates (protobuf body), applies server-side and reads back a ConfigMap with them", async () => {
+    const literals = SPECIAL.map((k) => `--from-literal=${k}=${k}-k`);
+    const created = await t.cluster.kubectl(["create", "configmap", "kubectl-create", ...literals]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(entries((await getCm("kubectl-create")).data)).toEqual(expected(specialData("k")));
+
+    const manifest = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kubectl-apply\ndata:\n  __proto__: p\n  constructor: c\n`;
+    for (const stdin of [manifest, manifest.replace("constructor: c", "toString: t")]) {
+      const applied = await t.cluster.kubectl(["apply", "--server-side", "--field-manager=kubectl-ssa", "-f", "-"], {
+        stdin,
+      });
+      expect(applied.code, applied.stderr).toBe(0);
+    }
+    const got = await t.cluster.kubectl(["get", "configmap", "kubectl-apply", "-o", "json", "--show-managed-fields"]);
+    expect(got.code, got.stderr).toBe(0);
+    const cm = JSON.parse(got.stdout);
+    expect(entries(cm.data)).toEqual(expected('{"__proto__":"p","toString":"t"}'));
+    expect(fieldsOf(cm, "kubectl-ssa")).toEqual(JSON.parse('{"f:data":{"f:__proto__":{},"f:toString":{}}}'));
+    const jsonpath = await t.cluster.kubectl(["get", "configmap", "kubectl-apply", "-o", "jsonpath={.data.__proto__}"]);
+    expect(jsonpath.stdout).toBe("p");
+    expectNoPollution();
+  });
+});
