@@ -172,8 +172,11 @@ describe("update", () => {
     const res = await t.request("PUT", `${CMS}/imm`, { body });
     expect(res.body.metadata.uid).toBe(created.body.metadata.uid);
     expect(res.body.metadata.creationTimestamp).toBe(created.body.metadata.creationTimestamp);
-    res.body.metadata.uid = "00000000-0000-0000-0000-000000000000";
-    const bad = await t.request("PUT", `${CMS}/imm`, { body: res.body });
+    // A PUT's uid is a precondition (409, preconditions.test.ts); a patch reaches the immutability check.
+    const bad = await t.request("PATCH", `${CMS}/imm`, {
+      body: { metadata: { uid: "00000000-0000-0000-0000-000000000000" } },
+      contentType: "application/merge-patch+json",
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.details.causes).toContainEqual(expect.objectContaining({ field: "metadata.uid" }));
   });

@@ -4,11 +4,12 @@
  * (deletionTimestamp, a shorter grace period), and when an update that removes the last hold deletes.
  */
 import type { ObjectMeta, Status } from "kubernetes-types/meta/v1.d.ts";
-import { conflict, notFound, success } from "../machinery/status.ts";
+import { notFound, success } from "../machinery/status.ts";
 import { rfc3339 } from "../machinery/timestamps.ts";
 import { bucketOf, gr, type JsonObject, keyOf, type ServedResource } from "../registry/served-resource.ts";
 import type { Storage } from "../storage/storage.ts";
 import { normalize, present, serialize } from "./encoding.ts";
+import { checkDeletePreconditions } from "./preconditions.ts";
 import type { DeleteOptions, DeleteResult, MutableMeta } from "./types.ts";
 
 /** Finalizers the garbage collector honours (metav1.FinalizerOrphanDependents / FinalizerDeleteDependents). */
@@ -29,21 +30,7 @@ export async function deleteOnce(
   if (!current) throw notFound(gr(served), name);
   const obj = JSON.parse(present(served, current.data)) as JsonObject;
   const meta = obj.metadata as MutableMeta;
-  const pre = options.preconditions;
-  if (pre?.uid !== undefined && pre.uid !== meta.uid) {
-    throw conflict(
-      gr(served),
-      name,
-      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid ?? ""}`,
-    );
-  }
-  if (pre?.resourceVersion !== undefined && pre.resourceVersion !== meta.resourceVersion) {
-    throw conflict(
-      gr(served),
-      name,
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ""}`,
-    );
-  }
+  checkDeletePreconditions(served, name, meta, options.preconditions);
 
   // Finalizers the garbage collector needs for the requested propagation (deletionFinalizersForGarbageCollection).
   const finalizers = new Set(Array.isArray(meta.finalizers) ? (meta.finalizers as string[]) : []);

@@ -58,6 +58,7 @@ import { deleteOnce, shouldDeleteDuringUpdate } from "./deletion.ts";
 import { present, serialize } from "./encoding.ts";
 import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field-selector.ts";
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
+import { checkUpdateUid, storedUid } from "./preconditions.ts";
 import { checkBodyIdentity, invalid, prepareCreate, prepareUpdate, reportUnknownFields } from "./strategy.ts";
 import type {
   DeleteOptions,
@@ -246,6 +247,9 @@ export class ObjectStore {
     const requestedRv = typeof inputMeta["resourceVersion"] === "string" ? inputMeta["resourceVersion"] : "";
     const current = this.storage.get(bucketOf(served), keyOf(served, namespace, name));
     if (!current) throw notFound(gr(served), name);
+    // The body's uid is a storage precondition, checked before anything else about the update.
+    const uid = inputMeta["uid"];
+    if (typeof uid === "string" && uid !== "") checkUpdateUid(served, namespace, name, uid, storedUid(current.data));
     if (requestedRv === "" && served.custom) {
       throw invalid(served, name, [
         {
