@@ -43,6 +43,20 @@ function expected(text: string): [string, unknown][] {
   return entries(JSON.parse(text));
 }
 
+/** JSON text with keys sorted at every level (object key order is not what these tests are about). */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v === null || typeof v !== "object") return JSON.stringify(v);
+  expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+  const keys = Object.keys(v).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((v as Doc)[k])}`).join(",")}}`;
+}
+
+/** `actual` holds exactly the JSON `text`, own `__proto__` keys included. */
+function expectJson(actual: unknown, text: string): void {
+  expect(canonical(actual)).toBe(canonical(JSON.parse(text)));
+}
+
 function fieldsOf(obj: Doc, manager: string): Doc {
   return obj.metadata.managedFields.find((e: Doc) => e.manager === manager)?.fieldsV1;
 }
@@ -303,9 +317,7 @@ describe("custom resource keys special in JavaScript", () => {
       raw: thing("create", `{"free":${FREE},"labels":{"__proto__":"l","valueOf":"v"},"typed":{}}`),
     });
     expect(res.status, res.text).toBe(201);
-    expect(JSON.stringify(res.body.spec)).toBe(
-      `{"free":${FREE},"labels":{"__proto__":"l","valueOf":"v"},"typed":{"name":"n"}}`,
-    );
+    expectJson(res.body.spec, `{"free":${FREE},"labels":{"__proto__":"l","valueOf":"v"},"typed":{"name":"n"}}`);
     const fields = fieldsOf(res.body, "creator")["f:spec"];
     expect(Object.keys(fields["f:free"]).sort()).toEqual([".", "f:__proto__", "f:constructor", "f:toString"]);
     expect(Object.keys(fields["f:free"]["f:__proto__"]).sort()).toEqual([".", "f:a", "f:polluted"]);
@@ -317,7 +329,7 @@ describe("custom resource keys special in JavaScript", () => {
     const body = thing("pruned", '{"typed":{"constructor":"c","__proto__":{"polluted":"yes"},"toString":"t"}}');
     const res = await t.request("POST", THINGS, { raw: body });
     expect(res.status, res.text).toBe(201);
-    expect(JSON.stringify(res.body.spec)).toBe('{"typed":{"name":"n"}}');
+    expectJson(res.body.spec, '{"typed":{"name":"n"}}');
     const strict = await t.request("POST", `${THINGS}?fieldValidation=Strict`, {
       raw: body.replace('"pruned"', '"strict"'),
     });
@@ -334,12 +346,12 @@ describe("custom resource keys special in JavaScript", () => {
       contentType: MERGE,
     });
     expect(res.status, res.text).toBe(200);
-    expect(JSON.stringify(res.body.spec.free)).toBe('{"a":{"b":1,"__proto__":{"z":1}},"__proto__":{"polluted":"yes"}}');
+    expectJson(res.body.spec.free, '{"a":{"b":1,"__proto__":{"z":1}},"__proto__":{"polluted":"yes"}}');
     const again = await t.request("PATCH", `${THINGS}/merge`, {
       raw: '{"spec":{"free":{"a":{"__proto__":{"z":null,"y":2}},"__proto__":null}}}',
       contentType: MERGE,
     });
-    expect(JSON.stringify(again.body.spec.free)).toBe('{"a":{"b":1,"__proto__":{"y":2}}}');
+    expectJson(again.body.spec.free, '{"a":{"b":1,"__proto__":{"y":2}}}');
     expectNoPollution();
   });
 
@@ -351,12 +363,10 @@ describe("custom resource keys special in JavaScript", () => {
       });
     const first = await apply("a", '{"__proto__":{"polluted":"yes","x":1},"constructor":"c"}');
     expect(first.status, first.text).toBe(201);
-    expect(JSON.stringify(first.body.spec.free)).toBe('{"__proto__":{"polluted":"yes","x":1},"constructor":"c"}');
+    expectJson(first.body.spec.free, '{"__proto__":{"polluted":"yes","x":1},"constructor":"c"}');
     const second = await apply("b", '{"__proto__":{"x":2,"y":3}}');
     expect(second.status, second.text).toBe(200);
-    expect(JSON.stringify(second.body.spec.free)).toBe(
-      '{"__proto__":{"polluted":"yes","x":2,"y":3},"constructor":"c"}',
-    );
+    expectJson(second.body.spec.free, '{"__proto__":{"polluted":"yes","x":2,"y":3},"constructor":"c"}');
     // Keys of an untyped map are map entries: both appliers own the `__proto__` entry itself (`.`).
     expect(fieldsOf(second.body, "a")).toEqual(
       JSON.parse('{"f:spec":{"f:free":{"f:__proto__":{".":{},"f:polluted":{}},"f:constructor":{}}}}'),
@@ -366,7 +376,7 @@ describe("custom resource keys special in JavaScript", () => {
     );
     const third = await apply("a", '{"toString":"t"}');
     expect(third.status, third.text).toBe(200);
-    expect(JSON.stringify(third.body.spec.free)).toBe('{"__proto__":{"x":2,"y":3},"toString":"t"}');
+    expectJson(third.body.spec.free, '{"__proto__":{"x":2,"y":3},"toString":"t"}');
     expectNoPollution();
   });
 
@@ -377,6 +387,99 @@ describe("custom resource keys special in JavaScript", () => {
     });
     expect(res.status, res.text).toBe(200);
     expect(res.body.rows[0].cells.slice(1, 3)).toEqual([null, "p"]);
+  });
+});
+
+/** A CRD whose schema declares properties named like Object.prototype's members. */
+const namedCrd = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "nameds.special.example.com" },
+  spec: {
+    group: "special.example.com",
+    scope: "Namespaced",
+    names: { plural: "nameds", singular: "named", kind: "Named", listKind: "NamedList" },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: JSON.parse(
+            '{"type":"object","properties":{"spec":{"type":"object","properties":{"__proto__":{"type":"string","default":"d"},"constructor":{"type":"object","properties":{"prototype":{"type":"string"}}},"toString":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["valueOf"],"items":{"type":"object","required":["valueOf"],"properties":{"valueOf":{"type":"string"},"n":{"type":"integer"}}}}}}}}',
+          ),
+        },
+      },
+    ],
+  },
+};
+const NAMEDS = "/apis/special.example.com/v1/namespaces/default/nameds";
+
+describe("CRD properties named like Object.prototype's members", () => {
+  beforeAll(async () => {
+    const res = await t.request("POST", CRDS, { body: namedCrd });
+    expect(res.status, res.text).toBe(201);
+    expect(Object.keys(res.body.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties).sort()).toEqual([
+      "__proto__",
+      "constructor",
+      "toString",
+    ]);
+    await waitUntil(async () => (await t.request("GET", NAMEDS)).status === 200);
+  });
+  afterAll(() => expectNoPollution());
+
+  const named = (name: string, spec: string) =>
+    `{"apiVersion":"special.example.com/v1","kind":"Named","metadata":{"name":"${name}"},"spec":${spec}}`;
+
+  it("are declared fields: kept, defaulted, validated and owned field by field", async () => {
+    const res = await t.request("POST", `${NAMEDS}?fieldManager=creator&fieldValidation=Strict`, {
+      raw: named("declared", '{"constructor":{"prototype":"p"},"toString":[{"valueOf":"a","n":1}]}'),
+    });
+    expect(res.status, res.text).toBe(201);
+    expectJson(res.body.spec, '{"constructor":{"prototype":"p"},"toString":[{"n":1,"valueOf":"a"}],"__proto__":"d"}');
+    expect(fieldsOf(res.body, "creator")).toEqual(
+      JSON.parse(
+        '{"f:spec":{".":{},"f:__proto__":{},"f:constructor":{".":{},"f:prototype":{}},"f:toString":{".":{},"k:{\\"valueOf\\":\\"a\\"}":{".":{},"f:n":{},"f:valueOf":{}}}}}',
+      ),
+    );
+    const invalid = await t.request("POST", NAMEDS, { raw: named("invalid", '{"__proto__":1}') });
+    expect(invalid.status, invalid.text).toBe(422);
+    expect(invalid.body.message).toContain("spec.__proto__: Invalid value");
+  });
+
+  it("merge by key in an apply, and a merge patch changes them", async () => {
+    const apply = (manager: string, spec: string) =>
+      t.request("PATCH", `${NAMEDS}/applied?fieldManager=${manager}&force=true`, {
+        raw: named("applied", spec),
+        contentType: APPLY,
+      });
+    const first = await apply("a", '{"__proto__":"x","toString":[{"valueOf":"a","n":1}]}');
+    expect(first.status, first.text).toBe(201);
+    const second = await apply("b", '{"toString":[{"valueOf":"b","n":2}],"constructor":{"prototype":"q"}}');
+    expect(second.status, second.text).toBe(200);
+    expectJson(
+      second.body.spec,
+      '{"__proto__":"x","toString":[{"n":1,"valueOf":"a"},{"n":2,"valueOf":"b"}],"constructor":{"prototype":"q"}}',
+    );
+    const merged = await t.request("PATCH", `${NAMEDS}/applied`, {
+      raw: '{"spec":{"__proto__":"y","constructor":{"prototype":null}}}',
+      contentType: MERGE,
+    });
+    expect(merged.status, merged.text).toBe(200);
+    expectJson(
+      merged.body.spec,
+      '{"__proto__":"y","toString":[{"n":1,"valueOf":"a"},{"n":2,"valueOf":"b"}],"constructor":{}}',
+    );
+  });
+
+  it("are published in the OpenAPI documents", async () => {
+    const v2 = await t.request("GET", "/openapi/v2");
+    const v2spec = v2.body.definitions["com.example.special.v1.Named"].properties.spec.properties;
+    expect(Object.keys(v2spec).sort()).toEqual(["__proto__", "constructor", "toString"]);
+    const index = await t.request("GET", "/openapi/v3");
+    const v3 = await t.request("GET", index.body.paths["apis/special.example.com/v1"].serverRelativeURL);
+    const v3spec = v3.body.components.schemas["com.example.special.v1.Named"].properties.spec.properties;
+    expect(Object.keys(v3spec).sort()).toEqual(["__proto__", "constructor", "toString"]);
   });
 });
 

@@ -9,6 +9,7 @@
  * - `x-kubernetes-preserve-unknown-fields` without properties is untyped (maps granular, lists atomic);
  * - `apiVersion`, `kind` and `metadata` (ObjectMeta) are always known at the root.
  */
+import { setOwn } from "../machinery/own-properties.ts";
 import { DEDUCED, type ListType, type MapType, OBJECT_META, SCALAR, type TypeNode } from "../patch/patch-meta.ts";
 
 /** The subset of a CRD's JSONSchemaProps this conversion reads. */
@@ -44,7 +45,8 @@ function convert(schema: StructuralSchema | undefined): TypeNode {
 
 function convertObject(schema: StructuralSchema, preserve: boolean): MapType {
   const fields: Record<string, TypeNode> = {};
-  for (const [name, sub] of Object.entries(schema.properties ?? {})) fields[name] = convert(sub);
+  // Property names are the CRD author's: `__proto__` is a field like any other.
+  for (const [name, sub] of Object.entries(schema.properties ?? {})) setOwn(fields, name, convert(sub));
   if (schema["x-kubernetes-embedded-resource"]) {
     fields["apiVersion"] ??= SCALAR;
     fields["kind"] ??= SCALAR;
@@ -73,7 +75,7 @@ function convertArray(schema: StructuralSchema): ListType {
     const keyDefaults: Record<string, unknown> = {};
     for (const k of keys) {
       const d = itemSchema?.properties?.[k]?.default;
-      if (d !== undefined) keyDefaults[k] = d;
+      if (d !== undefined) setOwn(keyDefaults, k, d);
     }
     return {
       kind: "list",

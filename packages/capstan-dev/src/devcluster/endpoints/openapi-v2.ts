@@ -28,6 +28,8 @@
  * carry the merge keys (the v3 documents leave strategic merge out of PATCH's request bodies for the
  * same reason, see openapi.ts).
  */
+import { setOwn } from "../machinery/own-properties.ts";
+
 type Json = Record<string, unknown>;
 
 /** The protobuf media type the apiserver answers with. */
@@ -104,7 +106,8 @@ function toV2Schema(schema: Json): Json {
       out[key] = value.startsWith(V3_REF_PREFIX) ? V2_REF_PREFIX + value.slice(V3_REF_PREFIX.length) : value;
     } else if (key === "properties" && isObject(value)) {
       const props: Json = {};
-      for (const [name, sub] of Object.entries(value)) if (isObject(sub)) props[name] = toV2Schema(sub);
+      // Property names are the CRD author's: `__proto__` is published like any other.
+      for (const [name, sub] of Object.entries(value)) if (isObject(sub)) setOwn(props, name, toV2Schema(sub));
       out[key] = props;
     } else if ((key === "items" || key === "additionalProperties") && isObject(value)) {
       out[key] = toV2Schema(value);

@@ -10,6 +10,7 @@
  * It also renders internal values the way Go's json.Marshal renders the internal structs (which have
  * no json tags: field names as declared) when the real server puts them in an error message.
  */
+import { setOwn } from "../machinery/own-properties.ts";
 import { asGoStruct } from "./go-format.ts";
 import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps, ValidationRule } from "./schema-types.ts";
@@ -263,7 +264,7 @@ function rule(r: ValidationRule): object {
 function schemaMap(m: Record<string, JSONSchemaProps> | undefined): Record<string, object> | null {
   if (!m || Object.keys(m).length === 0) return null;
   const out: Record<string, object> = {};
-  for (const [k, v] of Object.entries(m)) if (v !== null && typeof v === "object") out[k] = goSchema(v);
+  for (const [k, v] of Object.entries(m)) if (v !== null && typeof v === "object") setOwn(out, k, goSchema(v));
   return out;
 }
 

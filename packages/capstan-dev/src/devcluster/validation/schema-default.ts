@@ -11,6 +11,7 @@
  * Caveats: a `null` default counts as no default, as in Go (`Default.Object == nil`).
  */
 
+import { setOwn } from "../machinery/own-properties.ts";
 import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 
@@ -43,7 +44,7 @@ function defaultValue(schema: JSONSchemaProps | undefined, obj: unknown): void {
     const props = schema.properties ?? {};
     for (const [k, prop] of Object.entries(props)) {
       if (!hasDefault(prop)) continue;
-      if (!Object.hasOwn(obj, k) || isNonNullableNull(obj[k], prop)) obj[k] = copyDefault(prop);
+      if (!Object.hasOwn(obj, k) || isNonNullableNull(obj[k], prop)) setOwn(obj, k, copyDefault(prop));
     }
     const ap = schema.additionalProperties;
     const apSchema = ap !== undefined && ap !== null && typeof ap !== "boolean" ? ap : undefined;
