@@ -483,6 +483,60 @@ describe("CRD properties named like Object.prototype's members", () => {
   });
 });
 
+describe("a /scale subresource whose replicas paths go through special keys", () => {
+  const scaledCrd = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "scaleds.special.example.com" },
+    spec: {
+      group: "special.example.com",
+      scope: "Namespaced",
+      names: { plural: "scaleds", singular: "scaled", kind: "Scaled", listKind: "ScaledList" },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          subresources: {
+            status: {},
+            scale: { specReplicasPath: ".spec.__proto__.replicas", statusReplicasPath: ".status.constructor.replicas" },
+          },
+          schema: {
+            openAPIV3Schema: JSON.parse(
+              '{"type":"object","properties":{"spec":{"type":"object","properties":{"__proto__":{"type":"object","properties":{"replicas":{"type":"integer"}}}}},"status":{"type":"object","properties":{"constructor":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}',
+            ),
+          },
+        },
+      ],
+    },
+  };
+  const SCALEDS = "/apis/special.example.com/v1/namespaces/default/scaleds";
+
+  it("reads and writes the replicas there, not on Object.prototype", async () => {
+    const crd = await t.request("POST", CRDS, { body: scaledCrd });
+    expect(crd.status, crd.text).toBe(201);
+    await waitUntil(async () => (await t.request("GET", SCALEDS)).status === 200);
+    const created = await t.request("POST", SCALEDS, {
+      raw: '{"apiVersion":"special.example.com/v1","kind":"Scaled","metadata":{"name":"s"},"spec":{}}',
+    });
+    expect(created.status, created.text).toBe(201);
+    const empty = await t.request("GET", `${SCALEDS}/s/scale`);
+    expect(empty.status, empty.text).toBe(200);
+    expect(empty.body.spec).toEqual({});
+    expect(empty.body.status).toEqual({ replicas: 0 });
+
+    const scaled = await t.request("PATCH", `${SCALEDS}/s/scale`, {
+      body: { spec: { replicas: 3 } },
+      contentType: MERGE,
+    });
+    expect(scaled.status, scaled.text).toBe(200);
+    expect(scaled.body.spec).toEqual({ replicas: 3 });
+    expectNoPollution();
+    const got = await t.request("GET", `${SCALEDS}/s`);
+    expectJson(got.body.spec, '{"__proto__":{"replicas":3}}');
+  });
+});
+
 describe("kubectl with keys special in JavaScript", () => {
   it("creates (protobuf body), applies server-side and reads back a ConfigMap with them", async () => {
     const literals = SPECIAL.map((k) => `--from-literal=${k}=${k}-k`);

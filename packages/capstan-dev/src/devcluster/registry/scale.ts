@@ -3,6 +3,7 @@
  * its ServedResource names (`.spec.replicas` for Deployments, a CRD's specReplicasPath otherwise).
  */
 
+import { ownValue, setOwn } from "../machinery/own-properties.ts";
 import { resourceNotServed } from "../machinery/status.ts";
 import type { JsonObject, ServedResource } from "./served-resource.ts";
 
@@ -10,11 +11,13 @@ function pathParts(jsonPath: string): string[] {
   return jsonPath.replace(/^\./, "").split(".");
 }
 
+// The paths are the CRD author's and may name `__proto__` or `constructor`: own members only, so that a
+// /scale write never walks into (and writes) Object.prototype.
 function readPath(obj: unknown, jsonPath: string): unknown {
   let node = obj;
   for (const part of pathParts(jsonPath)) {
     if (node === null || typeof node !== "object") return undefined;
-    node = (node as Record<string, unknown>)[part];
+    node = ownValue(node as Record<string, unknown>, part);
   }
   return node;
 }
@@ -23,11 +26,11 @@ function writePath(obj: Record<string, unknown>, jsonPath: string, value: unknow
   const parts = pathParts(jsonPath);
   let node = obj;
   for (const part of parts.slice(0, -1)) {
-    const next = node[part];
-    if (next === null || typeof next !== "object") node[part] = {};
+    const next = ownValue(node, part);
+    if (next === null || typeof next !== "object") setOwn(node, part, {});
     node = node[part] as Record<string, unknown>;
   }
-  node[parts[parts.length - 1]!] = value;
+  setOwn(node, parts[parts.length - 1]!, value);
 }
 
 /** A label selector object in its string form (metav1.FormatLabelSelector). */
