@@ -170,7 +170,7 @@ export function trackWrite(
   old: JsonObject,
   next: JsonObject,
   input: JsonObject,
-  target: "main" | "status" | "finalize",
+  target: "main" | "status" | "finalize" | "approval",
   writer: WriteManager | undefined,
 ): JsonObject {
   if (writer?.computed) {

@@ -4,6 +4,7 @@
  */
 import type { ResourceRegistry } from "../registry/registry.ts";
 import { groupVersion, type ServedResource } from "../registry/served-resource.ts";
+import { orderGroups } from "./discovery-order.ts";
 
 /** `/api`: the core group's versions. */
 export function apiVersions(serverAddress: string): object {
@@ -33,15 +34,20 @@ function groupOf(
   return { name: group, versions: refs, preferredVersion: refs[0]! };
 }
 
-/** `/apis`: every named group with its versions, preferred first. */
+/** `/apis`: every named group with its versions, preferred first, groups in the aggregator's order. */
 export function apiGroupList(registry: ResourceRegistry): object {
   const names: string[] = [];
   for (const served of registry.all())
     if (served.group !== "" && !names.includes(served.group)) names.push(served.group);
+  const versionsOf = (group: string) => [
+    ...new Set(registry.all().flatMap((s) => (s.group === group ? [s.version] : []))),
+  ];
   return {
     kind: "APIGroupList",
     apiVersion: "v1",
-    groups: names.map((n) => groupOf(registry, n)).filter((g) => g !== undefined),
+    groups: orderGroups(names, versionsOf)
+      .map((n) => groupOf(registry, n))
+      .filter((g) => g !== undefined),
   };
 }
 
@@ -51,13 +57,35 @@ export function apiGroup(registry: ResourceRegistry, group: string): object | un
   return g ? { kind: "APIGroup", apiVersion: "v1", ...g } : undefined;
 }
 
-/** `/api/v1` or `/apis/{group}/{version}`, or undefined when nothing is served there. */
+/**
+ * `/api/v1` or `/apis/{group}/{version}`, or undefined when nothing is served there. A built-in group
+ * version lists its resources and subresources in path order (the API installer sorts the storage
+ * paths); a custom resource group keeps registration order, each resource then its status and scale.
+ */
 export function apiResourceList(registry: ResourceRegistry, group: string, version: string): object | undefined {
   const served = registry.inGroupVersion(group, version);
   if (served.length === 0) return undefined;
-  const resources: object[] = [];
+  const resources = resourceEntries(served);
+  if (served.every((s) => !s.custom)) resources.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: groupVersion({ group, version }), resources };
+}
+
+/** A discovery APIResource; the name is what the installer sorts by. */
+type ResourceEntry = { name: string } & Record<string, unknown>;
+
+function resourceEntries(served: ServedResource[]): ResourceEntry[] {
+  const resources: ResourceEntry[] = [];
   for (const s of served) {
     resources.push(resourceEntry(s));
+    if (s.subresources.approval) {
+      resources.push({
+        name: `${s.plural}/approval`,
+        singularName: "",
+        namespaced: s.namespaced,
+        kind: s.kind,
+        verbs: ["get", "patch", "update"],
+      });
+    }
     if (s.subresources.status) {
       resources.push({
         name: `${s.plural}/status`,
@@ -88,11 +116,11 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
       });
     }
   }
-  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: groupVersion({ group, version }), resources };
+  return resources;
 }
 
-function resourceEntry(s: ServedResource): object {
-  const entry: Record<string, unknown> = {
+function resourceEntry(s: ServedResource): ResourceEntry {
+  const entry: ResourceEntry = {
     name: s.plural,
     singularName: s.singular,
     namespaced: s.namespaced,

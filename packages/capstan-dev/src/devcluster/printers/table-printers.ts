@@ -41,44 +41,50 @@ export interface TablePrinter {
 /** A decoded JSON object; printers read it defensively, since stored objects may lack any field. */
 export type Json = Record<string, unknown>;
 
-const NAME_DESCRIPTION =
+export const NAME_DESCRIPTION =
   "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-const CREATION_DESCRIPTION =
+export const CREATION_DESCRIPTION =
   "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
-function column(name: string, type: string, description: string, priority = 0, format = ""): TableColumnDefinition {
+export function column(
+  name: string,
+  type: string,
+  description: string,
+  priority = 0,
+  format = "",
+): TableColumnDefinition {
   return { name, type, format, description, priority };
 }
-const nameColumn = (): TableColumnDefinition => column("Name", "string", NAME_DESCRIPTION, 0, "name");
-const ageColumn = (): TableColumnDefinition => column("Age", "string", CREATION_DESCRIPTION);
+export const nameColumn = (): TableColumnDefinition => column("Name", "string", NAME_DESCRIPTION, 0, "name");
+export const ageColumn = (): TableColumnDefinition => column("Age", "string", CREATION_DESCRIPTION);
 
 // --- defensive readers -------------------------------------------------------------------------
 
-function obj(value: unknown): Json {
+export function obj(value: unknown): Json {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : {};
 }
-function arr(value: unknown): unknown[] {
+export function arr(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
-function str(value: unknown): string {
+export function str(value: unknown): string {
   return typeof value === "string" ? value : "";
 }
-function num(value: unknown): number {
+export function num(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : 0;
 }
-function meta(o: Json): Json {
+export function meta(o: Json): Json {
   return obj(o["metadata"]);
 }
-function nameOf(o: Json): string {
+export function nameOf(o: Json): string {
   return str(meta(o)["name"]);
 }
-function ageOf(o: Json, now: number): string {
+export function ageOf(o: Json, now: number): string {
   return ageSince(str(meta(o)["creationTimestamp"]) || undefined, now);
 }
 function countKeys(value: unknown): number {
   return Object.keys(obj(value)).length;
 }
-function orNone(value: string): string {
+export function orNone(value: string): string {
   return value === "" ? "<none>" : value;
 }
 
@@ -121,7 +127,7 @@ export function formatLabelSelector(selector: unknown): string {
 }
 
 /** layoutContainerCells: the template's container names and images, comma-separated. */
-function containerCells(podSpec: unknown): [string, string] {
+export function containerCells(podSpec: unknown): [string, string] {
   const containers = arr(obj(podSpec)["containers"]).map(obj);
   return [containers.map((c) => str(c["name"])).join(","), containers.map((c) => str(c["image"])).join(",")];
 }

@@ -13,6 +13,7 @@
  * convertor, as the apiextensions server does (it also logs; we do not).
  */
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+import { clusterKindPrinter } from "./cluster-printers.ts";
 import { builtinPrinter, customResourcePrinter, defaultPrinter, type TablePrinter } from "./table-printers.ts";
 
 export { humanDuration } from "./human-duration.ts";
@@ -39,7 +40,8 @@ const customPrinters = new WeakMap<ServedResource, TablePrinter>();
 
 /** The printer for a served resource. */
 export function printerFor(served: ServedResource): TablePrinter {
-  if (!served.custom) return builtinPrinter(served.group, served.plural);
+  if (!served.custom)
+    return clusterKindPrinter(served.group, served.plural) ?? builtinPrinter(served.group, served.plural);
   let printer = customPrinters.get(served);
   if (!printer) {
     try {

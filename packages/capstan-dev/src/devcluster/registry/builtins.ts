@@ -7,7 +7,12 @@
 import { ApiError, internalError } from "../machinery/status.ts";
 import { nowRfc3339 } from "../machinery/timestamps.ts";
 import { invalid, invalidStatus } from "../validation/field-errors.ts";
+import { record, served } from "./builtin-descriptor.ts";
+import { certificateSigningRequests } from "./certificate-signing-requests.ts";
+import { clusterBuiltins } from "./cluster-builtins.ts";
+import { componentStatuses } from "./component-statuses.ts";
 import { coreEventToEventsV1, EVENTS_V1_FIELD_PATHS, eventsV1ToCoreEvent } from "./event-conversion.ts";
+import { horizontalPodAutoscalers } from "./hpa.ts";
 import { immortalNamespaceRefusal } from "./immortal-namespaces.ts";
 import { qosClassOf } from "./pod-qos.ts";
 import {
@@ -33,21 +38,6 @@ import {
 } from "./scheme-defaults.ts";
 import { ALL_VERBS, bucketOf, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
 
-type Spec = Partial<ServedResource> & Pick<ServedResource, "group" | "version" | "kind" | "plural" | "namespaced">;
-
-function served(spec: Spec): ServedResource {
-  return {
-    listKind: `${spec.kind}List`,
-    singular: spec.kind.toLowerCase(),
-    shortNames: [],
-    categories: [],
-    verbs: ALL_VERBS,
-    subresources: {},
-    generation: "none",
-    ...spec,
-  };
-}
-
 /** Reads a dotted path (`spec.nodeName`) as a field-selector string value. */
 function path(dotted: string): FieldGetter {
   const parts = dotted.split(".");
@@ -64,14 +54,6 @@ function path(dotted: string): FieldGetter {
 
 function fields(...paths: string[]): Record<string, FieldGetter> {
   return Object.fromEntries(paths.map((p) => [p, path(p)]));
-}
-
-function record(obj: JsonObject, key: string): Record<string, unknown> {
-  const value = obj[key];
-  if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
-  const fresh: Record<string, unknown> = {};
-  obj[key] = fresh;
-  return fresh;
 }
 
 /**
@@ -242,7 +224,7 @@ const EVENT_FIELDS = fields(
   "type",
 );
 
-/** The built-in kinds, in the order discovery lists them. */
+/** The built-in kinds (discovery orders groups by kube-apiserver's priorities and resources by name). */
 export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
   const allocateClusterIp = clusterIpAllocator(deps.serviceIpsInUse ?? (() => []));
   const coreEvents = served({
@@ -630,5 +612,9 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       categories: ["api-extensions"],
       generation: "all-but-metadata-and-status",
     }),
+    componentStatuses(),
+    ...horizontalPodAutoscalers(),
+    certificateSigningRequests(),
+    ...clusterBuiltins(),
   ];
 }

@@ -43,6 +43,13 @@ export type GenerationPolicy =
   /** Starts at 1 and increments on any change outside `metadata` and `status` (custom resources). */
   | "all-but-metadata-and-status";
 
+/** The user a create is made by, for strategies that record it (a CSR's spec.username and groups). */
+export interface Requester {
+  username: string;
+  groups: string[];
+  uid?: string;
+}
+
 /** A field selector key a kind supports beyond `metadata.name`/`metadata.namespace`, and how to read it. */
 export type FieldGetter = (obj: JsonObject) => string | undefined;
 
@@ -64,7 +71,8 @@ export interface ServedResource {
   categories: string[];
   /** Verbs shown in discovery (and allowed on the resource). */
   verbs: string[];
-  subresources: { status?: boolean; scale?: ScaleSubresource };
+  /** `approval`: the CertificateSigningRequest subresource that writes only the approval conditions. */
+  subresources: { status?: boolean; scale?: ScaleSubresource; approval?: boolean };
   generation: GenerationPolicy;
   /** Extra field-selector keys (e.g. pods `spec.nodeName`). `metadata.name`/`metadata.namespace` always work. */
   fieldSelectors?: Record<string, FieldGetter>;
@@ -77,7 +85,7 @@ export interface ServedResource {
    * What only a create adds, after the defaults (the strategy's PrepareForCreate, admission,
    * allocation): pod phase, namespace finalizers, service cluster IPs...
    */
-  defaultOnCreate?: (obj: JsonObject) => void;
+  defaultOnCreate?: (obj: JsonObject, requester?: Requester) => void;
   /** Delete answers with the deleted object instead of a Success Status (pods, serviceaccounts...). */
   returnDeletedObject?: boolean;
   /**
@@ -113,6 +121,23 @@ export interface ServedResource {
   schema?: unknown;
   /** True for CRD-backed resources (validation, pruning, 415 for strategic merge). */
   custom?: boolean;
+  /**
+   * The kind's own update strategy beyond the generic one (pkg/registry/<group>/<kind>/strategy.go
+   * PrepareForUpdate), applied to the next object with the stored one beside it.
+   */
+  updateStrategy?: {
+    /** The main resource (CSRs keep spec and status: only metadata changes there). */
+    main?(next: JsonObject, old: JsonObject): void;
+    /** The status subresource, after status was taken from the body (CSRs keep the approval conditions). */
+    status?(next: JsonObject, old: JsonObject): void;
+    /** The approval subresource: the next object from the stored one and the body. */
+    approval?(old: JsonObject, input: JsonObject): JsonObject;
+  };
+  /**
+   * A resource the server computes on every read instead of storing (componentstatuses): only get and
+   * list are served, answering with these objects.
+   */
+  computed?: () => JsonObject[];
 }
 
 /** The verbs of an ordinary read-write resource. */

@@ -110,7 +110,7 @@ export function prepareCreate(
   runMutators(hooks, served, obj, options);
   // The field manager sees the decoded, defaulted object: what PrepareForCreate adds is nobody's.
   trackCreate(served, obj, options.fieldManager);
-  served.defaultOnCreate?.(obj);
+  served.defaultOnCreate?.(obj, options.requester);
   const errors = validateObjectMeta(obj.metadata as ObjectMeta, {
     namespaced: served.namespaced,
     // RBAC objects only need URL-safe names (ValidateRBACName): `system:discovery` is valid.
@@ -156,11 +156,19 @@ export function prepareUpdate(
     next = structuredClone(old);
     if (input["status"] === undefined) delete next["status"];
     else next["status"] = input["status"];
+    served.updateStrategy?.status?.(next, old);
     (next.metadata as Record<string, unknown>)["resourceVersion"] = rv;
     const statusErrors: FieldError[] = [];
     for (const validate of hooks.statusValidators) statusErrors.push(...validate(served, next, old));
     const name = String((old.metadata as MutableMeta).name ?? "");
     if (statusErrors.length > 0) throw invalid(served, name, statusErrors);
+    return normalize(next);
+  }
+  if (target === "approval") {
+    // A kind's own subresource strategy (CSR approval): only what it takes from the body changes.
+    runMutators(hooks, served, input, options);
+    next = served.updateStrategy?.approval?.(old, input) ?? structuredClone(old);
+    (next.metadata as Record<string, unknown>)["resourceVersion"] = rv;
     return normalize(next);
   }
   if (target === "finalize") {
@@ -183,6 +191,7 @@ export function prepareUpdate(
     if (old["status"] === undefined) delete next["status"];
     else next["status"] = old["status"];
   }
+  served.updateStrategy?.main?.(next, old);
   served.defaults?.(next);
   runMutators(hooks, served, next, options);
   const errors = validateObjectMetaUpdateCommon(meta, oldMeta, served.namespaced);

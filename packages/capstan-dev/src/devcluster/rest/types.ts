@@ -6,7 +6,7 @@
  */
 import type { ObjectMeta, Status } from "kubernetes-types/meta/v1.d.ts";
 import type { WriteManager } from "../apply/write-tracking.ts";
-import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+import type { JsonObject, Requester, ServedResource } from "../registry/served-resource.ts";
 import type { FieldError } from "../validation/field-errors.ts";
 
 /** ObjectMeta as the server writes it: the fields kubernetes-types marks readonly are the server's to set. */
@@ -52,7 +52,7 @@ export interface WatchSink {
 }
 
 /** Which part of the object a write addresses. */
-export type WriteTarget = "main" | "status" | "finalize";
+export type WriteTarget = "main" | "status" | "finalize" | "approval";
 
 /** Optional per-kind validation the CRD engineer's schema validation plugs into. */
 export type ObjectValidator = (served: ServedResource, obj: JsonObject, old: JsonObject | undefined) => FieldError[];
@@ -86,6 +86,8 @@ export interface WriteOptions {
   warnings?: string[];
   /** The caller hands the input over (a freshly decoded body): the store may change it instead of copying. */
   owned?: boolean;
+  /** The authenticated user of the request, for strategies that record the requester (CSRs). */
+  requester?: Requester;
   /** Who writes, for metadata.managedFields (apply/write-tracking.ts); absent for in-process writes. */
   fieldManager?: WriteManager;
   /**

@@ -1,7 +1,8 @@
 /**
  * Field numbers of the Kubernetes protobuf wire format for the kinds kubectl's typed commands send
  * (`kubectl create namespace|configmap|secret|serviceaccount|deployment|service|role|rolebinding|
- * clusterrole|clusterrolebinding|job|cronjob|ingress|pdb|priorityclass|quota`, `kubectl run`), with the message types they reach. Each entry:
+ * clusterrole|clusterrolebinding|job|cronjob|ingress|pdb|priorityclass|quota`, `kubectl run`,
+ * `kubectl autoscale`, `kubectl certificate approve|deny`), with the message types they reach. Each entry:
  * `fieldNumber: [jsonName, kind, messageType?, repeated?]` (jsonName "" for a struct embedded inline in JSON,
  * whose fields join the parent's), kinds: s string, i varint integer, b bool,
  * y bytes (base64 in JSON), d double, m message, M<k> map of string to <k>, and the types JSON writes
@@ -55,6 +56,26 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
     4: ["uid", "s"],
   },
   "authentication.SelfSubjectReview": { 1: ["metadata", "m", "meta.ObjectMeta"] },
+  // autoscaling/v1, what `kubectl autoscale` sends (the only autoscaling version kubectl 1.32 writes).
+  "autoscaling.CrossVersionObjectReference": { 1: ["kind", "s"], 2: ["name", "s"], 3: ["apiVersion", "s"] },
+  "autoscaling.HorizontalPodAutoscaler": {
+    1: ["metadata", "m", "meta.ObjectMeta"],
+    2: ["spec", "m", "autoscaling.HorizontalPodAutoscalerSpec"],
+    3: ["status", "m", "autoscaling.HorizontalPodAutoscalerStatus"],
+  },
+  "autoscaling.HorizontalPodAutoscalerSpec": {
+    1: ["scaleTargetRef", "m", "autoscaling.CrossVersionObjectReference"],
+    2: ["minReplicas", "i"],
+    3: ["maxReplicas", "i"],
+    4: ["targetCPUUtilizationPercentage", "i"],
+  },
+  "autoscaling.HorizontalPodAutoscalerStatus": {
+    1: ["observedGeneration", "i"],
+    2: ["lastScaleTime", "t"],
+    3: ["currentReplicas", "i"],
+    4: ["desiredReplicas", "i"],
+    5: ["currentCPUUtilizationPercentage", "i"],
+  },
   "authentication.TokenReview": {
     1: ["metadata", "m", "meta.ObjectMeta"],
     2: ["spec", "m", "authentication.TokenReviewSpec"],
@@ -167,6 +188,34 @@ export const PROTOBUF_MESSAGES: Record<string, Record<number, FieldSpec>> = {
   },
   "batch.SuccessPolicy": { 1: ["rules", "m", "batch.SuccessPolicyRule", 1] },
   "batch.SuccessPolicyRule": { 1: ["succeededIndexes", "s"], 2: ["succeededCount", "i"] },
+  // certificates.k8s.io/v1, what `kubectl certificate approve|deny` sends to /approval.
+  "certificates.CertificateSigningRequest": {
+    1: ["metadata", "m", "meta.ObjectMeta"],
+    2: ["spec", "m", "certificates.CertificateSigningRequestSpec"],
+    3: ["status", "m", "certificates.CertificateSigningRequestStatus"],
+  },
+  "certificates.CertificateSigningRequestCondition": {
+    1: ["type", "s"],
+    6: ["status", "s"],
+    2: ["reason", "s"],
+    3: ["message", "s"],
+    4: ["lastUpdateTime", "t"],
+    5: ["lastTransitionTime", "t"],
+  },
+  "certificates.CertificateSigningRequestSpec": {
+    1: ["request", "y"],
+    7: ["signerName", "s"],
+    8: ["expirationSeconds", "i"],
+    5: ["usages", "s", "", 1],
+    2: ["username", "s"],
+    3: ["uid", "s"],
+    4: ["groups", "s", "", 1],
+    // extra (6, map of ExtraValue messages) is not decoded: its JSON form is not its message form.
+  },
+  "certificates.CertificateSigningRequestStatus": {
+    1: ["conditions", "m", "certificates.CertificateSigningRequestCondition", 1],
+    2: ["certificate", "y"],
+  },
   "core.AWSElasticBlockStoreVolumeSource": {
     1: ["volumeID", "s"],
     2: ["fsType", "s"],
