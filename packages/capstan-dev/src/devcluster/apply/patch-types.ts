@@ -16,12 +16,13 @@
  * onto the parent). Apply of a missing main object creates it ({@link applyCreate}).
  */
 import { parse as parseYaml } from "yaml";
-import { goJsonSyntaxError } from "../machinery/json-syntax-error.ts";
 import { ApiError, badRequest, failure } from "../machinery/status.ts";
 import { builtinPatchMeta, LOOSE, type PatchMeta } from "../patch/patch-meta.ts";
 import { StrategicMergePatchError, strategicMergePatch } from "../patch/strategic-merge.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import { queryBool } from "../request/query-params.ts";
+import { yamlDepthMessage } from "../serializer/body.ts";
+import { GoJsonSyntaxError, parseJsonLimited, yamlDepthProblem } from "../serializer/nesting-depth.ts";
 import { type FieldError, forbidden, invalid, invalidStatus, required, tooLong } from "../validation/field-errors.ts";
 import { ApplyError } from "./errors.ts";
 import {
@@ -85,9 +86,10 @@ export const strategicMergePatchType: PatchType = {
     checkPatchOptions(context.query, false);
     let doc: unknown;
     try {
-      doc = JSON.parse(body);
-    } catch {
-      throw badRequest(goJsonSyntaxError(body));
+      doc = parseJsonLimited(body);
+    } catch (err) {
+      if (err instanceof GoJsonSyntaxError) throw badRequest(err.message);
+      throw err;
     }
     try {
       return strategicMergePatch(current, doc, strategicMergeMetaFor(context.served)) as JsonObject;
@@ -163,6 +165,16 @@ function applyOptionsOf(query: URLSearchParams): { manager: string; force: boole
 }
 
 function decodeApplyBody(body: string): KubeJson {
+  // Checked before parsing: the YAML parser recurses per level and would overflow the stack.
+  const deep = yamlDepthProblem(body);
+  if (deep?.kind === "yaml") {
+    throw badRequest(`error decoding YAML: error converting YAML to JSON: ${yamlDepthMessage(deep.line)}`);
+  }
+  if (deep?.kind === "json") {
+    throw badRequest(
+      `error decoding YAML: error unmarshaling JSON: while decoding JSON: invalid character '${deep.char}' exceeded max depth`,
+    );
+  }
   let doc: unknown;
   try {
     // sigs.k8s.io/yaml reads YAML 1.1 (go-yaml v2): `yes`/`on` are booleans there too.

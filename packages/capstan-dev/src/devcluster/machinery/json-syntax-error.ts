@@ -1,8 +1,17 @@
 /**
  * The message Go's encoding/json gives for malformed input ("invalid character 'x' looking for beginning
  * of value", "unexpected end of JSON input"...), which kube-apiserver passes through in its 400s.
- * A small scanner following encoding/json's scanner states; called only after JSON.parse failed.
+ * A small scanner following encoding/json's scanner states (its depth limit included); called after
+ * JSON.parse failed or the depth pre-scan (serializer/nesting-depth.ts) tripped.
  */
+
+/**
+ * How deep JSON (and YAML) documents may nest. Go's decoders stop at 10000 levels ("exceeded max
+ * depth"); ours stop sooner because the request path (merge, apply, validation, managed fields, the
+ * YAML parser) recurses on Node's ~1 MB stack, which runs out at about a thousand levels, and V8
+ * aborts the process rather than throwing when that happens while it compiles a regular expression.
+ */
+export const MAX_NESTING_DEPTH = 500;
 
 type Context = "value" | "objectKey" | "afterKey" | "afterObjectValue" | "afterArrayValue" | "top";
 
@@ -74,12 +83,14 @@ export function goJsonSyntaxError(text: string): string {
       case "value": {
         if (c === "{") {
           stack.push("object");
+          if (stack.length > MAX_NESTING_DEPTH) return `invalid character '{' exceeded max depth`;
           i++;
           expect = "objectKey";
           continue;
         }
         if (c === "[") {
           stack.push("array");
+          if (stack.length > MAX_NESTING_DEPTH) return `invalid character '[' exceeded max depth`;
           i++;
           // An empty array closes at once.
           let j = i;

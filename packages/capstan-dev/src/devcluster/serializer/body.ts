@@ -1,8 +1,9 @@
 /** Reading request bodies with kube-apiserver's size limit, and decoding JSON or YAML with its error forms. */
 import type { IncomingMessage } from "node:http";
 import { parse as parseYaml } from "yaml";
-import { goJsonSyntaxError } from "../machinery/json-syntax-error.ts";
+import { MAX_NESTING_DEPTH } from "../machinery/json-syntax-error.ts";
 import { badRequest, requestEntityTooLarge, unsupportedMediaType } from "../machinery/status.ts";
+import { GoJsonSyntaxError, parseJsonLimited, yamlDepthProblem } from "./nesting-depth.ts";
 import { decodeProtobufObject } from "./protobuf.ts";
 
 /**
@@ -54,25 +55,35 @@ const OBJECT_MEDIA_TYPES = ["application/json", "application/yaml", "application
 
 /**
  * Decodes a create/update body: JSON (also the default when no Content-Type is sent) or YAML. Anything
- * else is 415; malformed input is 400 with the decoder's message as the real server words it.
+ * else is 415; malformed or too deeply nested input is 400 with the decoder's message as the real
+ * server words it. With `into` (the kind the handler decodes into), the message is wrapped as the
+ * create and update handlers' transformDecodeError wraps it.
  */
-export function decodeObject(body: Buffer, contentType: string | undefined): Record<string, unknown> {
+export function decodeObject(body: Buffer, contentType: string | undefined, into?: string): Record<string, unknown> {
   const type = mediaType(contentType);
+  const fail = (message: string) => badRequest(into === undefined ? message : unrecognized(into, message, body));
   let value: unknown;
   if (type === "" || type === "application/json" || type === "*/*") {
-    const text = body.toString("utf8");
     try {
-      value = JSON.parse(text);
-    } catch {
-      throw badRequest(`couldn't get version/kind; json parse error: ${goJsonSyntaxError(text)}`);
+      value = parseJsonLimited(body.toString("utf8"));
+    } catch (err) {
+      if (!(err instanceof GoJsonSyntaxError)) throw err;
+      throw fail(`couldn't get version/kind; json parse error: ${err.message}`);
     }
   } else if (type === "application/vnd.kubernetes.protobuf") {
     value = decodeProtobufObject(body);
   } else if (type === "application/yaml") {
+    const text = body.toString("utf8");
+    // Checked before parsing: the YAML parser recurses per level and would overflow the stack.
+    const deep = yamlDepthProblem(text);
+    if (deep?.kind === "yaml") throw fail(yamlDepthMessage(deep.line));
+    if (deep?.kind === "json") {
+      throw fail(`couldn't get version/kind; json parse error: invalid character '${deep.char}' exceeded max depth`);
+    }
     try {
-      value = parseYaml(body.toString("utf8"));
+      value = parseYaml(text);
     } catch (err) {
-      throw badRequest(`error converting YAML to JSON: ${(err as Error).message.split("\n")[0]}`);
+      throw fail(`error converting YAML to JSON: ${(err as Error).message.split("\n")[0]}`);
     }
   } else {
     throw unsupportedMediaType(
@@ -81,11 +92,47 @@ export function decodeObject(body: Buffer, contentType: string | undefined): Rec
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     const what = Array.isArray(value) ? "array" : value === null ? "null" : typeof value;
-    throw badRequest(
+    throw fail(
       `couldn't get version/kind; json parse error: json: cannot unmarshal ${goTypeName(what)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
     );
   }
   return value as Record<string, unknown>;
+}
+
+/** go-yaml's scanner error for too many nested levels (it names the line unless it is the first). */
+export function yamlDepthMessage(line: number | undefined): string {
+  return `yaml: ${line === undefined ? "" : `line ${line}: `}exceeded max depth of ${MAX_NESTING_DEPTH}`;
+}
+
+/** transformDecodeError's message when the body's kind could not even be read. */
+function unrecognized(kind: string, message: string, body: Buffer): string {
+  return `the object provided is unrecognized (must be of type ${kind}): ${message} (${summarizeData(body, 30)})`;
+}
+
+/** summarizeData in handlers/rest.go: the start of a JSON object as text, of anything else as a hex dump. */
+function summarizeData(data: Buffer, maxLength: number): string {
+  if (data.length === 0) return "<empty>";
+  if (data[0] === 0x7b) {
+    return data.length > maxLength ? `${data.subarray(0, maxLength).toString("utf8")} ...` : data.toString("utf8");
+  }
+  return goHexDump(data.subarray(0, maxLength));
+}
+
+/** Go's hex.Dump: offset, 16 bytes in two groups of 8, and their printable characters between bars. */
+export function goHexDump(data: Buffer): string {
+  let out = "";
+  for (let line = 0; line < data.length; line += 16) {
+    const bytes = data.subarray(line, line + 16);
+    let hex = "";
+    for (let i = 0; i < 16; i++) {
+      hex += i < bytes.length ? `${bytes[i]!.toString(16).padStart(2, "0")} ` : "   ";
+      if (i === 7) hex += " ";
+    }
+    let chars = "";
+    for (const b of bytes) chars += b < 32 || b > 126 ? "." : String.fromCharCode(b);
+    out += `${line.toString(16).padStart(8, "0")}  ${hex} |${chars}|\n`;
+  }
+  return out;
 }
 
 function goTypeName(jsType: string): string {
