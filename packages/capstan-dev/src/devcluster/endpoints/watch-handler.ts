@@ -5,8 +5,9 @@
  * ## Expected flow
  * Headers go out at once (clients treat the 200 as "watch established"), then the ObjectStore's
  * events (initial ADDED events first when no resourceVersion was given), then BOOKMARKs every
- * `bookmarkIntervalMs` when asked for. The watch ends at timeoutSeconds, when the client goes, when the
- * server stops, or after an ERROR event (410 Expired).
+ * `bookmarkIntervalMs` and 2 s before the timeout when asked for. The watch ends at timeoutSeconds,
+ * when the client goes, when the server stops, after an ERROR event (410 Expired), or when the client
+ * stops reading (its socket is destroyed, see MAX_PENDING_BYTES).
  *
  * ## Guarantees
  * - Events reach the client in resourceVersion order; a bookmark's resourceVersion is never ahead of an
@@ -18,15 +19,36 @@
  */
 import type { ServerResponse } from "node:http";
 import type { Status } from "kubernetes-types/meta/v1.d.ts";
-import { badRequest } from "../machinery/status.ts";
+import { ApiError, badRequest } from "../machinery/status.ts";
 import { type IncludeObject, toTable } from "../printers/table.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
 import type { RequestContext } from "../request/pipeline.ts";
 import { queryBool } from "../request/query-params.ts";
 import type { ObjectStore } from "../rest/object-store.ts";
 import type { ListQuery } from "../rest/types.ts";
+import { fieldErrorMessage, invalid } from "../validation/field-errors.ts";
+import { goQuote } from "../validation/go-format.ts";
 import type { ResponseShape } from "./negotiation.ts";
 import { partialObjectMetadata } from "./partial-metadata.ts";
+
+/**
+ * A watch's resourceVersion as the watch cache parses it (APIObjectVersioner.ParseResourceVersion,
+ * strconv.ParseUint): "" and "0" are 0, anything but an unsigned 64-bit decimal is the storage
+ * InvalidError, which reaches the client as a bare 500 (no reason) since nothing converts it.
+ */
+export function parseWatchResourceVersion(text: string | undefined): number {
+  if (text === undefined || text === "" || text === "0") return 0;
+  const detail = !/^[0-9]+$/.test(text)
+    ? `strconv.ParseUint: parsing ${goQuote(text)}: invalid syntax`
+    : BigInt(text) > MAX_UINT64
+      ? `strconv.ParseUint: parsing ${goQuote(text)}: value out of range`
+      : undefined;
+  if (detail === undefined) return Number(text);
+  const message = fieldErrorMessage(invalid("resourceVersion", text, detail));
+  throw new ApiError({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, code: 500 });
+}
+
+const MAX_UINT64 = 2n ** 64n - 1n;
 
 export interface WatchTimers {
   /** How often a watch with allowWatchBookmarks gets a BOOKMARK. */
@@ -48,10 +70,25 @@ export function defaultWatchTimeoutMs(): number {
 }
 
 /**
- * Why 16 MiB: a watcher that stops reading while events keep coming would buffer without bound; the real
- * cacher terminates watchers whose buffers fill. 16 MiB is thousands of ordinary objects behind.
+ * Slow watchers. kube-apiserver's cacher gives each watcher a small bounded channel; when it is full and
+ * stays full past a short timeout the watcher is terminated, so a client that stops reading costs the
+ * server a few kilobytes, not a growing backlog. Here the backlog is what Node holds for the response
+ * beyond the kernel's socket buffer: past MAX_PENDING_BYTES the client must make progress within each
+ * STALL_WINDOW_MS (a slow reader of a big burst stays), and past MAX_BUFFERED_BYTES it is dropped at
+ * once. A dropped watcher's socket is destroyed, not ended: ending would queue the end behind data the
+ * client will never read and keep all of it.
+ *
+ * Why 1 MiB: hundreds of ordinary events, far more than a reading client ever has in flight.
+ * Why 1 s: ten times the cacher's dispatch budget (100 ms), for loaded machines where a reading client
+ * may not get scheduled for a while.
+ * Why 16 MiB: what one event-loop turn of writes may queue before the window elapses.
  */
+const MAX_PENDING_BYTES = 1024 * 1024;
+const STALL_WINDOW_MS = 1000;
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+/** How long before a watch's deadline the cacher sends its last bookmark (cacheWatcher.nextBookmarkTime). */
+const PRE_TIMEOUT_BOOKMARK_MS = 2000;
 
 /**
  * Why 64 Ki characters: a batch of one event-loop turn is flushed early once it is this big, so a burst
@@ -132,23 +169,55 @@ export function serveWatch(
     let batch: string[] = [];
     let flushing: NodeJS.Immediate | undefined;
     let batchChars = 0;
+    // What left Node's buffer is what was queued minus what is still pending (see `checkBacklog`).
+    let queued = 0;
+    let stall: { timer: NodeJS.Timeout; flushed: number } | undefined;
     const flush = () => {
       if (batch.length === 0 || res.writableEnded || res.destroyed) return;
       const text = batch.length === 1 ? (batch[0] as string) : batch.join("");
       batch = [];
       batchChars = 0;
+      const before = res.writableLength;
       res.write(text);
+      queued += res.writableLength - before;
     };
     const close = () => {
       if (closed) return;
       closed = true;
       stopWatch();
       for (const t of timers) clearTimeout(t);
+      if (stall) clearInterval(stall.timer);
       if (flushing !== undefined) clearImmediate(flushing);
       flush();
       deps.openWatches.delete(res);
-      if (!res.writableEnded) res.end();
+      if (!res.writableEnded && !res.destroyed) res.end();
       resolve();
+    };
+    /** Drops a watcher that does not read: its socket goes, and with it everything buffered for it. */
+    const terminate = () => {
+      batch = [];
+      res.destroy();
+      close();
+    };
+    const checkBacklog = () => {
+      const pending = res.writableLength;
+      if (pending > MAX_BUFFERED_BYTES) return terminate();
+      if (pending <= MAX_PENDING_BYTES || stall) return;
+      stall = {
+        flushed: queued - pending,
+        timer: setInterval(() => {
+          const now = res.writableLength;
+          const flushed = queued - now;
+          if (now <= MAX_PENDING_BYTES) {
+            clearInterval(stall!.timer);
+            stall = undefined;
+          } else if (flushed <= stall!.flushed) {
+            terminate();
+          } else {
+            stall!.flushed = flushed;
+          }
+        }, STALL_WINDOW_MS),
+      };
     };
     /**
      * Queues a line for the end of this event-loop turn: every event committed while the loop serves
@@ -163,13 +232,13 @@ export function serveWatch(
       if (batchChars >= MAX_BATCH_CHARS) {
         // A burst (the initial ADDED events of a big collection) goes out in pieces as it is produced.
         flush();
-        if (res.writableLength > MAX_BUFFERED_BYTES) close();
+        checkBacklog();
         return;
       }
       flushing ??= setImmediate(() => {
         flushing = undefined;
         flush();
-        if (res.writableLength > MAX_BUFFERED_BYTES) close();
+        checkBacklog();
       });
     };
     res.on("close", close);
@@ -201,10 +270,24 @@ export function serveWatch(
     if (closed) return;
     // WatchList (sendInitialEvents=true): a bookmark marks the end of the initial state.
     if (sendInitialEvents && bookmarks) bookmark({ "k8s.io/initial-events-end": "true" });
-    if (bookmarks) {
-      const interval = setInterval(() => bookmark(), deps.watchTimers.bookmarkIntervalMs);
-      timers.push(interval);
-    }
+    const deadline = Date.now() + timeoutMs;
+    /**
+     * cacheWatcher.nextBookmarkTime: the next bookmark goes out after the bookmark interval, or 2 s
+     * before the deadline when that is sooner (the client then resumes from a recent version), and none
+     * once that moment has passed.
+     */
+    const scheduleBookmark = () => {
+      const now = Date.now();
+      const at = Math.min(now + deps.watchTimers.bookmarkIntervalMs, deadline - PRE_TIMEOUT_BOOKMARK_MS);
+      if (at <= now) return;
+      const timer = setTimeout(() => {
+        timers.splice(timers.indexOf(timer), 1);
+        bookmark();
+        scheduleBookmark();
+      }, at - now);
+      timers.push(timer);
+    };
+    if (bookmarks) scheduleBookmark();
     timers.push(setTimeout(close, timeoutMs));
   });
 }
