@@ -36,6 +36,7 @@
  *   accepting writes rather than continue with a log it cannot trust. Restart once the disk is fixed.
  * - `dropBucket` is logged like a write and becomes visible to reads once durable, a few ms later.
  */
+
 import {
   type FileHandle,
   mkdir,
@@ -50,6 +51,7 @@ import {
 } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./memory-storage.ts";
+import { checkRequestSize } from "./request-size.ts";
 import { type Build, type ChangeListener, type Storage, StorageError, type StoredObject } from "./storage.ts";
 import { decodeRecords, encodeRecord } from "./wal-record.ts";
 
@@ -351,6 +353,7 @@ export class FileStorage implements Storage {
   private write(kind: WriteKind, bucket: string, key: string, build: Build): Promise<StoredObject> {
     const rev = this.nextRev + 1;
     const data = build(rev);
+    if (kind !== "d") checkRequestSize(key, data);
     this.nextRev = rev;
     const { durable } = this.enqueue(kind, bucket, key, rev, data);
     const stored: StoredObject = { key, rev, data };

@@ -6,6 +6,7 @@
  * of it (shared-segments.ts): `get` and `list` then hand out a new {@link StoredObject} per call, so
  * callers compare `rev`, not identity.
  */
+import { checkRequestSize } from "./request-size.ts";
 import { joined, SharedSegments, type SplitObject } from "./shared-segments.ts";
 import {
   type Build,
@@ -119,6 +120,7 @@ export class MemoryStorage implements Storage {
     const key = flatKey(givenKey);
     const rev = this.revision + 1;
     const data = build(rev);
+    checkRequestSize(key, data);
     this.revision = rev;
     const held = this.hold(key, rev, data);
     bucket.items.set(key, held);
@@ -136,6 +138,7 @@ export class MemoryStorage implements Storage {
     }
     const rev = this.revision + 1;
     const data = build(rev);
+    checkRequestSize(key, data);
     const prev = dataOf(current);
     this.revision = rev;
     // The stored key (flat, see flatKey) rather than the caller's copy.
@@ -163,6 +166,7 @@ export class MemoryStorage implements Storage {
     }
     const rev = this.revision + 1;
     const data = build(rev);
+    checkRequestSize(key, data);
     const prev = dataOf(current);
     this.revision = rev;
     bucket.items.delete(key);
