@@ -36,7 +36,6 @@
  *   accepting writes rather than continue with a log it cannot trust. Restart once the disk is fixed.
  * - `dropBucket` is logged like a write and becomes visible to reads once durable, a few ms later.
  */
-
 import {
   type FileHandle,
   mkdir,
