@@ -10,6 +10,8 @@
  * per chunk of 1,000 as warmup_chunk_creates_per_s / warmup_chunk_server_cpu_us_per_create.
  * Also printed: the server's CPU time per create and per get (independent of other load on the
  * machine) and the 1-minute load average while measuring, to read the wall-clock figures against.
+ * A second JSON line (`"bench":"watchers"`) holds the server's RSS with 2,000 concurrent watchers and the
+ * fan-out time: from a create's request until every one of the 2,000 watchers has received its event.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -48,6 +50,10 @@ const WATCHERS = 100;
 const WATCH_EVENTS = 200;
 const WATCH_SPACING_MS = 5;
 const RSS_OBJECTS = 100_000;
+/** The watcher count the issue names for fan-out, each on its own connection as informers have. */
+const FANOUT_WATCHERS = 2_000;
+/** Creates whose fan-out is timed, one at a time. */
+const FANOUT_EVENTS = 20;
 /** ~1 KiB of data per ConfigMap (plus ~250 bytes of metadata). */
 const PAYLOAD = "x".repeat(1000);
 
@@ -57,6 +63,8 @@ interface Remote {
   token: string;
   /** CPU time (user + system) the server process has used so far, in ms. */
   cpuMs(): number;
+  /** The server process's resident set size, in bytes. */
+  rssBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -109,6 +117,7 @@ async function startRemote(): Promise<Remote> {
     caPem,
     token,
     cpuMs: () => processCpuMs(child.pid ?? -1),
+    rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) * 1024,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once("exit", () => resolve());
@@ -270,6 +279,84 @@ async function main(): Promise<void> {
   await memServer.stop();
 
   process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.stdout.write(`${JSON.stringify(await watcherFanout())}\n`);
+}
+
+/**
+ * 2,000 watchers of one namespace on a fresh server process: its RSS before and with them, and for
+ * each of FANOUT_EVENTS creates the time from sending it until all 2,000 watchers have decoded its event
+ * (this process reads all 2,000 streams, so its own decoding is part of the figure).
+ */
+async function watcherFanout(): Promise<Record<string, number | string>> {
+  const server = await startRemote();
+  const p = pool(server);
+  const path = "/api/v1/namespaces/fanout/configmaps";
+  await call(p, server.token, "POST", "/api/v1/namespaces", JSON.stringify({ metadata: { name: "fanout" } }));
+  const rssBefore = server.rssBytes();
+  const watchPool = new Pool(server.url, { connections: FANOUT_WATCHERS, connect: { ca: server.caPem } });
+  // received[i]: how many watchers have event `fan-i`; waiting[i] resolves when all have.
+  const received = new Array<number>(FANOUT_EVENTS).fill(0);
+  const waiting: (() => void)[] = [];
+  const controllers: AbortController[] = [];
+  const open = async () => {
+    const ac = new AbortController();
+    controllers.push(ac);
+    const res = await watchPool.request({
+      method: "GET",
+      path: `${path}?watch=true&resourceVersion=1`,
+      headers: { authorization: `Bearer ${server.token}` },
+      signal: ac.signal,
+    });
+    void (async () => {
+      let buffer = "";
+      try {
+        for await (const chunk of res.body) {
+          buffer += (chunk as Buffer).toString("utf8");
+          let nl = buffer.indexOf("\n");
+          while (nl >= 0) {
+            const event = JSON.parse(buffer.slice(0, nl)) as { object: { metadata: { name: string } } };
+            buffer = buffer.slice(nl + 1);
+            const i = Number(event.object.metadata.name.slice("fan-".length));
+            if (++received[i]! === FANOUT_WATCHERS) waiting[i]?.();
+            nl = buffer.indexOf("\n");
+          }
+        }
+      } catch {
+        // aborted at the end
+      }
+    })();
+  };
+  // Opened 100 at a time: 2,000 TLS handshakes at once would measure the handshake queue.
+  for (let i = 0; i < FANOUT_WATCHERS; i += 100) await Promise.all(Array.from({ length: 100 }, open));
+  const rssWatching = server.rssBytes();
+  const fanout: number[] = [];
+  for (let i = 0; i < FANOUT_EVENTS; i++) {
+    const all = new Promise<void>((r) => {
+      waiting[i] = r;
+    });
+    const t0 = performance.now();
+    await call(p, server.token, "POST", path, JSON.stringify({ metadata: { name: `fan-${i}` }, data: { a: "b" } }));
+    await all;
+    fanout.push(performance.now() - t0);
+  }
+  const rssAfter = server.rssBytes();
+  for (const ac of controllers) ac.abort();
+  await watchPool.destroy();
+  await p.close();
+  await server.stop();
+  const sorted = [...fanout].sort((a, b) => a - b);
+  return {
+    bench: "watchers",
+    watchers: FANOUT_WATCHERS,
+    server_rss_bytes_before_watchers: rssBefore,
+    server_rss_bytes_with_watchers: rssWatching,
+    server_rss_bytes_after_events: rssAfter,
+    server_rss_bytes_per_watcher: Math.round((rssWatching - rssBefore) / FANOUT_WATCHERS),
+    fanout_p50_ms: round(sorted[Math.floor(sorted.length / 2)]!),
+    fanout_max_ms: round(sorted[sorted.length - 1]!),
+    fanout_first_ms: round(fanout[0]!),
+    load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
+  };
 }
 
 /**
