@@ -189,10 +189,11 @@ export class ObjectStore {
       return present(served, await this.create(storage, namespace, toStorage(input), opts));
     }
     const { dryRun = false } = opts;
+    // Admission (NamespaceLifecycle) runs before the strategy validates or names the object.
+    if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, admissionName(input));
     const obj = prepareCreate(this, served, namespace, input, opts);
     const meta = obj.metadata as MutableMeta;
     const name = meta.name as string;
-    if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, name);
     if (dryRun) {
       if (this.storage.get(bucketOf(served), keyOf(served, namespace, name))) throw alreadyExists(gr(served), name);
       delete meta.resourceVersion;
@@ -484,14 +485,23 @@ export class ObjectStore {
     }
   }
 
+  /** The NamespaceLifecycle admission plugin's refusals of a create: no such namespace, or one being terminated. */
   private checkNamespaceAcceptsCreate(served: ServedResource, namespace: string, name: string): void {
     const ns = this.storage.get("/namespaces", namespace);
     if (!ns) throw notFound({ group: "", resource: "namespaces" }, namespace);
     if (namespaceTerminating(this.storage, ns)) {
-      const why = `unable to create new content in namespace ${namespace} because it is being terminated`;
-      throw forbidden(gr(served), name, why, [
-        { reason: "NamespaceTerminating", message: why, field: "metadata.namespace" },
-      ]);
+      throw forbidden(
+        gr(served),
+        name,
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+        [
+          {
+            reason: "NamespaceTerminating",
+            message: `namespace ${namespace} is being terminated`,
+            field: "metadata.namespace",
+          },
+        ],
+      );
     }
   }
 
@@ -543,6 +553,17 @@ export class ObjectStore {
  * One entry per namespace ever seen by that storage.
  */
 const terminatingCache = new WeakMap<Storage, Map<string, { rev: number; terminating: boolean }>>();
+/**
+ * The name admission.NewForbidden gives an object being created (extractResourceName): its name, else
+ * its generateName (no name is generated yet), else "Unknown".
+ */
+function admissionName(input: JsonObject): string {
+  const meta = (input.metadata ?? {}) as { name?: unknown; generateName?: unknown };
+  if (typeof meta.name === "string" && meta.name !== "") return meta.name;
+  if (typeof meta.generateName === "string" && meta.generateName !== "") return meta.generateName;
+  return "Unknown";
+}
+
 function namespaceTerminating(storage: Storage, ns: StoredObject): boolean {
   let byName = terminatingCache.get(storage);
   if (!byName) {
