@@ -22,6 +22,11 @@
  * - null is accepted everywhere (Go leaves the zero value); `any` fields (RawExtension, FieldsV1,
  *   JSON) accept anything; IntOrString accepts a string or an int32; quantities accept a string or a
  *   number.
+ * - Time and MicroTime fields come out as kube-apiserver prints them back (machinery/go-time.ts): UTC,
+ *   whole seconds or exactly 6 fractional digits, `null` for Go's zero time; a string time.Parse
+ *   refuses is its ParseError (`parsing time "..." as "2006-01-02T15:04:05Z07:00": cannot parse ...`),
+ *   which stops the decoder. A pointer time sent as null is dropped; a value time (never omitted by
+ *   Go) is kept as null, and written as null when a struct present in the body lacks it.
  * - A kind without a client-node model is not checked.
  *
  * ## Caveats
@@ -30,25 +35,41 @@
  *   packages (`v1.PodSpec`) are derived from the model names; named maps other than ResourceList
  *   print as `map[string]...`.
  * - Quantity fields are told apart from strings by the table below (client-node types them `string`);
- *   a quantity string is checked only against ParseQuantity's regular expression, a time string not
- *   at all, base64 (`[]byte`) not at all.
+ *   a quantity string is checked only against ParseQuantity's regular expression, base64 (`[]byte`)
+ *   not at all.
+ * - Structs Go declares by value are not written when the body lacks them: a template without
+ *   `metadata` stays without it, where Go prints `metadata: {creationTimestamp: null}`.
  * - Duplicate JSON fields are not detected (the body is parsed by JSON.parse, which keeps the last).
  * - JSON numbers are seen after parsing: `3.0` is accepted as an integer, where Go refuses it.
  */
 
+import { GoTimeParseError, metaTimeJson, microTimeJson } from "../machinery/go-time.ts";
 import { type ApiError, badRequest } from "../machinery/status.ts";
 import { type Attribute, loadModel, modelCandidates } from "../registry/builtin-schemas.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { GO_NAMED_TYPES } from "./builtin-named-types.ts";
+import { VALUE_TIME_FIELDS } from "./builtin-time-fields.ts";
+import { encodeObjectMeta } from "./object-meta-encoding.ts";
 
 /** What a field holds, as far as decoding is concerned. */
 type Shape =
-  | { readonly k: "time" | "intstr" | "quantity" | "any" }
+  | { readonly k: "intstr" | "quantity" | "any" }
+  | TimeShape
   /** `go`: the declared named type (`v1.PullPolicy`) when it is not the basic one. */
   | { readonly k: "string" | "bool" | "float" | "bytes"; readonly go?: string }
   | { readonly k: "int"; readonly bits: "int32" | "int64"; readonly go?: string }
   | { readonly k: "array" | "map"; readonly of: Shape; readonly go: string }
   | StructShape;
+
+/**
+ * metav1.Time (`micro` false) or metav1.MicroTime. `value`: declared by value, not as a pointer (null
+ * kept, and written when absent: builtin-time-fields.ts).
+ */
+interface TimeShape {
+  readonly k: "time";
+  readonly micro: boolean;
+  readonly value: boolean;
+}
 
 interface StructShape {
   readonly k: "struct";
@@ -57,13 +78,16 @@ interface StructShape {
   /** reflect's Type.String() (`v1.EnvVar`). */
   readonly go: string;
   readonly fields: Map<string, Shape>;
+  /** The value (non-pointer) time fields, which Go always prints: `null` when the body has none. */
+  readonly valueTimes: string[];
 }
 
 const STRING: Shape = { k: "string" };
 const BOOL: Shape = { k: "bool" };
 const FLOAT: Shape = { k: "float" };
 const BYTES: Shape = { k: "bytes" };
-const TIME: Shape = { k: "time" };
+const TIME: TimeShape = { k: "time", micro: false, value: false };
+const MICRO_TIME: TimeShape = { k: "time", micro: true, value: false };
 const INT_OR_STRING: Shape = { k: "intstr" };
 const QUANTITY: Shape = { k: "quantity" };
 const ANY: Shape = { k: "any" };
@@ -194,7 +218,7 @@ async function buildStruct(model: string): Promise<StructShape | undefined> {
   const parts = MODEL_NAME.exec(model);
   const name = parts ? parts[2]! : model;
   const pkg = parts ? parts[1]!.toLowerCase() : "v1";
-  const shape: StructShape = { k: "struct", name, go: `${pkg}.${name}`, fields: new Map() };
+  const shape: StructShape = { k: "struct", name, go: `${pkg}.${name}`, fields: new Map(), valueTimes: [] };
   building.set(model, shape);
   const shapes = await Promise.all(
     attributes.map(
@@ -203,7 +227,12 @@ async function buildStruct(model: string): Promise<StructShape | undefined> {
     ),
   );
   attributes.forEach((a: Attribute, i) => {
-    shape.fields.set(a.baseName, shapes[i]!);
+    let field = shapes[i]!;
+    if (field.k === "time" && VALUE_TIME_FIELDS.has(`${name}.${a.baseName}`)) {
+      field = { ...field, value: true };
+      shape.valueTimes.push(a.baseName);
+    }
+    shape.fields.set(a.baseName, field);
   });
   return shape;
 }
@@ -252,6 +281,8 @@ async function shapeOf(type: string, format: string | undefined): Promise<Shape>
       return BOOL;
     case "Date":
       return TIME;
+    case "V1MicroTime":
+      return MICRO_TIME;
     case "IntOrString":
       return INT_OR_STRING;
     case "any":
@@ -277,7 +308,7 @@ function goName(shape: Shape): string {
     case "int":
       return shape.go ?? shape.bits;
     case "time":
-      return "v1.Time";
+      return shape.micro ? "v1.MicroTime" : "v1.Time";
     case "intstr":
       return "intstr.IntOrString";
     case "quantity":
@@ -333,70 +364,85 @@ class Decoding {
   private readonly fieldStack: string[] = [];
   private readonly strictStack: string[] = [];
 
-  value(value: unknown, shape: Shape): void {
-    if (value === null || value === undefined) return; // null leaves Go's zero value
+  /**
+   * Checks `value` against `shape` and returns it as Go would print it back: the same value, except
+   * times (UTC, their precision, `null` for Go's zero time).
+   */
+  value(value: unknown, shape: Shape): unknown {
+    if (value === null || value === undefined) return value; // null leaves Go's zero value
     switch (shape.k) {
       case "any":
-        return;
+        return value;
       case "string":
         if (typeof value !== "string") this.misfit(jsonValueName(value), goName(shape));
-        return;
+        return value;
       case "bool":
         if (typeof value !== "boolean") this.misfit(jsonValueName(value), goName(shape));
-        return;
+        return value;
       case "float":
         if (typeof value !== "number") this.misfit(jsonValueName(value), goName(shape));
-        return;
+        return value;
       case "bytes":
         if (typeof value !== "string") this.misfit(jsonValueName(value), goName(shape));
-        return;
+        return value;
       case "int":
         if (typeof value !== "number") this.misfit(jsonValueName(value), goName(shape));
         else if (!fitsInt(value, shape.bits)) this.misfit(`number ${value}`, goName(shape));
-        return;
+        return value;
       case "time":
-        // metav1.Time's UnmarshalJSON decodes a string first; its UnmarshalTypeError gets the field's context.
+        // Time's UnmarshalJSON decodes a string first (its UnmarshalTypeError gets the field's context),
+        // then time.Parse's error stops the decoder.
         if (typeof value !== "string") throw new Abort(this.typeErrorMessage(jsonValueName(value), "string"));
-        return;
+        try {
+          return shape.micro ? microTimeJson(value) : metaTimeJson(value);
+        } catch (err) {
+          if (err instanceof GoTimeParseError) throw new Abort(err.message);
+          throw err;
+        }
       case "intstr":
         // IntOrString's UnmarshalJSON: a string, else an int32.
-        if (typeof value === "string") return;
+        if (typeof value === "string") return value;
         if (typeof value !== "number") throw new Abort(this.typeErrorMessage(jsonValueName(value), "int32"));
         if (!fitsInt(value, "int32")) throw new Abort(this.typeErrorMessage(`number ${value}`, "int32"));
-        return;
+        return value;
       case "quantity":
         // Quantity's UnmarshalJSON parses the literal (unquoted when a string): anything else fails ParseQuantity.
-        if (typeof value === "number") return;
+        if (typeof value === "number") return value;
         if (typeof value !== "string" || !QUANTITY_RE.test(value.trim())) throw new Abort(QUANTITY_ERROR);
-        return;
+        return value;
       case "array":
         if (!Array.isArray(value)) {
           this.misfit(jsonValueName(value), shape.go);
-          return;
+          return value;
         }
         for (let i = 0; i < value.length; i++) {
           this.strictStack.push(`[${i}]`);
-          this.value(value[i], shape.of);
+          const item = value[i];
+          const decoded = this.value(item, shape.of);
+          if (decoded !== item) value[i] = decoded;
           this.strictStack.pop();
         }
-        return;
+        return value;
       case "map":
         if (typeof value !== "object" || Array.isArray(value)) {
           this.misfit(jsonValueName(value), shape.go);
-          return;
+          return value;
         }
         for (const key in value as Record<string, unknown>) {
           this.strictStack.push(this.strictStack.length === 0 ? key : `.${key}`);
-          this.value((value as Record<string, unknown>)[key], shape.of);
+          const item = (value as Record<string, unknown>)[key];
+          const decoded = this.value(item, shape.of);
+          if (decoded !== item) (value as Record<string, unknown>)[key] = decoded;
           this.strictStack.pop();
         }
-        return;
+        return value;
       case "struct":
         if (typeof value !== "object" || Array.isArray(value)) {
           this.misfit(jsonValueName(value), shape.go);
-          return;
+          return value;
         }
         this.object(value as Record<string, unknown>, shape);
+        return value;
     }
   }
 
@@ -412,11 +458,16 @@ class Decoding {
       this.struct = shape.name;
       this.fieldStack.push(key);
       this.strictStack.push(this.strictStack.length === 0 ? key : `.${key}`);
-      this.value(obj[key], field);
+      const item = obj[key];
+      const decoded = this.value(item, field);
+      // A pointer time sent as null is nil, which omitempty leaves out (a zero time is printed as null).
+      if (item === null && field.k === "time" && !field.value) delete obj[key];
+      else if (decoded !== item) obj[key] = decoded;
       this.strictStack.pop();
       this.fieldStack.pop();
       this.struct = outer;
     }
+    for (const key of shape.valueTimes) if (obj[key] === undefined) obj[key] = null;
   }
 
   /** decodeState.saveError: the first type error is kept, decoding goes on. */
@@ -469,12 +520,16 @@ export class BuiltinDecoder {
   /**
    * Decodes `obj` in place: throws the decoder's 400 for a value of the wrong type, drops unknown
    * fields and returns their paths (undefined when there is none, or the kind is not checked or not
-   * prepared).
+   * prepared). Every object's metadata, a custom object's too, then reads as ObjectMeta prints back
+   * (object-meta-encoding.ts): this is the step every body and patch result takes before the field
+   * manager sees it.
    */
   decode(served: ServedResource, obj: JsonObject): string[] | undefined {
-    if (served.custom) return undefined;
-    const shape = this.kinds.get(kindKey(served))?.shape;
-    if (!shape) return undefined;
+    const shape = served.custom ? undefined : this.kinds.get(kindKey(served))?.shape;
+    if (!shape) {
+      encodeMetadataOf(served, obj);
+      return undefined;
+    }
     const decoding = new Decoding();
     try {
       decoding.value(obj, shape);
@@ -483,8 +538,14 @@ export class BuiltinDecoder {
       throw err;
     }
     if (decoding.typeError !== undefined) throw cannotBeHandled(served, decoding.typeError);
+    encodeMetadataOf(served, obj);
     return decoding.unknown.length > 0 ? decoding.unknown : undefined;
   }
+}
+
+function encodeMetadataOf(served: ServedResource, obj: JsonObject): void {
+  const meta = obj.metadata;
+  if (meta !== null && typeof meta === "object" && !Array.isArray(meta)) encodeObjectMeta(served, meta);
 }
 
 function kindKey(served: ServedResource): string {
