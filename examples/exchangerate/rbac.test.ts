@@ -29,7 +29,7 @@ let rbac: GeneratedRbac<ServiceAccountIdentity>;
 let running: RunningOperator | undefined;
 beforeAll(async () => {
   rates = await startRatesServer();
-  cluster = await startTestCluster({ rbac: true });
+  cluster = await startTestCluster();
   rbac = await cluster.generatedRbac(OPERATOR, { namespace: NS });
 }, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
 afterEach(async () => {

@@ -25,7 +25,7 @@ let cluster: TestCluster;
 let rbac: GeneratedRbac<ServiceAccountIdentity>;
 let running: RunningOperator | undefined;
 beforeAll(async () => {
-  cluster = await startTestCluster({ rbac: true });
+  cluster = await startTestCluster();
   rbac = await cluster.generatedRbac(OPERATOR, { namespace: NS });
   for (const ns of ["rock", "jazz"]) await cluster.client.resource(Namespace).create({ metadata: { name: ns } });
 }, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine

@@ -26,7 +26,7 @@ let cluster: TestCluster;
 let rbac: GeneratedRbac<ServiceAccountIdentity>;
 
 beforeAll(async () => {
-  cluster = await startTestCluster({ rbac: true });
+  cluster = await startTestCluster();
   rbac = await cluster.generatedRbac(OPERATOR, { namespace: SYSTEM_NS });
 }, 60_000); // `capstan generate` is a child process loading the operator: seconds on a busy machine
 afterAll(() => cluster?.stop());

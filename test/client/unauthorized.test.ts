@@ -83,7 +83,7 @@ describe("against the embedded API server", () => {
   let cluster: TestCluster;
   let api: ApiServer;
   beforeAll(async () => {
-    cluster = await startTestCluster({ rbac: true, kubelet: false });
+    cluster = await startTestCluster({ kubelet: false });
     api = cluster.server;
   });
   afterAll(async () => {

@@ -72,7 +72,7 @@ it("shows the operator's log lines in the logs panel, filterable by operator", a
 }, 20_000);
 
 it("shows the cluster's refusal (403) as a message in the page, not a blank page", async () => {
-  const rbacCluster = await startTestCluster({ rbac: true });
+  const rbacCluster = await startTestCluster();
   const nobody = await rbacCluster.serviceAccount("default/nobody");
   const forbidden = await startDashboard({ client: nobody.client });
   try {

@@ -419,7 +419,7 @@ describe("dashboard guards", () => {
 
 describe("dashboard against a cluster that refuses or is gone", () => {
   it("turns the cluster's 403 into a JSON error the page shows", async () => {
-    const rbacCluster = await startTestCluster({ rbac: true });
+    const rbacCluster = await startTestCluster();
     const viewer = await rbacCluster.serviceAccount("default/nobody");
     const forbidden = await startDashboard({ client: viewer.client });
     try {

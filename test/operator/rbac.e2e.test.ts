@@ -41,7 +41,7 @@ let generated: string;
 let running: RunningOperator | undefined;
 
 beforeAll(async () => {
-  cluster = await startTestCluster({ rbac: true });
+  cluster = await startTestCluster();
   const result = await cluster.capstan(["generate", "rbac", FIXTURE, "--namespace", SYSTEM_NS, "--leader-elect"]);
   expect(result.code, result.stderr).toBe(0);
   generated = result.stdout;

@@ -24,10 +24,10 @@ const lister = {
   },
 };
 
-describe("startTestCluster({ rbac: true }): operators run as ServiceAccounts", () => {
+describe("startTestCluster: operators run as ServiceAccounts", () => {
   let cluster: TestCluster;
   beforeAll(async () => {
-    cluster = await startTestCluster({ rbac: true });
+    cluster = await startTestCluster();
   });
   afterAll(() => cluster.stop());
 
@@ -106,10 +106,10 @@ describe("startTestCluster({ rbac: true }): operators run as ServiceAccounts", (
 });
 
 describe("serviceAccount without RBAC", () => {
-  it("says the cluster needs { rbac: true }", async () => {
-    const cluster = await startTestCluster({ kubelet: false });
+  it("says a cluster started with server: { rbac: false } issues no tokens", async () => {
+    const cluster = await startTestCluster({ kubelet: false, server: { rbac: false } });
     try {
-      await expect(cluster.serviceAccount("a/b")).rejects.toThrow(/rbac: true/);
+      await expect(cluster.serviceAccount("a/b")).rejects.toThrow(/rbac: false/);
       await expect(cluster.serviceAccount("nonsense")).rejects.toThrow(/"<namespace>\/<name>"/);
     } finally {
       await cluster.stop();
@@ -119,7 +119,7 @@ describe("serviceAccount without RBAC", () => {
 
 describe("run waits for the operator's own CRD registration", () => {
   it("rejects with the operator's 403 when its CRDs were already served by someone else", async () => {
-    const cluster = await startTestCluster({ rbac: true, kubelet: false });
+    const cluster = await startTestCluster({ kubelet: false });
     try {
       const Widget = defineResource({
         group: "registration.capstan.test",

@@ -48,9 +48,9 @@ function fakeOperator(name: string, behaviour: { fail?: Error; registerCrd?: boo
   };
 }
 
-describe("startTestCluster({ rbac: true })", () => {
+describe("startTestCluster: RBAC is on, as on a real cluster", () => {
   it("evaluates RBAC for other users while its own client stays admin", async () => {
-    const cluster = await startTestCluster({ rbac: true });
+    const cluster = await startTestCluster();
     try {
       const asSa = ["--as=system:serviceaccount:default:robot"];
       const denied = await cluster.kubectl(["auth", "can-i", "create", "configmaps", "-n", "default", ...asSa]);

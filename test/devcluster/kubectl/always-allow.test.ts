@@ -1,5 +1,6 @@
 /**
- * A server without RBAC authorizes as kube-apiserver's AlwaysAllow mode does, and still answers the
+ * A server started with `rbac: false` (the explicit opt-out for tests of the bare REST layer; no real
+ * cluster runs it) authorizes as kube-apiserver's AlwaysAllow mode does, and still answers the
  * self-review APIs kubectl uses: `auth can-i`, `auth can-i --list`, `auth whoami`.
  */
 
@@ -8,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { fileFixture } from "../../support/file-fixture.ts";
 import { http } from "./support/cluster.ts";
 
-const cluster = fileFixture(() => startTestCluster());
+const cluster = fileFixture(() => startTestCluster({ server: { rbac: false } }));
 
 describe("self reviews without RBAC (AlwaysAllow)", () => {
   it("auth can-i says yes to anything, exit code 0", async () => {

@@ -1,4 +1,7 @@
-/** `capstan apiserver --rbac`: the flag turns RBAC on (kubectl auth can-i --as answers no for a bare ServiceAccount). */
+/**
+ * `capstan apiserver` authorizes with RBAC, as every real cluster does (kubectl auth can-i --as answers
+ * no for a bare ServiceAccount); `--rbac`, which once turned it on, is still accepted.
+ */
 import { type ChildProcess, execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,20 +39,26 @@ async function start(args: string[]): Promise<string> {
   return kubeconfig;
 }
 
-describe("capstan apiserver --rbac", () => {
-  it("authorizes with RBAC: a ServiceAccount without bindings may not create configmaps, the admin may", async () => {
-    const kubeconfig = await start(["--rbac"]);
-    const sa = await kubectl(kubeconfig, [
-      "auth",
-      "can-i",
-      "create",
-      "configmaps",
-      "-n",
-      "default",
-      "--as=system:serviceaccount:default:nobody",
-    ]);
-    expect(sa).toMatchObject({ code: 1, stdout: "no\n" });
-    const admin = await kubectl(kubeconfig, ["auth", "can-i", "create", "configmaps", "-n", "default"]);
-    expect(admin).toMatchObject({ code: 0, stdout: "yes\n" });
-  });
+describe("capstan apiserver", () => {
+  it.each<[string, string[]]>([
+    ["without flags", []],
+    ["with the old --rbac", ["--rbac"]],
+  ])(
+    "authorizes with RBAC %s: a ServiceAccount without bindings may not create configmaps, the admin may",
+    async (_, args) => {
+      const kubeconfig = await start(args);
+      const sa = await kubectl(kubeconfig, [
+        "auth",
+        "can-i",
+        "create",
+        "configmaps",
+        "-n",
+        "default",
+        "--as=system:serviceaccount:default:nobody",
+      ]);
+      expect(sa).toMatchObject({ code: 1, stdout: "no\n" });
+      const admin = await kubectl(kubeconfig, ["auth", "can-i", "create", "configmaps", "-n", "default"]);
+      expect(admin).toMatchObject({ code: 0, stdout: "yes\n" });
+    },
+  );
 });

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import type { KubectlOptions, TestCluster, TestClusterOptions } from "capstan-dev/testing";
 import { Agent, request } from "undici";
 
-/** RBAC evaluated for every non-admin request; no simulated kubelet (these tests run no pods). */
-export const RBAC_CLUSTER: TestClusterOptions = { rbac: true, kubelet: false };
+/** No simulated kubelet (these tests run no pods); RBAC is on in every cluster. */
+export const RBAC_CLUSTER: TestClusterOptions = { kubelet: false };
 
 export interface HttpResult {
   status: number;

@@ -1,15 +1,17 @@
 import { parseArgs } from "node:util";
 import { startApiServer } from "../devcluster/index.ts";
 
-const USAGE = `Usage: capstan apiserver [--host 127.0.0.1] [--port 6443|0] [--kubeconfig .capstan/kubeconfig] [--no-kubelet] [--data-dir DIR] [--rbac]
+const USAGE = `Usage: capstan apiserver [--host 127.0.0.1] [--port 6443|0] [--kubeconfig .capstan/kubeconfig] [--no-kubelet] [--data-dir DIR]
 
 Starts the embedded Kubernetes API server (HTTPS, its own CA, a random bearer token), writes a
 kubeconfig for it (mode 0600) and prints one line "ready <https-url> <kubeconfig-path>" once it
 accepts requests. Stops cleanly on SIGINT/SIGTERM. A simulated kubelet runs one Node and makes pods
 Running; --no-kubelet turns it off (pods stay Pending). --data-dir DIR keeps objects, CA, certificate
 and token in DIR, so a restart (even after kill -9) continues with them; without it all is in memory.
---rbac authorizes every request but the admin token's with RBAC (ServiceAccount tokens from
-"kubectl create token", impersonation, "kubectl auth can-i"; docs/rbac.md).
+RBAC is on, as on every real cluster: the kubeconfig's token is the admin (system:masters), other
+identities (ServiceAccount tokens from "kubectl create token", impersonation) may do what their
+bindings grant, a request without a token is system:anonymous (docs/rbac.md). --rbac, which once
+turned it on, is still accepted and changes nothing.
 `;
 
 /** `capstan apiserver`: runs the embedded API server until SIGINT/SIGTERM. */
@@ -32,6 +34,7 @@ export async function run(args: string[]): Promise<number> {
         kubeconfig: { type: "string", default: ".capstan/kubeconfig" },
         help: { type: "boolean", short: "h" },
         "no-kubelet": { type: "boolean", default: false },
+        // Accepted for the scripts written when RBAC was opt-in; RBAC is always on.
         rbac: { type: "boolean", default: false },
         "data-dir": { type: "string" },
       },
@@ -55,7 +58,6 @@ export async function run(args: string[]): Promise<number> {
     port,
     kubeconfigPath: values.kubeconfig,
     kubelet: !values["no-kubelet"],
-    rbac: values.rbac,
     dataDir: values["data-dir"],
     // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
     namespaceDefaults: true,

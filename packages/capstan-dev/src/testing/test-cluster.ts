@@ -19,6 +19,10 @@
  *   `cluster.waitFor` in progress or started later rejects with that failure instead of timing
  *   out. One that fails before (CRDs not served) rejects `run` instead.
  *
+ * - RBAC is on, as on every real cluster: `cluster.client` (and `cluster.kubectl`) are the admin,
+ *   in system:masters; a ServiceAccount's client (`cluster.serviceAccount`) may do what its bindings
+ *   grant; a request without a token is system:anonymous.
+ *
  * ## Caveats
  * - The server is the devcluster: what it does not emulate is listed in docs/limitations.md.
  * - Operators run in the test's process and share its event loop; a handler that blocks the loop
@@ -60,12 +64,6 @@ export interface TestClusterOptions {
    * stays readable), or the `CAPSTAN_TEST_LOG` environment variable (`CAPSTAN_TEST_LOG=debug npx vitest`).
    */
   logLevel?: string;
-  /**
-   * Evaluate RBAC for every request not made with the admin credentials (`cluster.client` stays
-   * admin). Test an operator under exactly the rules `capstan generate rbac` derives: create its
-   * ServiceAccount, Role and binding, then a client with a token from `serviceaccounts/<sa>/token`.
-   */
-  rbac?: boolean;
   /** Run the simulated kubelet and workload controllers (default true): pods become Running. */
   kubelet?: boolean;
   /**
@@ -77,8 +75,9 @@ export interface TestClusterOptions {
    * More options of the embedded API server, for tests of the server itself: `builtinPlugins: false`
    * (the bare REST layer), `historySize`, `bookmarkIntervalMs`, `dataDir`, extra `plugins`, kubelet
    * delays (`kubelet: { readyDelayMs: 10 }`), a `kubeconfigPath` of the test's choosing (then
-   * `cluster.kubeconfigPath`). `rbac`, `kubelet` and `namespaceDefaults` given beside `server` win
-   * over the same options inside it; `port` defaults to 0 (a free one).
+   * `cluster.kubeconfigPath`). `kubelet` and `namespaceDefaults` given beside `server` win over the
+   * same options inside it; `port` defaults to 0 (a free one). `rbac: false` (AlwaysAllow, which no
+   * real cluster runs) is only for tests of the bare REST layer.
    */
   server?: ApiServerOptions;
   /**
@@ -203,14 +202,14 @@ export interface TestCluster {
   capstan(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
   /**
    * Credentials of the ServiceAccount `"<namespace>/<name>"`, created (with its namespace) when
-   * missing, from a token the TokenRequest API issues (valid one hour). Needs `{ rbac: true }`:
-   * without it the server issues no tokens. Bind it to roles (e.g. `capstan generate rbac`'s
-   * output applied with `kubectl`), then `run(op, { client: sa.client })`.
+   * missing, from a token the TokenRequest API issues (valid one hour). It may do what RBAC grants
+   * it, and nothing else: bind it to roles (e.g. `capstan generate rbac`'s output applied with
+   * `kubectl`), then `run(op, { client: sa.client })`.
    */
   serviceAccount(key: string): Promise<ServiceAccountIdentity>;
   /**
    * The RBAC `capstan generate rbac <operatorFile>` prints, ready to apply (whole, or with rules
-   * edited away) and to run the operator as its ServiceAccount. Needs `{ rbac: true }`.
+   * edited away) and to run the operator as its ServiceAccount.
    */
   generatedRbac(
     operatorFile: string,
@@ -233,7 +232,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const dir = await mkdtemp(join(tmpdir(), "capstan-test-cluster-"));
   const serverOptions = options.server ?? {};
   const kubeconfigPath = serverOptions.kubeconfigPath ?? join(dir, "kubeconfig");
-  const rbac = options.rbac ?? serverOptions.rbac ?? false;
+  const rbac = serverOptions.rbac !== false;
   let server: ApiServer;
   try {
     server = await startApiServer({
@@ -359,7 +358,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       throw new Error(`serviceAccount: expected "<namespace>/<name>", got ${JSON.stringify(key)}`);
     }
     if (!rbac) {
-      throw new Error("serviceAccount: the cluster issues ServiceAccount tokens only when started with { rbac: true }");
+      throw new Error("serviceAccount: a cluster started with server: { rbac: false } issues no ServiceAccount tokens");
     }
     await createIfMissing(() => client.resource(Namespace).create({ metadata: { name: namespace } }));
     await createIfMissing(() => client.resource(ServiceAccount, namespace).create({ metadata: { name } }));

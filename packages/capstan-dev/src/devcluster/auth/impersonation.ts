@@ -16,7 +16,7 @@
  *   impersonated user except system:anonymous gets `system:authenticated` unless the groups asked for
  *   name system:authenticated or system:unauthenticated.
  */
-import type { Stage } from "../request/pipeline.ts";
+import type { RequestContext, Stage } from "../request/pipeline.ts";
 import { type Attributes, type AuthUser, forbiddenError } from "./attributes.ts";
 import { type RbacAuthorizer, splitServiceAccountUsername } from "./rbac-authorizer.ts";
 import { serviceAccountGroups } from "./service-account-tokens.ts";
@@ -64,75 +64,97 @@ function requestsOf(headers: Distinct): ImpersonationRequest[] | "no-user" {
   return out;
 }
 
+/** "impersonate-": every impersonation header's name starts with it (any case). */
+const IMPERSONATE_PREFIX = "impersonate-";
+
+/**
+ * Whether any header is an impersonation header, read off the raw name/value list: almost no request
+ * has one, and building `headersDistinct` (every header as an array) to find out cost each request.
+ */
+function hasImpersonationHeader(raw: string[]): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    // 105 = "i"; `| 32` lower-cases an ASCII letter.
+    if (name.length > IMPERSONATE_PREFIX.length && (name.charCodeAt(0) | 32) === 105) {
+      if (name.slice(0, IMPERSONATE_PREFIX.length).toLowerCase() === IMPERSONATE_PREFIX) return true;
+    }
+  }
+  return false;
+}
+
 /** The impersonation stage: runs after authentication, before authorization. */
 export function impersonationStage(authorizer: RbacAuthorizer): Stage {
-  return async (ctx, next) => {
-    const requests = requestsOf(ctx.req.headersDistinct);
-    if (requests === "no-user") {
-      const body = `Internal Server Error: ${JSON.stringify(ctx.req.url ?? "")}: requested impersonation of groups, extras or a uid without impersonating a user\n`;
-      ctx.res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" });
-      ctx.res.end(body);
-      return;
+  // Not async: a request without impersonation headers goes straight on (no promise of its own).
+  return (ctx, next) => (hasImpersonationHeader(ctx.req.rawHeaders) ? impersonate(ctx, next, authorizer) : next());
+}
+
+/** Authorizes every impersonation the headers ask for, then continues as the impersonated user. */
+async function impersonate(ctx: RequestContext, next: () => Promise<void>, authorizer: RbacAuthorizer): Promise<void> {
+  const requests = requestsOf(ctx.req.headersDistinct);
+  if (requests === "no-user") {
+    const body = `Internal Server Error: ${JSON.stringify(ctx.req.url ?? "")}: requested impersonation of groups, extras or a uid without impersonating a user\n`;
+    ctx.res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" });
+    ctx.res.end(body);
+    return;
+  }
+  if (requests.length === 0 || !ctx.user) return next();
+  const requestor = ctx.user as AuthUser;
+  const groupsSpecified = requests.some((r) => r.kind === "Group");
+  let username = "";
+  let uid: string | undefined;
+  let groups: string[] = [];
+  const extra: Record<string, string[]> = {};
+  for (const request of requests) {
+    const attributes: Attributes = {
+      user: requestor,
+      verb: "impersonate",
+      isResourceRequest: true,
+      path: "",
+      apiGroup: "",
+      apiVersion: "",
+      namespace: request.namespace,
+      resource: "",
+      subresource: "",
+      name: request.name,
+    };
+    switch (request.kind) {
+      case "ServiceAccount":
+        attributes.resource = "serviceaccounts";
+        username = `system:serviceaccount:${request.namespace}:${request.name}`;
+        if (!groupsSpecified) groups = serviceAccountGroups(request.namespace).slice(0, 2);
+        break;
+      case "User":
+        attributes.resource = "users";
+        username = request.name;
+        break;
+      case "Group":
+        attributes.resource = "groups";
+        groups.push(request.name);
+        break;
+      case "UserExtra":
+        attributes.apiGroup = "authentication.k8s.io";
+        attributes.resource = "userextras";
+        attributes.subresource = request.key;
+        extra[request.key] = [...(extra[request.key] ?? []), request.name];
+        break;
+      case "Uid":
+        attributes.apiGroup = "authentication.k8s.io";
+        attributes.resource = "uids";
+        uid = request.name;
+        break;
     }
-    if (requests.length === 0 || !ctx.user) return next();
-    const requestor = ctx.user as AuthUser;
-    const groupsSpecified = requests.some((r) => r.kind === "Group");
-    let username = "";
-    let uid: string | undefined;
-    let groups: string[] = [];
-    const extra: Record<string, string[]> = {};
-    for (const request of requests) {
-      const attributes: Attributes = {
-        user: requestor,
-        verb: "impersonate",
-        isResourceRequest: true,
-        path: "",
-        apiGroup: "",
-        apiVersion: "",
-        namespace: request.namespace,
-        resource: "",
-        subresource: "",
-        name: request.name,
-      };
-      switch (request.kind) {
-        case "ServiceAccount":
-          attributes.resource = "serviceaccounts";
-          username = `system:serviceaccount:${request.namespace}:${request.name}`;
-          if (!groupsSpecified) groups = serviceAccountGroups(request.namespace).slice(0, 2);
-          break;
-        case "User":
-          attributes.resource = "users";
-          username = request.name;
-          break;
-        case "Group":
-          attributes.resource = "groups";
-          groups.push(request.name);
-          break;
-        case "UserExtra":
-          attributes.apiGroup = "authentication.k8s.io";
-          attributes.resource = "userextras";
-          attributes.subresource = request.key;
-          extra[request.key] = [...(extra[request.key] ?? []), request.name];
-          break;
-        case "Uid":
-          attributes.apiGroup = "authentication.k8s.io";
-          attributes.resource = "uids";
-          uid = request.name;
-          break;
-      }
-      const decision = authorizer.authorize(attributes);
-      if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
+    const decision = authorizer.authorize(attributes);
+    if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
+  }
+  if (username !== "system:anonymous") {
+    if (!groups.some((g) => g === "system:authenticated" || g === "system:unauthenticated")) {
+      groups.push("system:authenticated");
     }
-    if (username !== "system:anonymous") {
-      if (!groups.some((g) => g === "system:authenticated" || g === "system:unauthenticated")) {
-        groups.push("system:authenticated");
-      }
-    } else if (!groups.includes("system:unauthenticated")) {
-      groups.push("system:unauthenticated");
-    }
-    const impersonated: AuthUser = { username, groups, extra };
-    if (uid !== undefined) impersonated.uid = uid;
-    ctx.user = impersonated;
-    return next();
-  };
+  } else if (!groups.includes("system:unauthenticated")) {
+    groups.push("system:unauthenticated");
+  }
+  const impersonated: AuthUser = { username, groups, extra };
+  if (uid !== undefined) impersonated.uid = uid;
+  ctx.user = impersonated;
+  return next();
 }

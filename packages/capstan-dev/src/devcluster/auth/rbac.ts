@@ -1,6 +1,6 @@
 /**
- * `rbac: true` (`capstan apiserver --rbac`): what turns the devcluster from "every token is admin" into
- * a server that authorizes like kube-apiserver with `--authorization-mode=RBAC`.
+ * RBAC, on in every server (`rbac: false` is the explicit AlwaysAllow of tests of the bare REST layer):
+ * the devcluster authorizes like kube-apiserver with `--authorization-mode=RBAC`.
  *
  * ## Expected flow
  * `installRbac()` runs at start-up, before the listener opens: it creates the bootstrap policy, serves
@@ -11,7 +11,8 @@
  * ## Guarantees
  * - Every request but those of system:masters (the admin token) is authorized by RBAC, discovery and
  *   health checks included; a denial is the real 403 Status, before the body is read. A request with
- *   no token is system:anonymous (403 outside the public paths); a bad token is still 401.
+ *   no token is system:anonymous in system:unauthenticated (the bootstrap system:public-info-viewer
+ *   lets it read /healthz, /livez, /readyz and /version; anything else is 403); a bad token is 401.
  * - Watches are authorized as `watch`, lists as `list` (request-info.ts derives the verb).
  * - In-process callers (plugins, controllers, `server.internals.api`) are not authorized: they are the
  *   cluster's own components.
@@ -29,7 +30,7 @@ import { ensureBootstrapPolicy } from "./bootstrap-policy.ts";
 import { delegatedReviewResources, isDelegatedReviewRequest, serveDelegatedReview } from "./delegated-reviews.ts";
 import { escalationValidator, isRbacWrite, requestUser } from "./escalation.ts";
 import { impersonationStage } from "./impersonation.ts";
-import { RbacAuthorizer } from "./rbac-authorizer.ts";
+import { RbacAuthorizer, SYSTEM_MASTERS } from "./rbac-authorizer.ts";
 import { ServiceAccountTokens } from "./service-account-tokens.ts";
 import { isTokenRequest, serveTokenRequest } from "./token-request.ts";
 
@@ -51,7 +52,7 @@ export interface Rbac {
   tokens: ServiceAccountTokens;
 }
 
-/** Turns RBAC on for a server being started. */
+/** Installs RBAC in a server being started. */
 export async function installRbac(deps: RbacDeps): Promise<Rbac> {
   const authorizer = new RbacAuthorizer(deps.api);
   const tokens = new ServiceAccountTokens(deps.api, signingKeyFrom(deps.adminToken));
@@ -86,8 +87,14 @@ function signingKeyFrom(adminToken: string): Buffer {
  * `createAuthorizerAttributes`): an operator granted only `patch` cannot create by applying.
  */
 export function authorizationStage(authorizer: RbacAuthorizer, api?: InProcessApi): Stage {
-  return async (ctx, next) => {
-    const attributes = attributesOf((ctx.user ?? { username: "", groups: [] }) as AuthUser, ctx.info);
+  // Not async: runFrom turns a synchronous throw into the rejection an async frame would be.
+  return (ctx, next) => {
+    const user = (ctx.user ?? NO_USER) as AuthUser;
+    // system:masters may do anything, as kube-apiserver's privileged-group authorizer (ahead of RBAC)
+    // decides: nothing to look up, and the checks below would allow it too (it may create, and
+    // escalation.ts exempts it). The admin token's every request takes this path.
+    if (user.groups.includes(SYSTEM_MASTERS)) return next();
+    const attributes = attributesOf(user, ctx.info);
     const decision = authorizer.authorize(attributes);
     if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
     if (api !== undefined && isApplyCreating(ctx, api)) {
@@ -114,8 +121,12 @@ function isApplyCreating(ctx: RequestContext, api: InProcessApi): boolean {
   return api.tryGet(ref, info.namespace, info.name) === undefined;
 }
 
+/** A request the authentication stage left without a user (none reaches here over HTTP). */
+const NO_USER: AuthUser = { username: "", groups: [] };
+
 function authApisStage(deps: RbacDeps, tokens: ServiceAccountTokens, authorizer: RbacAuthorizer): Stage {
-  return async (ctx, next) => {
+  return (ctx, next) => {
+    if (!ctx.info.isResourceRequest) return next();
     if (isTokenRequest(ctx)) return serveTokenRequest(ctx, deps.api, tokens);
     if (isReviewRequest(ctx)) return serveReview(ctx, authorizer);
     if (isDelegatedReviewRequest(ctx)) return serveDelegatedReview(ctx, deps.authenticator, authorizer);
