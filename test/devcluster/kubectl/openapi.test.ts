@@ -92,6 +92,16 @@ describe("OpenAPI v3 documents kubectl validates against", () => {
     });
   });
 
+  it("types Time and MicroTime fields as date-time strings", async () => {
+    const coordination = await groupVersionDoc("apis/coordination.k8s.io/v1");
+    const lease = coordination.components.schemas["V1LeaseSpec"] as { properties: Record<string, unknown> };
+    expect(lease.properties["renewTime"]).toEqual({ type: "string", format: "date-time" });
+    const core = await groupVersionDoc("api/v1");
+    const event = core.components.schemas["io.k8s.api.core.v1.Event"] as { properties: Record<string, unknown> };
+    expect(event.properties["eventTime"]).toEqual({ type: "string", format: "date-time" });
+    expect(event.properties["firstTimestamp"]).toEqual({ type: "string", format: "date-time" });
+  });
+
   it("publishes a CRD's schema under its reversed-group name once it is served, and drops it when the CRD goes", async () => {
     const before = (await http(cluster, "GET", "/openapi/v3")).body as Discovery;
     expect(before.paths["apis/operators.example.com/v1"]).toBeUndefined();

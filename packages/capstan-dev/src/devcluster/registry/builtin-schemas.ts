@@ -118,6 +118,8 @@ export async function builtinSchemas(
       case "boolean":
         return { type: "boolean" };
       case "Date":
+      // metav1.MicroTime: client-node names a type it has no model for; its OpenAPI schema is Time's.
+      case "V1MicroTime":
         return { type: "string", format: "date-time" };
       case "IntOrString":
         return { "x-kubernetes-int-or-string": true, anyOf: [{ type: "integer" }, { type: "string" }] };
