@@ -87,7 +87,7 @@ it("kubectl patch --subresource=status reports the schema and CEL errors and the
     '{"status":{"level":120}}',
   ]);
   expect(rule.code).not.toBe(0);
-  expect(rule.stderr).toContain('The Gauge "g" is invalid: status: Invalid value: level is a percentage');
+  expect(rule.stderr).toContain('The Gauge "g" is invalid: status: Invalid value: "object": level is a percentage');
   const ok = await cluster.kubectl([
     "patch",
     "gauge",

@@ -264,7 +264,7 @@ describe("/status writes of custom resources are validated against the CRD schem
     });
     expect(res.status, res.text).toBe(422);
     expect(res.body.message).toBe(
-      'Pool.st.example.com "cel" is invalid: status: Invalid value: ready must not exceed replicas',
+      'Pool.st.example.com "cel" is invalid: status: Invalid value: "object": ready must not exceed replicas',
     );
   });
 
@@ -340,7 +340,7 @@ describe("/status writes of custom resources are validated against the CRD schem
     const spec = await t.request("PATCH", `${POOLS}/ratchet`, { body: { spec: { size: 21 } }, contentType: MERGE });
     expect(spec.status, spec.text).toBe(422);
     expect(spec.body.message).toBe(
-      'Pool.st.example.com "ratchet" is invalid: spec: Invalid value: size must be below 10',
+      'Pool.st.example.com "ratchet" is invalid: spec: Invalid value: "object": size must be below 10',
     );
   });
 });

@@ -31,17 +31,17 @@ describe("fieldErrorMessage renders as field.Error.Error()", () => {
     expect(fieldErrorMessage(required(p, "the details"))).toBe("path.to.field: Required value: the details");
     expect(fieldErrorMessage(required(p))).toBe("path.to.field: Required value");
     expect(fieldErrorMessage(forbidden(p, "the details"))).toBe("path.to.field: Forbidden: the details");
-    expect(fieldErrorMessage(tooLong(p, 1))).toBe("path.to.field: Too long: may not be more than 1 byte");
+    expect(fieldErrorMessage(tooLong(p, 1))).toBe("path.to.field: Too long: may not be more than 1 bytes");
     expect(fieldErrorMessage(tooLong(p, 2))).toBe("path.to.field: Too long: may not be more than 2 bytes");
     expect(fieldErrorMessage(tooLong(p, -1))).toBe("path.to.field: Too long: value is too long");
     expect(fieldErrorMessage(internalError(p, "the error"))).toBe("path.to.field: Internal error: the error");
   });
 
   it("shows the actual count of TooMany unless it is unknown", () => {
-    expect(fieldErrorMessage(tooMany(p, 2, 1))).toBe("path.to.field: Too many: 2: must have at most 1 item");
+    expect(fieldErrorMessage(tooMany(p, 2, 1))).toBe("path.to.field: Too many: 2: must have at most 1 items");
     expect(fieldErrorMessage(tooMany(p, 3, 2))).toBe("path.to.field: Too many: 3: must have at most 2 items");
     expect(fieldErrorMessage(tooMany(p, 2, -1))).toBe("path.to.field: Too many: 2: has too many items");
-    expect(fieldErrorMessage(tooMany(p, -1, 1))).toBe("path.to.field: Too many: must have at most 1 item");
+    expect(fieldErrorMessage(tooMany(p, -1, 1))).toBe("path.to.field: Too many: must have at most 1 items");
   });
 
   it("quotes strings, prints numbers and booleans bare, and JSON-encodes composites with sorted map keys", () => {

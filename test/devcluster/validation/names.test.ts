@@ -65,22 +65,22 @@ describe("qualified names and label values", () => {
     expect(isQualifiedName("Example.com/a")).toEqual(["prefix part " + SUBDOMAIN_MSG]);
     expect(isQualifiedName("example.com/")).toEqual(["name part must be non-empty", KEY_NAME_MSG]);
     expect(isQualifiedName("-a")).toEqual([KEY_NAME_MSG]);
-    expect(isQualifiedName("a".repeat(64))).toEqual(["name part must be no more than 63 bytes"]);
-    expect(isQualifiedName(`${"a".repeat(254)}/b`)).toEqual(["prefix part must be no more than 253 bytes"]);
+    expect(isQualifiedName("a".repeat(64))).toEqual(["name part must be no more than 63 characters"]);
+    expect(isQualifiedName(`${"a".repeat(254)}/b`)).toEqual(["prefix part must be no more than 253 characters"]);
   });
 
   it("refuses a key with two slashes with the whole-key message", () => {
     expect(isQualifiedName("a/b/c")).toEqual([
-      "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
     ]);
   });
 
-  it("accepts empty label values and counts their length in bytes", () => {
+  it("accepts empty label values and counts their length in bytes (the 1.32 message says characters)", () => {
     expect(isValidLabelValue("")).toEqual([]);
     expect(isValidLabelValue("my_value")).toEqual([]);
     expect(isValidLabelValue("a b")).toEqual([VALUE_MSG]);
-    expect(isValidLabelValue("a".repeat(64))).toEqual(["must be no more than 63 bytes"]);
-    expect(isValidLabelValue("é".repeat(32))).toEqual(["must be no more than 63 bytes", VALUE_MSG]);
+    expect(isValidLabelValue("a".repeat(64))).toEqual(["must be no more than 63 characters"]);
+    expect(isValidLabelValue("é".repeat(32))).toEqual(["must be no more than 63 characters", VALUE_MSG]);
   });
 });
 

@@ -52,7 +52,7 @@ describe("validateObjectMeta", () => {
     expect(
       msgs(validateObjectMeta({ name: "a", labels: { "a/b/c": "ok", good: "-bad" } }, { namespaced: false })),
     ).toEqual([
-      "metadata.labels: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+      "metadata.labels: Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
       "metadata.labels: Invalid value: \"-bad\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
     ]);
   });
@@ -76,7 +76,7 @@ describe("validateObjectMeta", () => {
       'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
     ]);
     expect(msgs(validateObjectMeta({ name: "a", finalizers: ["a/b/c"] }, { namespaced: false }))[0]).toMatch(
-      /^metadata\.finalizers: Invalid value: "a\/b\/c": a valid label key/,
+      /^metadata\.finalizers: Invalid value: "a\/b\/c": a qualified name/,
     );
   });
 
@@ -87,10 +87,11 @@ describe("validateObjectMeta", () => {
       { apiVersion: "apps", kind: "", name: "", uid: "" },
     ];
     expect(msgs(validateObjectMeta({ name: "a", ownerReferences: refs }, { namespaced: false }))).toEqual([
-      'metadata.ownerReferences: Invalid value: [{"apiVersion":"apps/v1","kind":"Deployment","name":"d1","uid":"u1","controller":true},{"apiVersion":"apps/v1","kind":"Deployment","name":"d2","uid":"u2","controller":true},{"apiVersion":"apps","kind":"","name":"","uid":""}]: Only one reference can have Controller set to true. Found "true" in references for Deployment/d1 and Deployment/d2',
-      'metadata.ownerReferences.kind: Invalid value: "": must not be empty',
-      'metadata.ownerReferences.name: Invalid value: "": must not be empty',
-      'metadata.ownerReferences.uid: Invalid value: "": must not be empty',
+      // 1.32 prints the []metav1.OwnerReference with %#v (a set pointer shows an address, made up here).
+      'metadata.ownerReferences: Invalid value: []v1.OwnerReference{v1.OwnerReference{APIVersion:"apps/v1", Kind:"Deployment", Name:"d1", UID:"u1", Controller:(*bool)(0xc000000000), BlockOwnerDeletion:(*bool)(nil)}, v1.OwnerReference{APIVersion:"apps/v1", Kind:"Deployment", Name:"d2", UID:"u2", Controller:(*bool)(0xc000000000), BlockOwnerDeletion:(*bool)(nil)}, v1.OwnerReference{APIVersion:"apps", Kind:"", Name:"", UID:"", Controller:(*bool)(nil), BlockOwnerDeletion:(*bool)(nil)}}: Only one reference can have Controller set to true. Found "true" in references for Deployment/d1 and Deployment/d2',
+      'metadata.ownerReferences.kind: Invalid value: "": kind must not be empty',
+      'metadata.ownerReferences.name: Invalid value: "": name must not be empty',
+      'metadata.ownerReferences.uid: Invalid value: "": uid must not be empty',
     ]);
     expect(
       msgs(
@@ -108,7 +109,7 @@ describe("validateObjectMeta", () => {
         ),
       ),
     ).toEqual([
-      'metadata.ownerReferences: Invalid value: {"apiVersion":"v1","kind":"Event","name":"n","uid":"u"}: /v1, Kind=Event is disallowed from being an owner',
+      'metadata.ownerReferences: Invalid value: v1.OwnerReference{APIVersion:"v1", Kind:"Event", Name:"n", UID:"u", Controller:(*bool)(nil), BlockOwnerDeletion:(*bool)(nil)}: /v1, Kind=Event is disallowed from being an owner',
     ]);
   });
 

@@ -34,28 +34,30 @@ const STR: JSONSchemaProps = { type: "string" };
 describe("rule results and messages", () => {
   it("reports `failed rule: <rule>` when the rule has no message, on the rule's node", () => {
     const s = specRule({ rule: "self.a < self.b" }, { a: INT, b: INT });
-    expect(errors(s, { spec: { a: 2, b: 1 } })).toEqual(["spec: Invalid value: failed rule: self.a < self.b"]);
+    expect(errors(s, { spec: { a: 2, b: 1 } })).toEqual([
+      'spec: Invalid value: "object": failed rule: self.a < self.b',
+    ]);
     expect(errors(s, { spec: { a: 1, b: 2 } })).toEqual([]);
   });
 
-  it("shows scalar values and omits object and array values", () => {
+  it("shows the schema type as the bad value, as 1.32 does (later releases show scalar values)", () => {
     const s = root({
       type: "object",
       properties: { name: { type: "string", "x-kubernetes-validations": [{ rule: "self.size() < 3" }] } },
     });
     expect(errors(s, { spec: { name: "long" } })).toEqual([
-      'spec.name: Invalid value: "long": failed rule: self.size() < 3',
+      'spec.name: Invalid value: "string": failed rule: self.size() < 3',
     ]);
   });
 
   it("uses a messageExpression's string, falling back to message when it fails or is empty", () => {
     const props = { n: INT };
     const ok = specRule({ rule: "self.n < 3", messageExpression: "'n is ' + string(self.n)", message: "m" }, props);
-    expect(errors(ok, { spec: { n: 5 } })).toEqual(["spec: Invalid value: n is 5"]);
+    expect(errors(ok, { spec: { n: 5 } })).toEqual(['spec: Invalid value: "object": n is 5']);
     const empty = specRule({ rule: "self.n < 3", messageExpression: "'  '", message: "fallback" }, props);
-    expect(errors(empty, { spec: { n: 5 } })).toEqual(["spec: Invalid value: fallback"]);
+    expect(errors(empty, { spec: { n: 5 } })).toEqual(['spec: Invalid value: "object": fallback']);
     const failing = specRule({ rule: "self.n < 3", messageExpression: "self.missing", message: "fallback" }, props);
-    expect(errors(failing, { spec: { n: 5 } })).toEqual(["spec: Invalid value: fallback"]);
+    expect(errors(failing, { spec: { n: 5 } })).toEqual(['spec: Invalid value: "object": fallback']);
   });
 
   it("maps reason to Forbidden, Required and Duplicate field errors", () => {
@@ -63,8 +65,8 @@ describe("rule results and messages", () => {
     const with_ = (reason: string) => specRule({ rule: "false", message: "no", reason }, props);
     expect(errors(with_("FieldValueForbidden"), { spec: { n: 1 } })).toEqual(["spec: Forbidden: no"]);
     expect(errors(with_("FieldValueRequired"), { spec: { n: 1 } })).toEqual(["spec: Required value: no"]);
-    // Duplicate carries no detail; an object's value is omitted as for Invalid.
-    expect(errors(with_("FieldValueDuplicate"), { spec: { n: 1 } })).toEqual(["spec: Duplicate value"]);
+    // Duplicate carries no detail; its value is the schema type, as for Invalid (1.32).
+    expect(errors(with_("FieldValueDuplicate"), { spec: { n: 1 } })).toEqual(['spec: Duplicate value: "object"']);
   });
 
   it("appends fieldPath to the node's path", () => {
@@ -75,14 +77,16 @@ describe("rule results and messages", () => {
         max: INT,
       },
     );
-    expect(errors(s, { spec: { min: 3, max: 1 } })).toEqual(["spec.min: Invalid value: min above max"]);
+    expect(errors(s, { spec: { min: 3, max: 1 } })).toEqual(['spec.min: Invalid value: "object": min above max']);
     const keyed = specRule(
       { rule: "self.limits.cpu <= 4", message: "too much cpu", fieldPath: ".limits['cpu']" },
       {
         limits: { type: "object", additionalProperties: INT },
       },
     );
-    expect(errors(keyed, { spec: { limits: { cpu: 8 } } })).toEqual(["spec.limits[cpu]: Invalid value: too much cpu"]);
+    expect(errors(keyed, { spec: { limits: { cpu: 8 } } })).toEqual([
+      'spec.limits[cpu]: Invalid value: "object": too much cpu',
+    ]);
   });
 
   it("reports evaluation errors with cel-go's texts and the rule", () => {
@@ -108,7 +112,7 @@ describe("rule results and messages", () => {
     const meta = (name: string) => ({ apiVersion: "a/v1", kind: "W", metadata: { name, labels: { a: "b" } } });
     expect(errors(s, meta("w-1"))).toEqual([]);
     expect(errors(s, meta("x"))).toEqual([
-      "<nil>: Invalid value: failed rule: self.metadata.name.startsWith('w-') && self.kind == 'W'",
+      "<nil>: Invalid value: \"object\": failed rule: self.metadata.name.startsWith('w-') && self.kind == 'W'",
     ]);
   });
 });
@@ -137,9 +141,9 @@ describe("where rules run", () => {
         spec: { ports: [{ name: "a", port: 1 }, { name: "b", port: 0 }, { port: -1 }], tls: { secret: {} } },
       }),
     ).toEqual([
-      "spec.ports[1]: Invalid value: port must be positive",
-      "spec.ports[2]: Invalid value: port must be positive",
-      "spec.tls: Invalid value: tls needs a secret name",
+      'spec.ports[1]: Invalid value: "object": port must be positive',
+      'spec.ports[2]: Invalid value: "object": port must be positive',
+      'spec.tls: Invalid value: "object": tls needs a secret name',
     ]);
   });
 
@@ -154,7 +158,7 @@ describe("where rules run", () => {
       },
     });
     expect(errors(s, { spec: { limits: { cpu: 4, memory: 11 } } })).toEqual([
-      "spec.limits[memory]: Invalid value: 11: failed rule: self <= 10",
+      'spec.limits[memory]: Invalid value: "integer": failed rule: self <= 10',
     ]);
   });
 
@@ -186,7 +190,7 @@ describe("transition rules (oldSelf)", () => {
   it("are skipped on create and enforced on update", () => {
     expect(errors(immutable, { spec: { name: "a" } })).toEqual([]);
     expect(errors(immutable, { spec: { name: "b" } }, { spec: { name: "a" } })).toEqual([
-      "spec: Invalid value: name is immutable",
+      'spec: Invalid value: "object": name is immutable',
     ]);
     expect(errors(immutable, { spec: { name: "a", n: 2 } }, { spec: { name: "a", n: 1 } })).toEqual([]);
   });
@@ -203,7 +207,7 @@ describe("transition rules (oldSelf)", () => {
     });
     expect(errors(s, { spec: { tier: "gold" } }, { spec: {} })).toEqual([]);
     expect(errors(s, { spec: { tier: "gold" } }, { spec: { tier: "silver" } })).toEqual([
-      'spec.tier: Invalid value: "gold": tier is immutable',
+      'spec.tier: Invalid value: "string": tier is immutable',
     ]);
   });
 
@@ -241,7 +245,7 @@ describe("transition rules (oldSelf)", () => {
         },
         oldObj,
       ),
-    ).toEqual(["spec.ports[0]: Invalid value: port is immutable"]);
+    ).toEqual(['spec.ports[0]: Invalid value: "object": port is immutable']);
     const atomic = root({ type: "object", properties: { ports: { type: "array", items: item } } });
     expect(errors(atomic, { spec: { ports: [{ name: "b", port: 3 }] } }, oldObj)).toEqual([]);
   });
@@ -257,7 +261,7 @@ describe("transition rules (oldSelf)", () => {
     const old = { spec: { a: "toolong", b: 1 } };
     expect(errors(s, { spec: { a: "toolong", b: 2 } }, old)).toEqual([]);
     expect(errors(s, { spec: { a: "toolong!", b: 1 } }, old)).toEqual([
-      'spec.a: Invalid value: "toolong!": failed rule: self.size() <= 3',
+      'spec.a: Invalid value: "string": failed rule: self.size() <= 3',
     ]);
   });
 });

@@ -98,10 +98,14 @@ describe("x-kubernetes-validations over HTTP", () => {
     const body = res.body as { message: string; reason: string; details: { causes: unknown[] } };
     expect(body.reason).toBe("Invalid");
     expect(body.message).toBe(
-      'Widget.cel.example.com "too-many" is invalid: spec: Invalid value: replicas must not exceed maxReplicas',
+      'Widget.cel.example.com "too-many" is invalid: spec: Invalid value: "object": replicas must not exceed maxReplicas',
     );
     expect(body.details.causes).toEqual([
-      { reason: "FieldValueInvalid", message: "Invalid value: replicas must not exceed maxReplicas", field: "spec" },
+      {
+        reason: "FieldValueInvalid",
+        message: 'Invalid value: "object": replicas must not exceed maxReplicas',
+        field: "spec",
+      },
     ]);
   });
 
@@ -116,7 +120,7 @@ describe("x-kubernetes-validations over HTTP", () => {
     const refused = await http(cluster, "PUT", `${WIDGETS}/ok`, renamed);
     expect(refused.status).toBe(422);
     expect((refused.body as { message: string }).message).toBe(
-      'Widget.cel.example.com "ok" is invalid: spec: Invalid value: name is immutable',
+      'Widget.cel.example.com "ok" is invalid: spec: Invalid value: "object": name is immutable',
     );
     const scaled = await http(
       cluster,
@@ -145,7 +149,7 @@ describe("x-kubernetes-validations over HTTP", () => {
     );
     expect(res.status).toBe(422);
     expect((res.body as { message: string }).message).toBe(
-      'Widget.cel.example.com "ports" is invalid: spec.ports[1]: Invalid value: port 22 of ssh is privileged',
+      'Widget.cel.example.com "ports" is invalid: spec.ports[1]: Invalid value: "object": port 22 of ssh is privileged',
     );
   });
 
@@ -180,7 +184,7 @@ describe("x-kubernetes-validations with the real kubectl", () => {
     const res = await cluster.kubectl(["apply", "-f", path]);
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain(
-      'The Widget "kubectl-bad" is invalid: spec: Invalid value: replicas must not exceed maxReplicas',
+      'The Widget "kubectl-bad" is invalid: spec: Invalid value: "object": replicas must not exceed maxReplicas',
     );
     expect((await http(cluster, "GET", `${WIDGETS}/kubectl-bad`)).status).toBe(404);
   });
@@ -225,7 +229,7 @@ describe("x-kubernetes-validations across CRD updates", () => {
       if (res.status === 422) break;
       await new Promise((r) => setTimeout(r, 25));
     }
-    expect(last).toBe('Widget.cel.example.com "seven" is invalid: spec: Invalid value: seven is not allowed');
+    expect(last).toBe('Widget.cel.example.com "seven" is invalid: spec: Invalid value: "object": seven is not allowed');
     // The old rule (replicas <= maxReplicas) is gone with the old schema.
     const ok = await http(cluster, "POST", WIDGETS, widget("eight", { name: "a", replicas: 8, maxReplicas: 3 }));
     expect(ok.status, ok.text).toBe(201);

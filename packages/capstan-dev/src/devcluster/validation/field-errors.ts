@@ -1,14 +1,15 @@
 /**
  * Field-level validation errors and the 422 Invalid Status built from them, rendered exactly as
  * apimachinery renders them (`pkg/util/validation/field/errors.go`, `pkg/api/errors/errors.go`
- * NewInvalid, Kubernetes 1.36).
+ * NewInvalid, Kubernetes 1.32: counts are always plural; a composite bad value is printed with
+ * Go's `%#v` where its Go type is known, else as JSON, which is how releases from 1.33 print them all).
  *
  * A FieldError is plain data; `fieldErrorMessage` gives Go's `Error()` text (`path: body`),
  * `fieldErrorBody` Go's `ErrorBody()` (what goes into `causes[].message`).
  */
 import type { PathLike } from "./field-path.ts";
 import { renderPath } from "./field-path.ts";
-import { goJSON, goNumberV, goQuote, goSprint } from "./go-format.ts";
+import { goJSON, goNumberV, goQuote, goSharpVOf, goSprint } from "./go-format.ts";
 
 export type { PathLike } from "./field-path.ts";
 export { FieldPath, fieldPath } from "./field-path.ts";
@@ -23,8 +24,6 @@ export type FieldErrorType =
   | "FieldValueForbidden"
   | "FieldValueTooLong"
   | "FieldValueTooMany"
-  | "FieldValueTooFew"
-  | "FieldValueTooShort"
   | "InternalError"
   | "FieldValueTypeInvalid";
 
@@ -50,8 +49,6 @@ const TYPE_TEXT: Record<FieldErrorType, string> = {
   FieldValueForbidden: "Forbidden",
   FieldValueTooLong: "Too long",
   FieldValueTooMany: "Too many",
-  FieldValueTooFew: "Too few",
-  FieldValueTooShort: "Too short",
   InternalError: "Internal error",
   FieldValueTypeInvalid: "Invalid value",
 };
@@ -61,7 +58,6 @@ const VALUELESS = new Set<FieldErrorType>([
   "FieldValueRequired",
   "FieldValueForbidden",
   "FieldValueTooLong",
-  "FieldValueTooShort",
   "InternalError",
 ]);
 
@@ -74,8 +70,9 @@ function renderBadValue(value: unknown): string {
     case "boolean":
       return String(value);
     default:
-      // Go marshals anything else to JSON (nil becomes null).
-      return goJSON(value);
+      // 1.32 prints composites with Go's %#v, which needs their Go type: given for some values
+      // (withGoSharpV); the others are written as JSON, as later releases write every composite.
+      return goSharpVOf(value) ?? goJSON(value);
   }
 }
 
@@ -132,23 +129,13 @@ export function forbidden(path: PathLike, detail = ""): FieldError {
 
 /** field.TooLong: `path: Too long: may not be more than N bytes` (or `value is too long` when max < 0). */
 export function tooLong(path: PathLike, maxLength: number): FieldError {
-  const detail =
-    maxLength >= 0 ? `may not be more than ${maxLength} ${maxLength === 1 ? "byte" : "bytes"}` : "value is too long";
-  return { type: "FieldValueTooLong", field: renderPath(path), badValue: "<value omitted>", detail };
-}
-
-/** field.TooLongCharacters: like tooLong, counted in characters. */
-export function tooLongCharacters(path: PathLike, maxLength: number): FieldError {
-  const detail =
-    maxLength >= 0
-      ? `may not be more than ${maxLength} ${maxLength === 1 ? "character" : "characters"}`
-      : "value is too long";
+  const detail = maxLength >= 0 ? `may not be more than ${maxLength} bytes` : "value is too long";
   return { type: "FieldValueTooLong", field: renderPath(path), badValue: "<value omitted>", detail };
 }
 
 /** field.TooMany: `path: Too many: <actual>: must have at most N items` (actual < 0 omits it). */
 export function tooMany(path: PathLike, actual: number, max: number): FieldError {
-  const detail = max >= 0 ? `must have at most ${max} ${max === 1 ? "item" : "items"}` : "has too many items";
+  const detail = max >= 0 ? `must have at most ${max} items` : "has too many items";
   return { type: "FieldValueTooMany", field: renderPath(path), badValue: actual >= 0 ? actual : OMIT_VALUE, detail };
 }
 

@@ -186,3 +186,20 @@ export function goValueV(value: unknown): string {
   }
   return goSprint(value);
 }
+
+const goSharpTexts = new WeakMap<object, string>();
+
+/**
+ * Gives a typed Go value (a struct, a slice of structs) the `%#v` text Kubernetes 1.32's field errors
+ * print for it (`v1.OwnerReference{APIVersion:"v1", ...}`); JSON carries no Go type names, so only a
+ * value whose Go type is known gets one.
+ */
+export function withGoSharpV<T extends object>(value: T, text: string): T {
+  goSharpTexts.set(value, text);
+  return value;
+}
+
+/** The `%#v` text given to a value with `withGoSharpV`, if any. */
+export function goSharpVOf(value: unknown): string | undefined {
+  return value !== null && typeof value === "object" ? goSharpTexts.get(value) : undefined;
+}

@@ -1,7 +1,8 @@
 /**
- * Kubernetes name and label rules with apimachinery's exact messages (Kubernetes 1.36:
- * `pkg/util/validation/validation.go`, `pkg/api/validate/content/{kube,path}.go`,
- * `pkg/api/validation/generic.go`). Each function returns the list of problems, empty when the
+ * Kubernetes name and label rules with apimachinery's exact messages (Kubernetes 1.32:
+ * `pkg/util/validation/validation.go`, `pkg/api/validation/generic.go` and `path/name.go`: label
+ * keys are "qualified names", length limits are worded in characters). Each function returns the
+ * list of problems, empty when the
  * value is valid; callers wrap each message in a FieldError (`invalid(path, value, msg)`).
  *
  * Lengths are counted in UTF-8 bytes, as Go's `len(string)` does.
@@ -46,11 +47,6 @@ export function maxLenError(length: number): string {
   return `must be no more than ${length} characters`;
 }
 
-/** `must be no more than N bytes` (pkg/api/validate/content, used by label keys and values). */
-function contentMaxLenError(length: number): string {
-  return `must be no more than ${length} bytes`;
-}
-
 /** `<msg> (e.g. 'a' or 'b', regex used for validation is '<fmt>')`. */
 export function regexError(msg: string, fmt: string, ...examples: string[]): string {
   if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
@@ -91,15 +87,6 @@ export function isDNS1035Label(value: string): string[] {
   return errs;
 }
 
-/** The DNS-1123 subdomain check of a label key prefix, with content's byte-based length message. */
-function contentDNS1123Subdomain(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > DNS1123_SUBDOMAIN_MAX_LENGTH) errs.push(contentMaxLenError(DNS1123_SUBDOMAIN_MAX_LENGTH));
-  if (!dns1123SubdomainRe.test(value))
-    errs.push(regexError(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, "example.com"));
-  return errs;
-}
-
 /** A qualified name / label key: `[prefix/]name` (label keys, annotation keys, finalizers). */
 export function isQualifiedName(value: string): string[] {
   const errs: string[] = [];
@@ -111,17 +98,17 @@ export function isQualifiedName(value: string): string[] {
     const prefix = parts[0]!;
     name = parts[1]!;
     if (prefix.length === 0) errs.push("prefix part " + emptyError());
-    else for (const msg of contentDNS1123Subdomain(prefix)) errs.push("prefix part " + msg);
+    else for (const msg of isDNS1123Subdomain(prefix)) errs.push("prefix part " + msg);
   } else {
     return [
-      "a valid label key " +
+      "a qualified name " +
         regexError(LABEL_KEY_ERR, LABEL_KEY_FMT, "MyName", "my.name", "123-abc") +
         " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
     ];
   }
   if (name.length === 0) errs.push("name part " + emptyError());
   else if (byteLength(name) > LABEL_KEY_NAME_MAX_LENGTH)
-    errs.push("name part " + contentMaxLenError(LABEL_KEY_NAME_MAX_LENGTH));
+    errs.push("name part " + maxLenError(LABEL_KEY_NAME_MAX_LENGTH));
   if (!labelKeyRe.test(name))
     errs.push("name part " + regexError(LABEL_KEY_ERR, LABEL_KEY_FMT, "MyName", "my.name", "123-abc"));
   return errs;
@@ -130,7 +117,7 @@ export function isQualifiedName(value: string): string[] {
 /** A label value: empty, or up to 63 bytes of alphanumerics, '-', '_', '.' starting and ending alphanumeric. */
 export function isValidLabelValue(value: string): string[] {
   const errs: string[] = [];
-  if (byteLength(value) > LABEL_VALUE_MAX_LENGTH) errs.push(contentMaxLenError(LABEL_VALUE_MAX_LENGTH));
+  if (byteLength(value) > LABEL_VALUE_MAX_LENGTH) errs.push(maxLenError(LABEL_VALUE_MAX_LENGTH));
   if (!labelValueRe.test(value))
     errs.push(regexError(LABEL_VALUE_ERR, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"));
   return errs;

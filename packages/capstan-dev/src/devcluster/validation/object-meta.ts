@@ -1,5 +1,5 @@
 /**
- * ObjectMeta validation as kube-apiserver performs it (Kubernetes 1.36,
+ * ObjectMeta validation as kube-apiserver performs it (Kubernetes 1.32,
  * apimachinery `pkg/api/validation/objectmeta.go`, `pkg/apis/meta/v1/validation`, and the
  * apiserver's `pkg/registry/rest/{create,update}.go` for what an update resets rather than rejects).
  *
@@ -17,7 +17,7 @@
  */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { type FieldError, type FieldPath, fieldPath, forbidden, invalid, required, tooLong } from "./field-errors.ts";
-import { asGoStruct, goQuote } from "./go-format.ts";
+import { asGoStruct, goQuote, goSharpVOf, withGoSharpV } from "./go-format.ts";
 import {
   byteLength,
   isQualifiedName,
@@ -102,7 +102,15 @@ function parseGroupVersion(apiVersion: string): { group: string; version: string
   return undefined;
 }
 
-/** An OwnerReference as Go marshals it (struct field order, omitempty pointers). */
+/** A *bool as `%#v` prints it: nil, or an address (which differs on every run; this one is made up). */
+function boolPointer(value: unknown): string {
+  return typeof value === "boolean" ? "(*bool)(0xc000000000)" : "(*bool)(nil)";
+}
+
+/**
+ * An OwnerReference as Go marshals it (struct field order, omitempty pointers), printed in a field
+ * error as 1.32's `%#v` prints the metav1.OwnerReference.
+ */
 function ownerRefValue(ref: Record<string, unknown>): object {
   const out: Record<string, unknown> = {
     apiVersion: str(ref["apiVersion"]),
@@ -112,7 +120,19 @@ function ownerRefValue(ref: Record<string, unknown>): object {
   };
   if (typeof ref["controller"] === "boolean") out["controller"] = ref["controller"];
   if (typeof ref["blockOwnerDeletion"] === "boolean") out["blockOwnerDeletion"] = ref["blockOwnerDeletion"];
-  return asGoStruct(out);
+  const text =
+    `v1.OwnerReference{APIVersion:${goQuote(str(ref["apiVersion"]))}, Kind:${goQuote(str(ref["kind"]))}, ` +
+    `Name:${goQuote(str(ref["name"]))}, UID:${goQuote(str(ref["uid"]))}, Controller:${boolPointer(ref["controller"])}, ` +
+    `BlockOwnerDeletion:${boolPointer(ref["blockOwnerDeletion"])}}`;
+  return withGoSharpV(asGoStruct(out), text);
+}
+
+/** A []metav1.OwnerReference as `%#v` prints it. */
+function ownerRefsValue(refs: unknown[]): object {
+  const values = refs.map((r) =>
+    ownerRefValue(r !== null && typeof r === "object" ? (r as Record<string, unknown>) : {}),
+  );
+  return withGoSharpV(values, `[]v1.OwnerReference{${values.map((v) => goSharpVOf(v)).join(", ")}}`);
 }
 
 /** ValidateOwnerReferences: apiVersion (with a version), kind, name, uid; no Event owners; one controller. */
@@ -129,9 +149,9 @@ export function validateOwnerReferences(refs: unknown, path: FieldPath): FieldEr
     // FromAPIVersionAndKind drops the version when the apiVersion does not parse.
     const gv = parseGroupVersion(apiVersion) ?? { group: "", version: "" };
     if (gv.version === "") errs.push(invalid(path.child("apiVersion"), apiVersion, "version must not be empty"));
-    if (kind === "") errs.push(invalid(path.child("kind"), kind, "must not be empty"));
-    if (name === "") errs.push(invalid(path.child("name"), name, "must not be empty"));
-    if (uid === "") errs.push(invalid(path.child("uid"), uid, "must not be empty"));
+    if (kind === "") errs.push(invalid(path.child("kind"), kind, "kind must not be empty"));
+    if (name === "") errs.push(invalid(path.child("name"), name, "name must not be empty"));
+    if (uid === "") errs.push(invalid(path.child("uid"), uid, "uid must not be empty"));
     if (gv.group === "" && gv.version === "v1" && kind === "Event") {
       errs.push(invalid(path, ownerRefValue(ref), "/v1, Kind=Event is disallowed from being an owner"));
     }
@@ -141,7 +161,7 @@ export function validateOwnerReferences(refs: unknown, path: FieldPath): FieldEr
         errs.push(
           invalid(
             path,
-            refs.map((r) => ownerRefValue(r !== null && typeof r === "object" ? r : {})),
+            ownerRefsValue(refs),
             `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
           ),
         );

@@ -1,7 +1,7 @@
 /**
  * The string formats kube-apiserver checks on custom objects: kube-openapi's strfmt.Default registry,
- * limited to the formats apiextensions-apiserver keeps (`pkg/apiserver/validation/formats.go`, 1.36
- * including k8s-short-name/k8s-long-name). Any other format is stripped from the schema and ignored.
+ * limited to the formats apiextensions-apiserver keeps (`pkg/apiserver/validation/formats.go`, 1.32:
+ * k8s-short-name and k8s-long-name came in 1.34). Any other format is stripped from the schema and ignored.
  *
  * Caveats: the Go checks lean on net/url, net/mail and net.ParseMAC; ours are close re-implementations
  * of their accepted syntax (documented per format), not byte-for-byte ports of those parsers.
@@ -23,9 +23,6 @@ const SSN = /^\d{3}[- ]?\d{2}[- ]?\d{4}$/;
 const CREDITCARD =
   /^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|(222[1-9]|22[3-9][0-9]|2[3-6][0-9]{2}|27[01][0-9]|2720)[0-9]{12}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35\d{3})\d{11}|6[27][0-9]{14})$/;
 const BSON_OBJECT_ID = /^[0-9a-fA-F]{24}$/;
-const DNS_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const SHORT_NAME = new RegExp(`^${DNS_LABEL}$`);
-const LONG_NAME = new RegExp(`^${DNS_LABEL}(\\.${DNS_LABEL})*$`);
 const DATE_TIME_TAIL = /^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$/;
 const GO_DURATION = /^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$/;
 const LOOSE_DURATION_PART = /(\d+)\s*([A-Za-zµ]+)/g;
@@ -217,8 +214,6 @@ const FORMATS: ReadonlyMap<string, FormatCheck> = new Map<string, FormatCheck>([
   ["date", isDate],
   ["duration", isDuration],
   ["datetime", isDateTime],
-  ["k8sshortname", (s) => s.length <= 63 && SHORT_NAME.test(s)],
-  ["k8slongname", (s) => s.length <= 253 && LONG_NAME.test(s)],
 ]);
 
 /**

@@ -228,7 +228,7 @@ const MAX_JSON_FLOAT = 2 ** 53 - 1;
 const JSON_INTEGER_EPSILON = 1e-9;
 
 /**
- * swag.IsFloat64AJSONInteger (go-openapi/swag v0.23.0, what Kubernetes 1.36 builds with): integers up to
+ * swag.IsFloat64AJSONInteger (go-openapi/swag v0.23.0, what Kubernetes 1.32 builds with): integers up to
  * 2^53 with a relative tolerance. Go's `uint64(f)` of a negative float is huge on amd64, so negative
  * near-integers only pass when exact; `0.1 * 3` style values just below an integer do not pass either.
  */
@@ -705,7 +705,7 @@ function validateObject(node: Node, data: Record<string, unknown>, path: string,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Ratcheting (CRDValidationRatcheting, GA and locked on since 1.33)
+// Ratcheting (CRDValidationRatcheting, beta and on by default in 1.32)
 
 /**
  * The stored value correlated with the value being validated, on updates. A subtree whose new value

@@ -1,6 +1,6 @@
 /**
  * The structural schema rules a CRD version's OpenAPI v3 schema must follow, with the real server's
- * messages (apiextensions-apiserver `pkg/apiserver/schema/{convert,validation,complete}.go`, 1.36).
+ * messages (apiextensions-apiserver `pkg/apiserver/schema/{convert,validation,complete}.go`, 1.32).
  *
  * A schema is structural when every node specifies a type (or is int-or-string / preserves unknown
  * fields), value validations (anyOf/allOf/oneOf/not) only repeat what the structure already declares,

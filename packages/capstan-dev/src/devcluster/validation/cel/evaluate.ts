@@ -13,12 +13,12 @@
  *   correlates: object properties and map values by key, items of `x-kubernetes-list-type: map` lists
  *   by their map keys; items of other lists never have an oldSelf;
  * - on update, a failing rule that does not use oldSelf on a value unchanged from the stored object is
- *   not reported (CRDValidationRatcheting, GA since 1.33; the real server turns it into a warning);
+ *   not reported (CRDValidationRatcheting, beta and on in 1.32; the real server turns it into a warning);
  * - errors carry the real texts: `failed rule: <rule>` when there is no message, messageExpression
  *   results (trimmed; a failed, empty, multi-line or over-5 KiB result falls back to the message),
  *   `<error> evaluating rule: <rule>` for evaluation errors, `reason` mapping to Forbidden/Required/
- *   Duplicate, `fieldPath` appended to the node's path, and the value shown only for scalars
- *   (objects and arrays omit it, as Kubernetes 1.35+ does).
+ *   Duplicate, `fieldPath` appended to the node's path, and the schema's type as the bad value
+ *   (`Invalid value: "string"`, as 1.32 shows it; later releases show a scalar's own value).
  * Caveats: no cost budget (per-call limit, per-object budget) is enforced; `optionalOldSelf` rules are
  * skipped on create (optional types are not supported); error texts of a few evaluation errors are
  * @bufbuild/cel's (the common ones, no such key and division by zero, are mapped to cel-go's).
@@ -34,7 +34,6 @@ import {
   fieldPath,
   forbidden,
   invalid,
-  OMIT_VALUE,
   required,
 } from "../field-errors.ts";
 import type { JSONSchemaProps } from "../schema-types.ts";
@@ -131,10 +130,11 @@ function normalizedFieldPath(c: CompiledRule, schema: JSONSchemaProps): string |
   return out;
 }
 
-function ruleFailure(c: CompiledRule, schema: JSONSchemaProps, path: Path, value: unknown, detail: string): FieldError {
+function ruleFailure(c: CompiledRule, schema: JSONSchemaProps, path: Path, detail: string): FieldError {
   const sub = normalizedFieldPath(c, schema);
   const at = sub !== undefined ? render(childOf(path, sub)) : render(path);
-  const shown = schema.type === "object" || schema.type === "array" ? OMIT_VALUE : value;
+  // 1.32 shows the schema's type as the bad value (later releases show scalars' values).
+  const shown = schemaTypeName(schema);
   switch (c.rule.reason) {
     case "FieldValueForbidden":
       return forbidden(at, detail);
@@ -189,7 +189,7 @@ function validateExpressions(
     const detail =
       messageFromExpression(c, bindings) ??
       (message.length > 0 ? message.trim() : `failed rule: ${ruleErrorString(c)}`);
-    errs.push(ruleFailure(c, schema, path, obj, detail));
+    errs.push(ruleFailure(c, schema, path, detail));
   }
   return errs;
 }
