@@ -5,6 +5,9 @@
  * returns them like any other key, on every write path. The server runs in this process, so the
  * tests also check that no request wrote into Object.prototype.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileFixture } from "../support/file-fixture.ts";
@@ -534,6 +537,43 @@ describe("a /scale subresource whose replicas paths go through special keys", ()
     expectNoPollution();
     const got = await t.request("GET", `${SCALEDS}/s`);
     expectJson(got.body.spec, '{"__proto__":{"replicas":3}}');
+  });
+});
+
+describe("impersonation extras named like Object.prototype's members", () => {
+  it("are the impersonated user's extras", async () => {
+    const res = await t.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+      body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+      headers: { "Impersonate-User": "jane", "Impersonate-Extra-__proto__": "x", "Impersonate-Extra-constructor": "y" },
+    });
+    expect(res.status, res.text).toBe(201);
+    expectJson(res.body.status.userInfo.extra, '{"__proto__":["x"],"constructor":["y"]}');
+    expectNoPollution();
+  });
+});
+
+describe("persistence of keys special in JavaScript", () => {
+  it("keeps them across a restart on the same data directory", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "capstan-special-keys-"));
+    try {
+      const first = await startRawHttpCluster({ dataDir: dir, builtinPlugins: false });
+      const created = await first.request("POST", CMS, {
+        raw: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kept"},"data":${specialData("d")}}`,
+      });
+      expect(created.status, created.text).toBe(201);
+      await first.stop();
+      const second = await startRawHttpCluster({ dataDir: dir, builtinPlugins: false });
+      try {
+        const got = await second.request("GET", `${CMS}/kept`);
+        expect(got.status, got.text).toBe(200);
+        expect(entries(got.body.data)).toEqual(expected(specialData("d")));
+        expect(got.body.metadata.managedFields).toEqual(created.body.metadata.managedFields);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -16,6 +16,7 @@
  *   impersonated user except system:anonymous gets `system:authenticated` unless the groups asked for
  *   name system:authenticated or system:unauthenticated.
  */
+import { ownValue, setOwn } from "../machinery/own-properties.ts";
 import type { RequestContext, Stage } from "../request/pipeline.ts";
 import { type Attributes, type AuthUser, forbiddenError } from "./attributes.ts";
 import { type RbacAuthorizer, splitServiceAccountUsername } from "./rbac-authorizer.ts";
@@ -135,7 +136,8 @@ async function impersonate(ctx: RequestContext, next: () => Promise<void>, autho
         attributes.apiGroup = "authentication.k8s.io";
         attributes.resource = "userextras";
         attributes.subresource = request.key;
-        extra[request.key] = [...(extra[request.key] ?? []), request.name];
+        // The key is the header's: `constructor` or `__proto__` is an extra like any other.
+        setOwn(extra, request.key, [...(ownValue(extra, request.key) ?? []), request.name]);
         break;
       case "Uid":
         attributes.apiGroup = "authentication.k8s.io";
