@@ -6,11 +6,13 @@
  */
 import { parse as parseYaml } from "yaml";
 import { applyPatchType, strategicMergePatchType } from "../apply/patch-types.ts";
-import { goJsonSyntaxError } from "../machinery/json-syntax-error.ts";
-import { ApiError, badRequest, failure, unsupportedMediaType } from "../machinery/status.ts";
-import { applyJsonPatch, decodeJsonPatch, JsonPatchError } from "../patch/json-patch.ts";
+import { badRequest, unsupportedMediaType } from "../machinery/status.ts";
 import { applyMergePatch } from "../patch/merge-patch.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
+import { yamlDepthMessage } from "../serializer/body.ts";
+import { GoJsonSyntaxError, parseJsonLimited, yamlDepthProblem } from "../serializer/nesting-depth.ts";
+import { applyJsonPatchRequest, jsonPatchRejected } from "./json-patch-request.ts";
+import { patchResultTooDeep } from "./patch-result-depth.ts";
 
 export interface PatchContext {
   served: ServedResource;
@@ -56,56 +58,59 @@ export class PatchTypes {
   }
 }
 
-function decodeJson(patch: string): unknown {
+/**
+ * Parses a JSON or merge patch, malformed or too deep text answered as patch.go answers it: under
+ * fieldValidation Strict or Warn (the default) its strict pre-decode fails first ("error decoding
+ * patch: ..."); under Ignore the patch library's own decode does (json-patch's message as is, merge
+ * patch's ErrBadJSONPatch).
+ */
+function decodeJson(patch: string, query: URLSearchParams, kind: "json" | "merge"): unknown {
   try {
-    return JSON.parse(patch);
-  } catch {
-    throw badRequest(goJsonSyntaxError(patch));
+    return parseJsonLimited(patch);
+  } catch (err) {
+    if (!(err instanceof GoJsonSyntaxError)) throw err;
+    if ((query.get("fieldValidation") ?? "") !== "Ignore") throw badRequest(`error decoding patch: ${err.message}`);
+    throw badRequest(kind === "json" ? err.message : "Invalid JSON Patch");
   }
-}
-
-/** 422 with the patch library's message as a cause (NewGenericServerResponse for 422, as patch.go does). */
-function patchRejected(message: string): ApiError {
-  return new ApiError(
-    failure(422, "Invalid", "the server rejected our request due to an error in our request", {
-      causes: [{ reason: "UnexpectedServerResponse", message }],
-    }),
-  );
 }
 
 export const jsonPatchType: PatchType = {
   contentType: "application/json-patch+json",
   appliesTo: () => true,
-  patch: (current, patch) => {
-    try {
-      const result = applyJsonPatch(current, decodeJsonPatch(decodeJson(patch)));
-      if (result === null || typeof result !== "object" || Array.isArray(result)) {
-        throw new JsonPatchError("the result of the patch is not an object");
-      }
-      return result as JsonObject;
-    } catch (err) {
-      if (err instanceof JsonPatchError) throw patchRejected(err.message);
-      throw err;
-    }
+  patch: (current, patch, context) => {
+    const result = applyJsonPatchRequest(current, decodeJson(patch, context.query, "json"), context.query);
+    // Not an object (the whole document replaced by an array): decoding the result would fail.
+    if (result === null || typeof result !== "object" || Array.isArray(result)) throw jsonPatchRejected();
+    // A value added at a deep path nests deeper than either: decoding the result refuses it.
+    const tooDeep = patchResultTooDeep(result as JsonObject);
+    if (tooDeep) throw tooDeep;
+    return result as JsonObject;
   },
 };
 
 export const mergePatchType: PatchType = {
   contentType: "application/merge-patch+json",
   appliesTo: () => true,
-  patch: (current, patch) => {
-    const doc = decodeJson(patch);
+  patch: (current, patch, context) => {
+    const doc = decodeJson(patch, context.query, "merge");
     if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
       throw badRequest(
         "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type map[string]interface {}",
       );
     }
-    return applyMergePatch(current, doc) as JsonObject;
+    const result = applyMergePatch(current, doc) as JsonObject;
+    // A merge nests no deeper than its inputs, but the result is decoded whole, managedFields included.
+    const tooDeep = patchResultTooDeep(result);
+    if (tooDeep) throw tooDeep;
+    return result;
   },
 };
 
 /** Parses a YAML or JSON patch body (apply patches are YAML). Exported for part 2's apply patcher. */
 export function decodeYamlPatch(patch: string): unknown {
+  const deep = yamlDepthProblem(patch);
+  if (deep?.kind === "yaml") throw badRequest(`error converting YAML to JSON: ${yamlDepthMessage(deep.line)}`);
+  if (deep) throw badRequest(`invalid character '${deep.char}' exceeded max depth`);
   try {
     return parseYaml(patch);
   } catch (err) {
