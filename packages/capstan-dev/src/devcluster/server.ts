@@ -38,7 +38,15 @@ import { resourceNotServed } from "./machinery/status.ts";
 import { builtinResources } from "./registry/builtins.ts";
 import { ResourceRegistry } from "./registry/registry.ts";
 import { ADMIN_USER, authenticationStage, TokenAuthenticator } from "./request/authentication.ts";
-import { composePipeline, HttpRequestContext, type RequestContext, type Stage, writeJson } from "./request/pipeline.ts";
+import { pageNotFound } from "./request/page-not-found.ts";
+import {
+  composePipeline,
+  HttpRequestContext,
+  type RequestContext,
+  type Stage,
+  writeJson,
+  writeRawJson,
+} from "./request/pipeline.ts";
 import { parseRequestInfo } from "./request/request-info.ts";
 import { BuiltinDecoder } from "./rest/builtin-decoding.ts";
 import { customObjectMutator, customObjectValidator } from "./rest/custom-objects.ts";
@@ -49,6 +57,7 @@ import { openDataDir } from "./storage/data-dir.ts";
 import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
 import type { Storage } from "./storage/storage.ts";
 import { createServingCertificates } from "./tls.ts";
+import { configDataSizeErrors } from "./validation/config-data-size.ts";
 
 /** A server-side controller or extension started with the server and stopped before it. */
 export type ServerPlugin = (
@@ -104,8 +113,12 @@ export interface ApiServerOptions {
    */
   kubelet?: boolean | KubeletOptions;
   /**
-   * RBAC (docs/rbac.md): ServiceAccount tokens (TokenRequest), impersonation, Role/ClusterRole
-   * evaluation with real 403s, and access reviews. Off by default: every valid token is then admin.
+   * RBAC (docs/rbac.md), on unless `false`, as on every real cluster: ServiceAccount tokens
+   * (TokenRequest), impersonation, Role/ClusterRole evaluation with real 403s, access reviews; the
+   * admin token is in system:masters, a request without a token is system:anonymous.
+   * `false` is kube-apiserver's `--authorization-mode=AlwaysAllow`, which no real cluster runs: every
+   * valid token is then admin and a request without one is 401. Only for tests of the bare REST layer
+   * and benchmarks measuring what RBAC costs; no command or test harness default uses it.
    */
   rbac?: boolean;
   /**
@@ -153,6 +166,26 @@ export interface ServerInternals {
 const BUILTIN_PLUGINS: ServerPlugin[] = [openApiPlugin, controllersPlugin];
 
 /** Placeholder until the request-info stage has parsed the URL. */
+/**
+ * Go's http.Server reads at most MaxHeaderBytes (kube-apiserver sets 1 MiB) plus 4 KiB of slack for the
+ * request line and headers; Node's default is 16 KiB, which long label selectors pass.
+ */
+const MAX_HEADER_BYTES = (1 << 20) + 4096;
+
+/** What Go's http.Server writes when a request's headers are over the limit. */
+const HEADER_TOO_LARGE_RESPONSE =
+  "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large";
+
+/**
+ * The request path as sent: Go serves the path without resolving `.`, `..` or their percent-encodings
+ * (URL.Path), where WHATWG URL parsing would resolve them and address another object.
+ */
+function rawPathname(requestUrl: string | undefined, parsed: URL): string {
+  if (requestUrl === undefined || !requestUrl.startsWith("/")) return parsed.pathname;
+  const end = requestUrl.search(/[?#]/);
+  return end < 0 ? requestUrl : requestUrl.slice(0, end);
+}
+
 const EMPTY_INFO = parseRequestInfo("GET", "/", new URLSearchParams());
 
 /** Namespaces every cluster starts with. */
@@ -176,7 +209,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const store = new ObjectStore(storage);
   store.decoders.push(new BuiltinDecoder());
   store.mutators.push(customObjectMutator, podServiceAccountMutator);
-  store.validators.push(customObjectValidator());
+  store.validators.push(customObjectValidator(), configDataSizeErrors);
   store.statusValidators.push(customObjectStatusValidator());
   const patchTypes = defaultPatchTypes();
   const api = new InProcessApi(registry, store, patchTypes);
@@ -206,21 +239,22 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     return handleNonResource(ctx, registry, routes, serverAddress);
   };
   const requestInfoStage: Stage = (ctx, next) => {
-    ctx.info = parseRequestInfo(ctx.req.method ?? "GET", ctx.url.pathname, ctx.url.searchParams);
+    ctx.info = parseRequestInfo(ctx.req.method ?? "GET", rawPathname(ctx.req.url, ctx.url), ctx.url.searchParams);
     return next();
   };
   const abort = new AbortController();
   const faults = new FaultInjector({ storage, signal: abort.signal });
   routes.set(FAULTS_PATH, faultsEndpoint(faults));
   const stages: Stage[] = [requestInfoStage, authenticationStage(authenticator), faults.stage, handler];
-  if (options.rbac) await installRbac({ api, registry, authenticator, stages, adminToken: token });
+  if (options.rbac !== false) await installRbac({ api, registry, authenticator, stages, adminToken: token });
   else installAlwaysAllowReviews({ registry, stages });
   const pipeline = composePipeline(stages);
 
   // Every open watch listens for the server's stop: thousands of watchers are normal, not a leak.
   setMaxListeners(0, abort.signal);
   const certs = await certsPromise;
-  const server: Server = createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
+  const serverOptions = { cert: certs.certPem, key: certs.keyPem, maxHeaderSize: MAX_HEADER_BYTES };
+  const server: Server = createServer(serverOptions, (req, res) => {
     let url: URL;
     try {
       url = new URL(req.url ?? "/", "https://localhost");
@@ -237,7 +271,15 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     socket.on("close", () => sockets.delete(socket));
   });
   server.on("tlsClientError", () => {});
-  server.on("clientError", (_err, socket) => socket.destroy());
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (err.code !== "HPE_HEADER_OVERFLOW" || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    // Go's server answers in plain text and hangs up; what the client still sends is read and dropped.
+    socket.end(HEADER_TOO_LARGE_RESPONSE);
+    socket.resume();
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -339,14 +381,16 @@ async function handleNonResource(
 ): Promise<void> {
   const path = ctx.url.pathname.replace(/\/+$/, "") || "/";
   for (const [prefix, route] of routes) if (path.startsWith(prefix)) return route(ctx);
-  if (ctx.req.method !== "GET" && ctx.req.method !== "HEAD") throw resourceNotServed();
   const parts = path.split("/").filter(Boolean);
+  // Under /api the legacy discovery web service answers a JSON Status; elsewhere Go's mux its text 404.
+  const notServed = () => (parts[0] === "api" ? resourceNotServed() : pageNotFound());
+  if (ctx.req.method !== "GET" && ctx.req.method !== "HEAD") throw notServed();
   if (path === "/healthz" || path === "/livez" || path === "/readyz" || /^\/(healthz|livez|readyz)\/\w+/.test(path)) {
     ctx.res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" });
     ctx.res.end("ok");
     return;
   }
-  if (path === "/version") return writeJson(ctx.res, 200, JSON.stringify(versionInfo(), null, 2));
+  if (path === "/version") return writeRawJson(ctx.res, 200, versionInfo());
   if (path === "/api") return writeJson(ctx.res, 200, JSON.stringify(apiVersions(serverAddress)));
   if (path === "/apis") return writeJson(ctx.res, 200, JSON.stringify(apiGroupList(registry)));
   let doc: object | undefined;
@@ -354,7 +398,7 @@ async function handleNonResource(
   else if (parts[0] === "apis" && parts.length === 2) doc = apiGroup(registry, parts[1]!);
   else if (parts[0] === "apis" && parts.length === 3) doc = apiResourceList(registry, parts[1]!, parts[2]!);
   if (doc) return writeJson(ctx.res, 200, JSON.stringify(doc));
-  throw resourceNotServed();
+  throw notServed();
 }
 
 /** The package version, for the CLI's banner. */

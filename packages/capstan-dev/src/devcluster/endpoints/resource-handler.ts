@@ -11,6 +11,7 @@ import {
   badRequest,
   failure,
   methodNotSupported,
+  notFound,
   resourceNotServed,
   routeNotAllowed,
 } from "../machinery/status.ts";
@@ -18,17 +19,21 @@ import { toTable } from "../printers/table.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import { scaleOf } from "../registry/scale.ts";
 import { gr, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import { pageNotFound } from "../request/page-not-found.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
 import { queryBool } from "../request/query-params.ts";
 import { waitForRevision } from "../rest/freshness.ts";
 import type { ObjectStore } from "../rest/object-store.ts";
 import type { PatchTypes } from "../rest/patchers.ts";
+import { checkPathSegmentName } from "../rest/path-segment-name.ts";
 import type { DeleteOptions, FieldValidation, ListQuery, WriteOptions, WriteTarget } from "../rest/types.ts";
 import { decodeObject, mediaType, readBody } from "../serializer/body.ts";
+import { serveComputed } from "./computed-resource.ts";
+import { listItemJson, listItemObject } from "./list-items.ts";
 import { negotiate, type ResponseShape } from "./negotiation.ts";
 import { partialObjectMetadata, partialObjectMetadataList } from "./partial-metadata.ts";
 import { servePodLog } from "./pod-logs.ts";
-import { serveWatch, type WatchTimers } from "./watch-handler.ts";
+import { parseWatchResourceVersion, serveWatch, type WatchTimers } from "./watch-handler.ts";
 
 export interface ResourceHandlerDeps {
   registry: ResourceRegistry;
@@ -43,18 +48,28 @@ export interface ResourceHandlerDeps {
 export async function handleResourceRequest(ctx: RequestContext, deps: ResourceHandlerDeps): Promise<void> {
   const { info, url } = ctx;
   const served = deps.registry.get(info.apiGroup, info.apiVersion, info.resource);
-  if (!served) throw resourceNotServed();
+  if (!served) throw notServedIn(deps.registry, info);
   // A cluster-scoped resource under /namespaces/x/ (other than namespaces themselves) is not served there.
-  if (!served.namespaced && info.namespace !== "" && served.plural !== "namespaces") throw resourceNotServed();
+  if (!served.namespaced && info.namespace !== "" && served.plural !== "namespaces") throw notServedAs(served);
+  // The CRD handler passes a namespaced custom resource's get/write without a namespace on (to the text 404).
+  if (served.custom && served.namespaced && info.namespace === "" && info.verb !== "list" && info.verb !== "watch")
+    throw pageNotFound();
   const namespace = served.namespaced ? info.namespace : "";
   const name = served.plural === "namespaces" && info.name === "" && info.namespace !== "" ? info.namespace : info.name;
   const subresource = info.subresource;
   if (info.parts.length > 3) throw resourceNotServed();
+  // The store's key function refuses such names (writes: once their body is decoded); a named watch
+  // only skips its single-key shortcut.
+  if (info.verb === "get" || info.verb === "delete") checkPathSegmentName(name);
   if (subresource === "log" && served.group === "" && served.plural === "pods") {
     if (info.verb !== "get") throw routeNotAllowed();
     return servePodLog(ctx.res, deps.store.getObject(served, namespace, name), url.searchParams, deps.openWatches);
   }
-  const target = subresourceTarget(served, subresource);
+  if (served.computed) {
+    serveComputed(ctx, served, served.computed);
+    return;
+  }
+  const target = subresourceTarget(served, subresource, name);
   const query = url.searchParams;
   const store = deps.store;
 
@@ -99,7 +114,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       if (info.name !== "") {
         listQuery.fieldSelector = [`metadata.name=${info.name}`, listQuery.fieldSelector].filter(Boolean).join(",");
       }
-      const from = Number(listQuery.resourceVersion ?? "0");
+      const from = parseWatchResourceVersion(listQuery.resourceVersion);
       if (from > store.storage.currentRevision()) await waitForRevision(store.storage, from, ctx.signal);
       return serveWatch(ctx, served, namespace, listQuery, shape, includeObjectOf(query), deps);
     }
@@ -107,7 +122,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       if (subresource !== "" || info.name !== "") throw methodNotSupported(gr(served), "create");
       const { writeOptions, warnings } = writeRequestOf(ctx, query);
       checkWriteFieldManager(query, "CreateOptions");
-      const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
+      const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"], served.kind) as JsonObject;
       checkKind(served, obj);
       const data = await store.create(served, namespace, obj, writeOptions);
       setWarnings(ctx.res, warnings);
@@ -116,7 +131,9 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     case "update": {
       const { writeOptions, warnings, manager } = writeRequestOf(ctx, query);
       checkWriteFieldManager(query, "UpdateOptions");
-      const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]) as JsonObject;
+      const into = target === "scale" ? "Scale" : served.kind;
+      const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"], into) as JsonObject;
+      checkPathSegmentName(name);
       if (target === "scale") {
         const data = await store.guaranteedUpdate(
           served,
@@ -139,6 +156,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       const body = (await readBody(ctx.req)).toString("utf8");
       const patchType = mediaType(ctx.req.headers["content-type"]);
       const patcher = deps.patchTypes.resolve(patchType, served);
+      checkPathSegmentName(name);
       const isApply = patchType === "application/apply-patch+yaml";
       const context = { served, query, ...(target === "main" ? {} : { subresource: target }) };
       if (target === "scale") {
@@ -197,19 +215,38 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
         ...options,
         dryRun: dryRunOf(query),
       });
-      return sendJson(ctx.res, 200, JSON.stringify(list));
+      const items = (list["items"] as JsonObject[]).map((item) => listItemObject(served, item));
+      return sendJson(ctx.res, 200, JSON.stringify({ ...list, items }));
     }
     default:
       throw methodNotSupported(gr(served), info.verb);
   }
 }
 
-function subresourceTarget(served: ServedResource, subresource: string): WriteTarget | "scale" {
+function subresourceTarget(served: ServedResource, subresource: string, name: string): WriteTarget | "scale" {
   if (subresource === "") return "main";
   if (subresource === "status" && served.subresources.status) return "status";
   if (subresource === "scale" && served.subresources.scale) return "scale";
+  if (subresource === "approval" && served.subresources.approval) return "approval";
   if (subresource === "finalize" && served.plural === "namespaces" && served.group === "") return "finalize";
-  throw resourceNotServed();
+  // The CRD handler names the object it has no such subresource of; go-restful has no route for it.
+  throw served.custom ? notFound(gr(served), name) : resourceNotServed();
+}
+
+/**
+ * The 404 for a resource no one serves, as kube-apiserver's handler chain gives it: inside a built-in
+ * group version (and anywhere under /api) go-restful's JSON NotFound Status; elsewhere (unknown groups
+ * and versions, custom resource groups, whose CRD handler delegates on) Go's text 404.
+ */
+function notServedIn(registry: ResourceRegistry, info: RequestContext["info"]): Error {
+  if (info.apiPrefix === "api") return resourceNotServed();
+  const builtin = registry.inGroupVersion(info.apiGroup, info.apiVersion).some((s) => !s.custom);
+  return builtin ? resourceNotServed() : pageNotFound();
+}
+
+/** A resource asked for in the wrong scope: the CRD handler delegates (text 404), go-restful has no route (JSON). */
+function notServedAs(served: ServedResource): Error {
+  return served.custom ? pageNotFound() : resourceNotServed();
 }
 
 function checkKind(served: ServedResource, obj: JsonObject): void {
@@ -390,7 +427,8 @@ function listJson(
   page: { items: string[]; resourceVersion: string; continue?: string; remainingItemCount?: number },
 ): string {
   // Items are already serialized: splice them in rather than parse and re-serialize (the list fast path).
-  return `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(groupVersion(served))},"metadata":${JSON.stringify(listMetaOf(page))},"items":[${page.items.join(",")}]}`;
+  const items = served.custom ? page.items : page.items.map((data) => listItemJson(served, data));
+  return `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(groupVersion(served))},"metadata":${JSON.stringify(listMetaOf(page))},"items":[${items.join(",")}]}`;
 }
 
 function listMetaOf(page: { resourceVersion: string; continue?: string; remainingItemCount?: number }) {
@@ -418,6 +456,7 @@ function writeRequestOf(ctx: RequestContext, query: URLSearchParams): WriteReque
     warnings,
     owned: true,
     fieldManager: { manager },
+    ...(ctx.user ? { requester: { username: ctx.user.username, groups: ctx.user.groups } } : {}),
   };
   return { writeOptions, warnings, manager };
 }
