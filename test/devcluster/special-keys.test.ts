@@ -342,6 +342,21 @@ describe("custom resource keys special in JavaScript", () => {
     expectNoPollution();
   });
 
+  it("keep them through an update, which owns what it changed", async () => {
+    const created = await t.request("POST", `${THINGS}?fieldManager=creator`, {
+      raw: thing("update", '{"free":{"__proto__":{"a":1},"constructor":"c"}}'),
+    });
+    expect(created.status, created.text).toBe(201);
+    const body = JSON.parse(thing("update", '{"free":{"__proto__":{"a":2},"toString":"t"}}'));
+    body.metadata.resourceVersion = created.body.metadata.resourceVersion;
+    const res = await t.request("PUT", `${THINGS}/update?fieldManager=updater`, { raw: JSON.stringify(body) });
+    expect(res.status, res.text).toBe(200);
+    expectJson(res.body.spec, '{"free":{"__proto__":{"a":2},"toString":"t"}}');
+    expectJson(fieldsOf(res.body, "updater"), '{"f:spec":{"f:free":{"f:__proto__":{"f:a":{}},"f:toString":{}}}}');
+    expectJson(fieldsOf(res.body, "creator"), '{"f:spec":{".":{},"f:free":{".":{},"f:__proto__":{}}}}');
+    expectNoPollution();
+  });
+
   it("keep a merge patch under __proto__", async () => {
     await t.request("POST", THINGS, { raw: thing("merge", '{"free":{"a":{"b":1}}}') });
     const res = await t.request("PATCH", `${THINGS}/merge`, {
