@@ -167,6 +167,28 @@ describe("ConfigMap data keys special in JavaScript", () => {
     expectNoPollution();
   });
 
+  it("survive JSON patch add, replace, test, copy, move and remove at /data/__proto__", async () => {
+    await createCm("json-patch", '{"a":"1"}');
+    const patch = async (ops: string) => {
+      const res = await t.request("PATCH", `${CMS}/json-patch`, { raw: ops, contentType: JSON_PATCH });
+      expect(res.status, res.text).toBe(200);
+      return res.body;
+    };
+    let cm = await patch('[{"op":"add","path":"/data/__proto__","value":"p"}]');
+    expect(entries(cm.data)).toEqual(expected('{"a":"1","__proto__":"p"}'));
+    cm = await patch(
+      '[{"op":"test","path":"/data/__proto__","value":"p"},{"op":"replace","path":"/data/__proto__","value":"p2"}]',
+    );
+    expect(entries(cm.data)).toEqual(expected('{"a":"1","__proto__":"p2"}'));
+    cm = await patch('[{"op":"copy","from":"/data/__proto__","path":"/data/constructor"}]');
+    expect(entries(cm.data)).toEqual(expected('{"a":"1","__proto__":"p2","constructor":"p2"}'));
+    cm = await patch('[{"op":"move","from":"/data/__proto__","path":"/data/toString"}]');
+    expect(entries(cm.data)).toEqual(expected('{"a":"1","toString":"p2","constructor":"p2"}'));
+    cm = await patch('[{"op":"remove","path":"/data/constructor"}]');
+    expect(entries(cm.data)).toEqual(expected('{"a":"1","toString":"p2"}'));
+    expectNoPollution();
+  });
+
   it("are missing to a JSON patch when the object lacks them, not found on Object.prototype", async () => {
     await createCm("json-patch-missing", '{"a":"1"}');
     for (const op of [
@@ -370,6 +392,17 @@ describe("custom resource keys special in JavaScript", () => {
       contentType: MERGE,
     });
     expectJson(again.body.spec.free, '{"a":{"b":1,"__proto__":{"y":2}}}');
+    expectNoPollution();
+  });
+
+  it("keep a JSON patch under __proto__", async () => {
+    await t.request("POST", THINGS, { raw: thing("json-patch", '{"free":{}}') });
+    const res = await t.request("PATCH", `${THINGS}/json-patch`, {
+      raw: '[{"op":"add","path":"/spec/free/__proto__","value":{"polluted":"yes"}},{"op":"add","path":"/spec/free/__proto__/b","value":2}]',
+      contentType: JSON_PATCH,
+    });
+    expect(res.status, res.text).toBe(200);
+    expectJson(res.body.spec.free, '{"__proto__":{"polluted":"yes","b":2}}');
     expectNoPollution();
   });
 
