@@ -105,6 +105,14 @@ describe("pretty printing over HTTP", () => {
     expect(isIndented(created.text), created.text).toBe(true);
   });
 
+  it("always indents /version, written by WriteRawJSON, whatever was asked", async () => {
+    for (const query of ["", "?pretty=false"]) {
+      const res = await t.request("GET", `/version${query}`);
+      expect(res.body.major).toBe("1");
+      expect(isIndented(res.text), res.text).toBe(true);
+    }
+  });
+
   it("never pretty-prints a watch stream: one event a line", async () => {
     await t.request("POST", CMS, { body: configMap("pretty-watch") });
     const watch = await t.watch(`${CMS}?watch=true&pretty=true&fieldSelector=metadata.name%3Dpretty-watch`, {

@@ -123,7 +123,27 @@ export function writeRawJson(res: ServerResponse, code: number, value: unknown):
   writeBody(res, code, JSON.stringify(value, null, 2));
 }
 
-function writeBody(res: ServerResponse, code: number, text: string): void {
+/** Characters Go's encoding/json escapes inside strings (HTML-safe output, JavaScript line separators). */
+const GO_ESCAPED = /[<>&\u2028\u2029]/g;
+const NEEDS_ESCAPE = /[<>&\u2028\u2029]/;
+const GO_ESCAPES: Record<string, string> = {
+  "<": "\\u003c",
+  ">": "\\u003e",
+  "&": "\\u0026",
+  "\u2028": "\\u2028",
+  "\u2029": "\\u2029",
+};
+
+/**
+ * JSON text as Go's encoder escapes it. These characters can only stand inside strings of valid JSON,
+ * so the whole text is rewritten without parsing it.
+ */
+function goEscaped(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? text.replace(GO_ESCAPED, (c) => GO_ESCAPES[c]!) : text;
+}
+
+function writeBody(res: ServerResponse, code: number, json: string): void {
+  const text = goEscaped(json);
   res.writeHead(code, {
     "Content-Type": "application/json",
     "Cache-Control": "no-cache, private",
