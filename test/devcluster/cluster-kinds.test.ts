@@ -279,6 +279,23 @@ describe("discovery of the cluster component kinds", () => {
       "statefulsets/scale",
       "statefulsets/status",
     ]);
+    const core = (await resources("v1")).map((r) => r.name);
+    expect(core.filter((n) => n.startsWith("pod") || n.startsWith("namespaces"))).toEqual([
+      "namespaces",
+      "namespaces/finalize",
+      "namespaces/status",
+      "pods",
+      "pods/log",
+      "pods/status",
+      "podtemplates",
+    ]);
+    expect((await resources("v1")).find((r) => r.name === "pods/log")).toEqual({
+      name: "pods/log",
+      singularName: "",
+      namespaced: true,
+      kind: "Pod",
+      verbs: ["get"],
+    });
     expect((await resources("flowcontrol.apiserver.k8s.io/v1")).map((r) => r.name)).toEqual([
       "flowschemas",
       "flowschemas/status",

@@ -106,6 +106,10 @@ function resourceEntries(served: ServedResource[]): ResourceEntry[] {
         verbs: ["get", "patch", "update"],
       });
     }
+    // The log subresource the pod-logs endpoint serves (get only, a Pod's kind as the real entry says).
+    if (s.group === "" && s.plural === "pods") {
+      resources.push({ name: "pods/log", singularName: "", namespaced: true, kind: "Pod", verbs: ["get"] });
+    }
     if (s.group === "" && s.plural === "namespaces") {
       resources.push({
         name: "namespaces/finalize",
