@@ -97,7 +97,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       if (shape.as === "Table") {
         const objects = page.items.map((d) => JSON.parse(d) as JsonObject);
         const table = toTable(served, objects, page, {
-          includeObject: includeObjectOf(query),
+          includeObject: tableIncludeObject(query),
           apiVersion: shape.apiVersion,
         });
         return sendJson(ctx.res, 200, JSON.stringify(table));
@@ -358,6 +358,15 @@ function fieldValidationOf(query: URLSearchParams): FieldValidation | undefined 
   throw badRequest(`fieldValidation must be one of Ignore, Warn, or Strict, got "${value}"`);
 }
 
+/** includeObject of a Table answer: asTable refuses a value it does not know with 400 (handlers/response.go). */
+function tableIncludeObject(query: URLSearchParams): "None" | "Metadata" | "Object" {
+  const value = query.get("includeObject") ?? "";
+  if (value !== "" && value !== "None" && value !== "Metadata" && value !== "Object") {
+    throw badRequest(`unrecognized includeObject value: ${JSON.stringify(value)}`);
+  }
+  return includeObjectOf(query);
+}
+
 function includeObjectOf(query: URLSearchParams): "None" | "Metadata" | "Object" {
   const value = query.get("includeObject");
   return value === "None" || value === "Object" ? value : "Metadata";
@@ -492,7 +501,12 @@ function sendObject(
 ): void {
   if (shape.as === "Table") {
     const obj = JSON.parse(data) as JsonObject;
-    const table = toTable(served, [obj], {}, { includeObject: includeObjectOf(query), apiVersion: shape.apiVersion });
+    const table = toTable(
+      served,
+      [obj],
+      {},
+      { includeObject: tableIncludeObject(query), apiVersion: shape.apiVersion },
+    );
     sendJson(res, code, JSON.stringify(table));
     return;
   }
