@@ -35,7 +35,7 @@ async function call(s: ApiServer, method: string, path: string, token: string, b
 describe("ServiceAccount tokens and restarts", () => {
   it("are still accepted after a restart on the same data dir", async () => {
     dir = await mkdtemp(join(tmpdir(), "capstan-rbac-restart-"));
-    server = await startApiServer({ rbac: true, kubelet: false, dataDir: dir });
+    server = await startApiServer({ kubelet: false, dataDir: dir });
     await call(server, "POST", "/api/v1/namespaces/default/serviceaccounts", server.token, {
       metadata: { name: "op" },
     });
@@ -43,7 +43,7 @@ describe("ServiceAccount tokens and restarts", () => {
     const token = issued.body.status.token as string;
     expect((await call(server, "GET", "/api", token)).status).toBe(200);
     await server.stop();
-    server = await startApiServer({ rbac: true, kubelet: false, dataDir: dir });
+    server = await startApiServer({ kubelet: false, dataDir: dir });
     expect((await call(server, "GET", "/api", token)).status).toBe(200);
   });
 
