@@ -189,6 +189,44 @@ describe("deeply nested request bodies", () => {
     expect((await t.request("PATCH", `${base}/half`, patch(10))).status).toBe(200);
   });
 
+  it("refuses deep JSON inside a protobuf body (a managedFields entry's fieldsV1)", async () => {
+    const varint = (n: number) => {
+      const out: number[] = [];
+      for (; n > 127; n >>>= 7) out.push((n & 127) | 128);
+      out.push(n);
+      return Buffer.from(out);
+    };
+    const field = (n: number, bytes: Buffer | string) => {
+      const b = Buffer.from(bytes);
+      return Buffer.concat([varint((n << 3) | 2), varint(b.length), b]);
+    };
+    const configMapWithFields = (fieldsV1: string) => {
+      const entry = Buffer.concat([field(1, "m"), field(2, "Update"), field(3, "v1"), field(6, "FieldsV1")]);
+      const meta = Buffer.concat([
+        field(1, "pb-deep"),
+        field(17, Buffer.concat([entry, field(7, field(1, fieldsV1))])),
+      ]);
+      const typeMeta = Buffer.concat([field(1, "v1"), field(2, "ConfigMap")]);
+      return Buffer.concat([Buffer.from("k8s\0", "latin1"), field(1, typeMeta), field(2, field(1, meta))]);
+    };
+    const send = (fieldsV1: string) =>
+      t.request("POST", "/api/v1/namespaces/default/configmaps", {
+        raw: configMapWithFields(fieldsV1),
+        contentType: "application/vnd.kubernetes.protobuf",
+      });
+    const deep = await send(nested(LIMIT + 1));
+    expect([deep.status, deep.body.message]).toEqual([
+      400,
+      "unable to decode protobuf ConfigMap: invalid character '{' exceeded max depth",
+    ]);
+    // Within the limit alone, too deep where it sits in the object (four levels down).
+    const placed = await send(nested(LIMIT - 2));
+    expect([placed.status, placed.body.message]).toEqual([
+      400,
+      `unable to decode protobuf ConfigMap: exceeded max depth of ${LIMIT}`,
+    ]);
+  });
+
   it("answers the bodies that used to crash the process (1,000 levels of apply YAML, 10,000 of JSON) and keeps serving", async () => {
     const yaml = `a: ${"{a: ".repeat(1000)}1${"}".repeat(1000)}`;
     for (let i = 0; i < 2; i++) {

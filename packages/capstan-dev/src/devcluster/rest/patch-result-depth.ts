@@ -3,24 +3,11 @@
  * decoding has the same depth limit as a request body's; a JSON patch can nest deeper than its body
  * and its target (a deep value added at a deep path), so its result is checked the same way.
  */
-import { goJsonSyntaxError, MAX_NESTING_DEPTH } from "../machinery/json-syntax-error.ts";
+import { goJsonSyntaxError } from "../machinery/json-syntax-error.ts";
 import { ApiError } from "../machinery/status.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
+import { nestsDeeperThan } from "../serializer/nesting-depth.ts";
 import { invalid, invalidStatus } from "../validation/field-errors.ts";
-
-/** True when a value nests objects and arrays more than `limit` deep (walked without recursion). */
-export function nestsDeeperThan(value: unknown, limit = MAX_NESTING_DEPTH): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== "object") continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
 
 /**
  * The 422 patch.go answers when the patched object does not decode (`"" is invalid: patch: Invalid

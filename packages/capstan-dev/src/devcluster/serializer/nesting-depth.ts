@@ -36,6 +36,20 @@ export function exceedsJsonDepth(text: string, limit = MAX_NESTING_DEPTH): boole
   return false;
 }
 
+/** True when a value nests objects and arrays more than `limit` deep (walked without recursion). */
+export function nestsDeeperThan(value: unknown, limit = MAX_NESTING_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== "object") continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 /** A JSON syntax error worded as Go's encoding/json words it (depth included). */
 export class GoJsonSyntaxError extends Error {}
 

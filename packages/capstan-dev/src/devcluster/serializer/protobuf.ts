@@ -5,8 +5,10 @@
  * (protobuf-schema.ts). The result is the object's JSON form, with Go's omitempty applied to the
  * zero values the Go encoder writes for non-pointer fields.
  */
+import { MAX_NESTING_DEPTH } from "../machinery/json-syntax-error.ts";
 import { setOwn } from "../machinery/own-properties.ts";
 import { badRequest, unsupportedMediaType } from "../machinery/status.ts";
+import { nestsDeeperThan, parseJsonLimited } from "./nesting-depth.ts";
 import { type FieldSpec, PROTOBUF_MESSAGES } from "./protobuf-schema.ts";
 
 const MAGIC = [0x6b, 0x38, 0x73, 0x00];
@@ -100,13 +102,31 @@ export function decodeProtobufObject(body: Buffer): Record<string, unknown> {
   if (typeof raw !== "string") return { apiVersion, kind };
   try {
     const obj = decodeMessage(new Reader(Buffer.from(raw, "base64")), type, false);
+    // Lists, maps and embedded JSON (RawExtension) nest deeper than the messages holding them.
+    if (nestsDeeperThan(obj)) throw new Error(`exceeded max depth of ${MAX_NESTING_DEPTH}`);
     return { apiVersion, kind, ...obj };
   } catch (err) {
     throw badRequest(`unable to decode protobuf ${kind}: ${(err as Error).message}`);
   }
 }
 
+/**
+ * How many messages are being decoded inside each other. Protobuf has no depth limit of its own (Go's
+ * stack grows), but recursive messages (JSONSchemaProps) would overflow ours: the JSON limit applies.
+ */
+let messageDepth = 0;
+
 function decodeMessage(reader: Reader, type: string, keepZero: boolean): Record<string, unknown> {
+  if (messageDepth >= MAX_NESTING_DEPTH) throw new Error(`exceeded max depth of ${MAX_NESTING_DEPTH}`);
+  messageDepth++;
+  try {
+    return decodeFields(reader, type, keepZero);
+  } finally {
+    messageDepth--;
+  }
+}
+
+function decodeFields(reader: Reader, type: string, keepZero: boolean): Record<string, unknown> {
   const schema = PROTOBUF_MESSAGES[type];
   if (!schema) throw new Error(`no schema for ${type}`);
   const out: Record<string, unknown> = {};
@@ -205,7 +225,7 @@ function decodeSpecial(reader: Reader, kind: string): unknown {
     case "r":
     case "f": {
       const raw = text(1);
-      return raw === "" ? undefined : (JSON.parse(raw) as unknown);
+      return raw === "" ? undefined : parseJsonLimited(raw);
     }
     default:
       return undefined;
