@@ -27,6 +27,25 @@ interface KindCase {
 
 const CASES: KindCase[] = [
   {
+    kind: "APIService",
+    apiVersion: "apiregistration.k8s.io/v1",
+    path: "/apis/apiregistration.k8s.io/v1/apiservices",
+    body: {
+      metadata: { name: "v1beta1.metrics.k8s.io" },
+      spec: {
+        group: "metrics.k8s.io",
+        version: "v1beta1",
+        service: { namespace: "kube-system", name: "metrics-server" },
+        groupPriorityMinimum: 100,
+        versionPriority: 100,
+      },
+    },
+    expected: { spec: { service: { port: 443 } }, status: {} },
+    change: (o) => {
+      (o["spec"] as Record<string, unknown>)["insecureSkipTLSVerify"] = true;
+    },
+  },
+  {
     kind: "PodTemplate",
     apiVersion: "v1",
     path: `/api/v1${NS}/podtemplates`,
@@ -304,10 +323,11 @@ describe("discovery of the cluster component kinds", () => {
     ]);
   });
 
-  it("/apis lists the groups in the aggregator's priority order, autoscaling preferring v2", async () => {
+  it("/apis lists the aggregator's group, then the groups in priority order, autoscaling preferring v2", async () => {
     const res = await t.request("GET", "/apis");
     const groups = (res.body.groups as Array<{ name: string }>).map((g) => g.name);
     const builtin = [
+      "apiregistration.k8s.io",
       "apps",
       "events.k8s.io",
       "authentication.k8s.io",

@@ -46,6 +46,7 @@ describe("kubectl and the cluster component kinds", () => {
     const byName = new Map(lines.map((cells) => [`${cells[0]} ${cells.at(-3)}`, cells]));
     const expected: Array<[string, string, string, string, string]> = [
       ["componentstatuses", "cs", "v1", "false", "ComponentStatus"],
+      ["apiservices", "", "apiregistration.k8s.io/v1", "false", "APIService"],
       ["podtemplates", "", "v1", "true", "PodTemplate"],
       ["controllerrevisions", "", "apps/v1", "true", "ControllerRevision"],
       ["horizontalpodautoscalers", "hpa", "autoscaling/v2", "true", "HorizontalPodAutoscaler"],
@@ -225,7 +226,24 @@ describe("kubectl and the cluster component kinds", () => {
         spec: { type: "Limited", limited: { limitResponse: { type: "Queue", queuing: {} } } },
       },
     ]);
+    await apply([
+      {
+        apiVersion: "apiregistration.k8s.io/v1",
+        kind: "APIService",
+        metadata: { name: "v1beta1.metrics.k8s.io" },
+        spec: {
+          group: "metrics.k8s.io",
+          version: "v1beta1",
+          service: { namespace: "kube-system", name: "metrics-server" },
+          groupPriorityMinimum: 100,
+          versionPriority: 100,
+        },
+      },
+    ]);
     const table = async (kind: string) => rows(await ok(["get", kind]));
+    const apiServices = await table("apiservices");
+    expect(apiServices[0]).toEqual(["NAME", "SERVICE", "AVAILABLE", "AGE"]);
+    expect(apiServices[1]?.slice(0, 3)).toEqual(["v1beta1.metrics.k8s.io", "kube-system/metrics-server", "Unknown"]);
     const without = (row: string[] | undefined, index: number) => row?.filter((_, i) => i !== index);
 
     const templates = await table("podtemplates");

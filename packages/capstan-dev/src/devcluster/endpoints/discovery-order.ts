@@ -1,5 +1,6 @@
 /**
- * The order discovery lists API groups in, as kube-apiserver's aggregator lists them: groups by
+ * The order discovery lists API groups in, as kube-apiserver's aggregator lists them: its own group
+ * first, then groups by
  * priority, highest first (the built-in groups' APIService priorities, cmd/kube-apiserver's and
  * pkg/controlplane/apiserver's apiVersionPriorities; CRD groups get 1000, crdregistration), ties broken
  * by the APIService name `version.group` (apiregistration's SortedByGroupAndVersion).
@@ -28,6 +29,9 @@ const GROUP_PRIORITY: Record<string, number> = {
   "flowcontrol.apiserver.k8s.io": 16100,
 };
 
+/** The aggregator lists its own group before every APIService's (apisHandler: "It's good to be king"). */
+const AGGREGATOR_GROUP = "apiregistration.k8s.io";
+
 /** The priority the CRD registration controller gives a custom resource group's APIServices. */
 const CRD_GROUP_PRIORITY = 1000;
 
@@ -37,10 +41,14 @@ export function orderGroups(groups: string[], versionsOf: (group: string) => str
     // The group's first APIService in name order stands for it among equals.
     const names = versionsOf(group).map((v) => `${v}.${group}`);
     names.sort();
-    return { priority: GROUP_PRIORITY[group] ?? CRD_GROUP_PRIORITY, name: names[0] ?? group };
+    const priority =
+      group === AGGREGATOR_GROUP ? Number.POSITIVE_INFINITY : (GROUP_PRIORITY[group] ?? CRD_GROUP_PRIORITY);
+    return { priority, name: names[0] ?? group };
   };
   return [...groups]
     .map((group) => ({ group, ...key(group) }))
-    .sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .sort((a, b) =>
+      a.priority !== b.priority ? (a.priority > b.priority ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )
     .map((g) => g.group);
 }

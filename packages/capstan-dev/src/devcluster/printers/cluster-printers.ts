@@ -435,7 +435,38 @@ const priorityLevelPrinter: TablePrinter = {
   },
 };
 
+/** kube-aggregator's APIService table: the service (Local without one) and the Available condition. */
+const apiServicePrinter: TablePrinter = {
+  columns: [
+    nameColumn(),
+    column("Service", "string", "The reference to the service that hosts this API endpoint."),
+    column("Available", "string", "Whether this service is available."),
+    ageColumn(),
+  ],
+  cells(apiService, now) {
+    const service = obj(apiService["spec"])["service"];
+    const available = arr(obj(apiService["status"])["conditions"])
+      .map(obj)
+      .find((c) => c["type"] === "Available");
+    let status = "Unknown";
+    if (available) {
+      const s = str(available["status"]);
+      const reason = str(available["reason"]);
+      status = s === "True" || reason === "" ? s : `${s} (${reason})`;
+    }
+    return [
+      nameOf(apiService),
+      service === undefined || service === null
+        ? "Local"
+        : `${str(obj(service)["namespace"])}/${str(obj(service)["name"])}`,
+      status,
+      ageOf(apiService, now),
+    ];
+  },
+};
+
 const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
+  ["apiregistration.k8s.io/apiservices", apiServicePrinter],
   ["/podtemplates", podTemplatePrinter],
   ["/componentstatuses", componentStatusPrinter],
   ["apps/controllerrevisions", controllerRevisionPrinter],

@@ -1,7 +1,7 @@
 /**
  * The built-in kinds a 1.32 kube-apiserver serves that belong to cluster components rather than to
  * workloads (controller revisions, pod templates, node runtime classes, CSI storage objects, flow
- * control, admission policies), as stored objects with their scheme defaults and strategies
+ * control, admission policies, the aggregator's APIServices), as stored objects with their scheme defaults and strategies
  * (pkg/apis/<group>/v1/defaults.go, pkg/registry/<group>/<kind>/strategy.go). No controller acts on them.
  */
 import { record, served } from "./builtin-descriptor.ts";
@@ -82,6 +82,12 @@ function defaultValidatingAdmissionPolicyBinding(binding: JsonObject): void {
   }
 }
 
+/** SetDefaults_ServiceReference (apiregistration/v1): a service reference's port is 443. */
+function defaultApiService(apiService: JsonObject): void {
+  const service = record(apiService, "spec")["service"];
+  if (service !== null && typeof service === "object") setIfUnset(service as Record<string, unknown>, "port", 443);
+}
+
 /** PrepareForCreate of the kinds whose status starts empty (status: {} on the wire). */
 function emptyStatus(obj: JsonObject): void {
   obj["status"] = {};
@@ -89,6 +95,18 @@ function emptyStatus(obj: JsonObject): void {
 
 export function clusterBuiltins(): ServedResource[] {
   return [
+    // Stored only: no aggregation proxies to the service, and no local APIServices are registered.
+    served({
+      group: "apiregistration.k8s.io",
+      version: "v1",
+      kind: "APIService",
+      plural: "apiservices",
+      namespaced: false,
+      categories: ["api-extensions"],
+      subresources: { status: true },
+      defaults: defaultApiService,
+      defaultOnCreate: emptyStatus,
+    }),
     served({ group: "", version: "v1", kind: "PodTemplate", plural: "podtemplates", namespaced: true }),
     served({
       group: "apps",
