@@ -113,6 +113,15 @@ describe("pretty printing over HTTP", () => {
     }
   });
 
+  it("answers a failed negotiation (406) with WriteRawJSON's indented Status, even for kubectl", async () => {
+    const res = await t.request("GET", CMS, {
+      accept: "application/vnd.kubernetes.protobuf",
+      headers: { "user-agent": "kubectl/v1.32.0" },
+    });
+    expect([res.status, res.body.reason]).toEqual([406, "NotAcceptable"]);
+    expect(isIndented(res.text), res.text).toBe(true);
+  });
+
   it("never pretty-prints a watch stream: one event a line", async () => {
     await t.request("POST", CMS, { body: configMap("pretty-watch") });
     const watch = await t.watch(`${CMS}?watch=true&pretty=true&fieldSelector=metadata.name%3Dpretty-watch`, {

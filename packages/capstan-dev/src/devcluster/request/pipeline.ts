@@ -105,7 +105,9 @@ export function writeError(res: ServerResponse, err: unknown): void {
     return;
   }
   const apiError = err instanceof ApiError ? err : internalError(err);
-  writeJson(res, apiError.code, JSON.stringify(apiError.status));
+  // A failed negotiation has no serializer to answer with: WriteObjectNegotiated falls back to WriteRawJSON.
+  if (apiError.code === 406) writeRawJson(res, 406, apiError.status);
+  else writeJson(res, apiError.code, JSON.stringify(apiError.status));
 }
 
 /**
