@@ -127,6 +127,25 @@ describe("capstan dev", () => {
     pids.push(Number(first[1]));
     client = new KubeClient(loadClientConfig({ kubeconfig: join(dir, ".capstan/kubeconfig") }));
 
+    // RBAC is on, as on a real cluster: the kubeconfig's admin may do anything, a ServiceAccount with
+    // nothing bound may not create ConfigMaps (an AlwaysAllow server does not even serve the review).
+    const review = await client.request<{ status: { allowed: boolean } }>(
+      "POST",
+      "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+      {
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SubjectAccessReview",
+          spec: {
+            user: "system:serviceaccount:default:nobody",
+            groups: ["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"],
+            resourceAttributes: { verb: "create", resource: "configmaps", namespace: "default" },
+          },
+        },
+      },
+    );
+    expect(review.status.allowed).toBe(false);
+
     await waitFor(client, CRD_KIND, "gadgets.gadgets.capstan.test", isEstablished, { timeout: "20s" });
     await client.resource(GadgetKind).create(gadget("g1", 3));
     await waitFor(client, ConfigMap, "default/g1-size", (cm) => cm.data?.version === "1", { timeout: "20s" });
