@@ -6,6 +6,8 @@ import {
   type TypeNode,
 } from "../../../packages/capstan-dev/src/devcluster/patch/patch-meta.ts";
 import { builtinResources } from "../../../packages/capstan-dev/src/devcluster/registry/builtins.ts";
+import { fileFixture } from "../../support/file-fixture.ts";
+import { startRawHttpCluster } from "../support/http.ts";
 
 /** The node at a dotted path (`spec.template.spec.containers[].env`), `[]` stepping into list items. */
 function at(root: TypeNode, path: string): TypeNode {
@@ -90,7 +92,168 @@ describe("built-in patch metadata (k8s.io/api struct tags)", () => {
     expect(tags(at(builtinPatchMeta("", "Node")!, "spec.taints"))).toBe("replace atomic");
   });
 
+  it("keys the lists of the cluster-component kinds as their Go tags do", () => {
+    const paths: [group: string, kind: string, path: string][] = [
+      ["autoscaling", "HorizontalPodAutoscaler", "spec.metrics"],
+      ["autoscaling", "HorizontalPodAutoscaler", "spec.behavior.scaleUp.policies"],
+      ["autoscaling", "HorizontalPodAutoscaler", "spec.behavior.scaleDown.policies"],
+      ["autoscaling", "HorizontalPodAutoscaler", "status.currentMetrics"],
+      ["autoscaling", "HorizontalPodAutoscaler", "status.conditions"],
+      ["certificates.k8s.io", "CertificateSigningRequest", "spec.usages"],
+      ["certificates.k8s.io", "CertificateSigningRequest", "spec.groups"],
+      ["certificates.k8s.io", "CertificateSigningRequest", "status.conditions"],
+      ["storage.k8s.io", "CSINode", "spec.drivers"],
+      ["storage.k8s.io", "CSINode", "spec.drivers[].topologyKeys"],
+      ["storage.k8s.io", "CSIDriver", "spec.volumeLifecycleModes"],
+      ["storage.k8s.io", "CSIDriver", "spec.tokenRequests"],
+      ["admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "spec.validations"],
+      ["admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "spec.matchConditions"],
+      ["admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "spec.variables"],
+      ["admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "status.conditions"],
+      ["admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "spec.validationActions"],
+      ["flowcontrol.apiserver.k8s.io", "FlowSchema", "spec.rules"],
+      ["flowcontrol.apiserver.k8s.io", "FlowSchema", "status.conditions"],
+      ["flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", "status.conditions"],
+      ["apiregistration.k8s.io", "APIService", "status.conditions"],
+      ["", "ComponentStatus", "conditions"],
+      ["", "PodTemplate", "template.spec.containers"],
+      ["node.k8s.io", "RuntimeClass", "scheduling.tolerations"],
+    ];
+    expect(Object.fromEntries(paths.map(([g, k, p]) => [`${k} ${p}`, tags(at(builtinPatchMeta(g, k)!, p))]))).toEqual({
+      "HorizontalPodAutoscaler spec.metrics": "replace atomic",
+      "HorizontalPodAutoscaler spec.behavior.scaleUp.policies": "replace atomic",
+      "HorizontalPodAutoscaler spec.behavior.scaleDown.policies": "replace atomic",
+      "HorizontalPodAutoscaler status.currentMetrics": "replace atomic",
+      "HorizontalPodAutoscaler status.conditions": "merge:type map(type)",
+      "CertificateSigningRequest spec.usages": "replace atomic",
+      "CertificateSigningRequest spec.groups": "replace atomic",
+      // `+listType=map +listMapKey=type` without a patchStrategy: apply keys them, strategic merge replaces.
+      "CertificateSigningRequest status.conditions": "replace map(type)",
+      "CSINode spec.drivers": "merge:name map(name)",
+      "CSINode spec.drivers[].topologyKeys": "replace atomic",
+      "CSIDriver spec.volumeLifecycleModes": "replace set",
+      "CSIDriver spec.tokenRequests": "replace atomic",
+      "ValidatingAdmissionPolicy spec.validations": "replace atomic",
+      "ValidatingAdmissionPolicy spec.matchConditions": "merge:name map(name)",
+      "ValidatingAdmissionPolicy spec.variables": "merge:name map(name)",
+      "ValidatingAdmissionPolicy status.conditions": "replace map(type)",
+      "ValidatingAdmissionPolicyBinding spec.validationActions": "replace set",
+      "FlowSchema spec.rules": "replace atomic",
+      "FlowSchema status.conditions": "merge:type map(type)",
+      "PriorityLevelConfiguration status.conditions": "merge:type map(type)",
+      "APIService status.conditions": "merge:type map(type)",
+      "ComponentStatus conditions": "merge:type map(type)",
+      "PodTemplate template.spec.containers": "merge:name map(name)",
+      "RuntimeClass scheduling.tolerations": "replace atomic",
+    });
+  });
+
+  it("makes the +structType=atomic and +mapType=atomic fields of those kinds atomic for apply", () => {
+    const vap = builtinPatchMeta("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")!;
+    const binding = builtinPatchMeta("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding")!;
+    expect(
+      [
+        at(vap, "spec.matchConstraints"),
+        at(vap, "spec.paramKind"),
+        at(vap, "spec.variables[]"),
+        at(binding, "spec.matchResources"),
+        at(binding, "spec.paramRef"),
+        at(builtinPatchMeta("node.k8s.io", "RuntimeClass")!, "scheduling.nodeSelector"),
+        at(builtinPatchMeta("storage.k8s.io", "CSIStorageCapacity")!, "nodeTopology"),
+        at(
+          builtinPatchMeta("storage.k8s.io", "VolumeAttachment")!,
+          "spec.source.inlineVolumeSpec.nodeAffinity.required",
+        ),
+      ].map(tags),
+    ).toEqual(Array(8).fill("atomic-map"));
+  });
+
   it("has no table for custom resources", () => {
     expect(builtinPatchMeta("example.com", "Widget")).toBeUndefined();
+  });
+});
+
+describe("strategic merge of the cluster-component kinds' keyed lists over HTTP", () => {
+  const t = fileFixture(() => startRawHttpCluster());
+  const SMP = "application/strategic-merge-patch+json";
+
+  it("merges a CSINode's drivers by name", async () => {
+    const path = "/apis/storage.k8s.io/v1/csinodes";
+    const created = await t.request("POST", path, {
+      body: {
+        metadata: { name: "smp-node" },
+        spec: { drivers: [{ name: "ebs.csi.aws.com", nodeID: "i-1", topologyKeys: ["zone", "region"] }] },
+      },
+    });
+    expect(created.status).toBe(201);
+    const patched = await t.request("PATCH", `${path}/smp-node`, {
+      contentType: SMP,
+      body: {
+        spec: {
+          drivers: [
+            { name: "efs.csi.aws.com", nodeID: "i-1" },
+            { name: "ebs.csi.aws.com", topologyKeys: ["zone"] },
+          ],
+        },
+      },
+    });
+    expect(patched.status).toBe(200);
+    expect((patched.body as { spec: unknown }).spec).toEqual({
+      drivers: [
+        { name: "efs.csi.aws.com", nodeID: "i-1" },
+        { name: "ebs.csi.aws.com", nodeID: "i-1", topologyKeys: ["zone"] },
+      ],
+    });
+  });
+
+  it("merges an HPA's status conditions by type and replaces its metrics", async () => {
+    const path = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
+    const cpu = (n: number) => ({
+      type: "Resource",
+      resource: { name: "cpu", target: { type: "Utilization", averageUtilization: n } },
+    });
+    const memory = {
+      type: "Resource",
+      resource: { name: "memory", target: { type: "Utilization", averageUtilization: 70 } },
+    };
+    const created = await t.request("POST", path, {
+      body: {
+        metadata: { name: "smp-hpa" },
+        spec: {
+          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" },
+          maxReplicas: 3,
+          metrics: [cpu(50), memory],
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const condition = (type: string, status: string) => ({
+      type,
+      status,
+      lastTransitionTime: "2026-01-01T00:00:00Z",
+      reason: "R",
+    });
+    const status = await t.request("PATCH", `${path}/smp-hpa/status`, {
+      contentType: SMP,
+      body: { status: { conditions: [condition("AbleToScale", "True"), condition("ScalingActive", "False")] } },
+    });
+    expect(status.status).toBe(200);
+    const merged = await t.request("PATCH", `${path}/smp-hpa/status`, {
+      contentType: SMP,
+      body: { status: { conditions: [condition("ScalingActive", "True")] } },
+    });
+    expect(merged.status).toBe(200);
+    expect(
+      (merged.body as { status: { conditions: { type: string; status: string }[] } }).status.conditions.map(
+        (c) => `${c.type}=${c.status}`,
+      ),
+    ).toEqual(["AbleToScale=True", "ScalingActive=True"]);
+
+    const spec = await t.request("PATCH", `${path}/smp-hpa`, {
+      contentType: SMP,
+      body: { spec: { metrics: [cpu(60)] } },
+    });
+    expect(spec.status).toBe(200);
+    expect((spec.body as { spec: { metrics: unknown[] } }).spec.metrics).toEqual([cpu(60)]);
   });
 });

@@ -7,13 +7,20 @@
  * carries both, so the two engines never disagree about which lists are keyed.
  *
  * The tables are transcribed from k8s.io/api (core/v1, apps/v1, rbac/v1, admissionregistration/v1,
- * apiextensions/v1) and k8s.io/apimachinery (ObjectMeta, LabelSelector, Condition).
+ * apiextensions/v1, autoscaling/v2, certificates/v1, node/v1, storage/v1, flowcontrol/v1),
+ * k8s.io/kube-aggregator (apiregistration/v1) and k8s.io/apimachinery (ObjectMeta, LabelSelector,
+ * Condition), at release-1.32.
  *
  * Caveats:
  * - Only fields whose merge behaviour differs from the default are listed. A key a struct does not
  *   list is treated as a struct field of unknown type ({@link LOOSE}): maps merge key by key, lists
  *   are atomic — what a Go struct field without tags gets. Unknown fields and wrong types of built-in
  *   kinds are caught when the result is decoded (rest/builtin-decoding.ts), not by these tables.
+ * - Tables are by group and kind, not version: autoscaling/v1 HorizontalPodAutoscalers use the v2
+ *   table, which fits them because v1's struct has no lists nor maps (its other metrics and
+ *   conditions travel in annotations).
+ * - `+union`/`+unionDiscriminator` markers (flowcontrol/v1 Subject, PriorityLevelConfigurationSpec,
+ *   LimitResponse) are not modelled; those structs merge as plain structs.
  */
 
 /** A leaf value (string, number, boolean, null). */
@@ -109,6 +116,11 @@ export function elementTypeOf(node: TypeNode): TypeNode {
 
 function struct(fields: Record<string, TypeNode>, opts: { atomic?: boolean } = {}): MapType {
   return opts.atomic ? { kind: "map", fields, atomic: true } : { kind: "map", fields };
+}
+
+/** A Go `map[string][]string` (e.g. a CSR's `extra`): entries merge key by key, each value atomic. */
+function stringListMap(): MapType {
+  return { kind: "map", elementType: atomicList(SCALAR) };
 }
 
 function stringMap(opts: { atomic?: boolean } = {}): MapType {
@@ -263,6 +275,40 @@ const jobConditions: ListType = {
   strategicMerge: { mergeKey: "type" },
 };
 
+/** Conditions with `+listType=map +listMapKey=type` but no `patchStrategy`: apply keys them, strategic merge replaces. */
+const applyKeyedConditions = keyedList(["type"], ENTRY);
+
+/** autoscaling/v2 HPAScalingRules. */
+const hpaScalingRules = struct({ policies: atomicList() });
+
+/** core/v1 PersistentVolumeSpec as VolumeAttachment's `source.inlineVolumeSpec` carries it (CSI fields). */
+const secretReference = struct({}, { atomic: true });
+const inlineVolumeSpec = struct({
+  capacity: stringMap(),
+  accessModes: atomicList(SCALAR),
+  mountOptions: atomicList(SCALAR),
+  nodeAffinity: struct({ required: struct({ nodeSelectorTerms: atomicList() }, { atomic: true }) }),
+  csi: struct({
+    volumeAttributes: stringMap(),
+    controllerPublishSecretRef: secretReference,
+    nodeStageSecretRef: secretReference,
+    nodePublishSecretRef: secretReference,
+    controllerExpandSecretRef: secretReference,
+    nodeExpandSecretRef: secretReference,
+  }),
+});
+
+/** admissionregistration/v1 MatchResources: `+structType=atomic`. */
+const matchResources = struct(
+  {
+    namespaceSelector: labelSelector,
+    objectSelector: labelSelector,
+    resourceRules: atomicList(),
+    excludeResourceRules: atomicList(),
+  },
+  { atomic: true },
+);
+
 /** Built-in kinds by `group/Kind` (core group: `/Kind`). */
 const BUILTIN: ReadonlyMap<string, PatchMeta> = new Map<string, PatchMeta>([
   ["/Pod", kind({ spec: podSpec, status: podStatus })],
@@ -374,6 +420,87 @@ const BUILTIN: ReadonlyMap<string, PatchMeta> = new Map<string, PatchMeta>([
     "admissionregistration.k8s.io/MutatingWebhookConfiguration",
     kind({ webhooks: keyedList(["name"], webhook, "name") }),
   ],
+  ["/ComponentStatus", kind({ conditions })],
+  ["/PodTemplate", kind({ template: podTemplateSpec })],
+  // runtime.RawExtension `data`: left to the default (an untyped struct field).
+  ["apps/ControllerRevision", kind({})],
+  [
+    "autoscaling/HorizontalPodAutoscaler",
+    kind({
+      spec: struct({
+        metrics: atomicList(),
+        behavior: struct({ scaleUp: hpaScalingRules, scaleDown: hpaScalingRules }),
+      }),
+      status: struct({ currentMetrics: atomicList(), conditions }),
+    }),
+  ],
+  [
+    "certificates.k8s.io/CertificateSigningRequest",
+    kind({
+      spec: struct({ usages: atomicList(SCALAR), groups: atomicList(SCALAR), extra: stringListMap() }),
+      status: struct({ conditions: applyKeyedConditions }),
+    }),
+  ],
+  ["apiregistration.k8s.io/APIService", kind({ status: struct({ conditions }) })],
+  [
+    "node.k8s.io/RuntimeClass",
+    kind({
+      overhead: struct({ podFixed: stringMap() }),
+      scheduling: struct({ nodeSelector: stringMap({ atomic: true }), tolerations: atomicList() }),
+    }),
+  ],
+  [
+    "storage.k8s.io/CSIDriver",
+    kind({ spec: struct({ volumeLifecycleModes: setList(false), tokenRequests: atomicList() }) }),
+  ],
+  [
+    "storage.k8s.io/CSINode",
+    kind({
+      spec: struct({
+        drivers: keyedList(["name"], struct({ topologyKeys: atomicList(SCALAR) }), "name"),
+      }),
+    }),
+  ],
+  ["storage.k8s.io/CSIStorageCapacity", kind({ nodeTopology: labelSelector })],
+  [
+    "storage.k8s.io/VolumeAttachment",
+    kind({
+      spec: struct({ source: struct({ inlineVolumeSpec }) }),
+      status: struct({ attachmentMetadata: stringMap() }),
+    }),
+  ],
+  [
+    "admissionregistration.k8s.io/ValidatingAdmissionPolicy",
+    kind({
+      spec: struct({
+        paramKind: struct({}, { atomic: true }),
+        matchConstraints: matchResources,
+        validations: atomicList(),
+        auditAnnotations: atomicList(),
+        matchConditions: keyedList(["name"], ENTRY, "name"),
+        variables: keyedList(["name"], struct({}, { atomic: true }), "name"),
+      }),
+      status: struct({
+        typeChecking: struct({ expressionWarnings: atomicList() }),
+        conditions: applyKeyedConditions,
+      }),
+    }),
+  ],
+  [
+    "admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
+    kind({
+      spec: struct({
+        paramRef: struct({}, { atomic: true }),
+        matchResources,
+        validationActions: setList(false),
+      }),
+    }),
+  ],
+  [
+    "flowcontrol.apiserver.k8s.io/FlowSchema",
+    kind({ spec: struct({ rules: atomicList() }), status: struct({ conditions }) }),
+  ],
+  ["flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration", kind({ status: struct({ conditions }) })],
 ]);
 
 /**
