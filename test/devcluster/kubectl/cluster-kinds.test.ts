@@ -3,39 +3,23 @@
  * `kubectl autoscale` (a protobuf autoscaling/v1 body), `kubectl certificate approve` (protobuf to
  * /approval), `kubectl get componentstatuses`, and the columns `kubectl get` prints for each kind.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kubectlOk, tableRows } from "./support/cluster.ts";
 
 let cluster: TestCluster;
-let dir: string;
 beforeAll(async () => {
   cluster = await startTestCluster();
-  dir = await mkdtemp(join(tmpdir(), "capstan-cluster-kinds-"));
 });
-afterAll(async () => {
-  await cluster.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster.stop());
 
-async function ok(args: string[]): Promise<string> {
-  const r = await cluster.kubectl(args);
-  expect(r.code, `kubectl ${args.join(" ")}: ${r.stderr}`).toBe(0);
-  return r.stdout;
-}
-
-/** A table's lines as cells (columns are at least two spaces apart; empty cells vanish). */
-function rows(out: string): string[][] {
-  return out
-    .trim()
-    .split("\n")
-    .map((l) => l.trim().split(/\s{2,}/));
-}
+const ok = (args: string[]) => kubectlOk(cluster, args);
+const rows = tableRows;
 
 async function apply(manifests: object[]): Promise<void> {
-  const file = join(dir, `m-${Math.random().toString(36).slice(2)}.json`);
+  const file = join(cluster.dir, `m-${Math.random().toString(36).slice(2)}.json`);
   await writeFile(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: manifests }));
   await ok(["apply", "-f", file]);
 }

@@ -4,37 +4,20 @@
  * columns, `kubectl apply --prune` with kubectl's default prune list, and garbage collection of a
  * StatefulSet owned by a custom object.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startTestCluster, type TestCluster, waitUntil } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exchangeRateCrd, http } from "./support/cluster.ts";
+import { exchangeRateCrd, http, kubectlOk, tableRows } from "./support/cluster.ts";
 
 let cluster: TestCluster;
-let dir: string;
 beforeAll(async () => {
   cluster = await startTestCluster();
-  dir = await mkdtemp(join(tmpdir(), "capstan-stored-kinds-"));
 });
-afterAll(async () => {
-  await cluster.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster.stop());
 
-async function ok(args: string[]): Promise<string> {
-  const r = await cluster.kubectl(args);
-  expect(r.code, `kubectl ${args.join(" ")}: ${r.stderr}`).toBe(0);
-  return r.stdout;
-}
-
-/** A table's lines as whitespace-separated cells. */
-function rows(out: string): string[][] {
-  return out
-    .trim()
-    .split("\n")
-    .map((l) => l.trim().split(/\s{2,}/));
-}
+const ok = (args: string[]) => kubectlOk(cluster, args);
+const rows = tableRows;
 
 // biome-ignore lint/suspicious/noExplicitAny: assertions read arbitrary JSON
 async function getJson(args: string[]): Promise<any> {
@@ -298,8 +281,8 @@ describe("kubectl and the stored built-in kinds", () => {
       spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
     };
     const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "prune-cm", labels }, data: { k: "v" } };
-    const full = join(dir, "full.json");
-    const reduced = join(dir, "reduced.json");
+    const full = join(cluster.dir, "full.json");
+    const reduced = join(cluster.dir, "reduced.json");
     await writeFile(
       full,
       JSON.stringify({ apiVersion: "v1", kind: "List", items: [statefulSet("prune-db", labels), pvc, cm] }),

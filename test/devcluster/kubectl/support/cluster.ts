@@ -1,12 +1,14 @@
 /**
  * What the devcluster's kubectl and controller tests add to `capstan-dev/testing`'s cluster: `kubectl`
  * started as a child whose output is read while it runs (`get -w`, `logs -f`, `delete --wait`), one
- * HTTPS request with the admin token, kubectl's minor release, and an ExchangeRate CRD.
+ * HTTPS request with the admin token, kubectl's minor release, an ExchangeRate CRD, a kubectl command
+ * that must succeed, and a printed table's cells.
  */
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import type { TestCluster } from "capstan-dev/testing";
 import { Agent, request } from "undici";
+import { expect } from "vitest";
 
 /** kubectl starts in ~100 ms; a command that has not finished in 20 s is stuck. */
 const KUBECTL_TIMEOUT_MS = 20_000;
@@ -143,4 +145,19 @@ export function exchangeRateCrd(overrides: { group?: string } = {}): Record<stri
       ],
     },
   };
+}
+
+/** Runs kubectl and expects it to succeed (its stderr in the failure); resolves its stdout. */
+export async function kubectlOk(cluster: TestCluster, args: string[]): Promise<string> {
+  const r = await cluster.kubectl(args);
+  expect(r.code, `kubectl ${args.join(" ")}: ${r.stderr}`).toBe(0);
+  return r.stdout;
+}
+
+/** A printed table's lines as cells (columns are at least two spaces apart; empty cells vanish). */
+export function tableRows(out: string): string[][] {
+  return out
+    .trim()
+    .split("\n")
+    .map((l) => l.trim().split(/\s{2,}/));
 }
