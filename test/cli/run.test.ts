@@ -204,6 +204,18 @@ describe("capstan run flags", () => {
     });
   });
 
+  it("reads --max-concurrent-reconciles as a positive integer, absent by default", () => {
+    expect(parseRunFlags(["op.ts", "--max-concurrent-reconciles", "16"])).toMatchObject({
+      maxConcurrentReconciles: 16,
+    });
+    expect(parseRunFlags(["op.ts"])).toMatchObject({ maxConcurrentReconciles: undefined });
+    for (const bad of ["0", "-1", "2.5", "many", ""]) {
+      expect(() => parseRunFlags(["op.ts", `--max-concurrent-reconciles=${bad}`])).toThrow(
+        `--max-concurrent-reconciles must be an integer of at least 1, got "${bad}"`,
+      );
+    }
+  });
+
   it("refuses a bad port, namespace or log format, naming it", () => {
     expect(() => parseRunFlags(["op.ts", "--metrics-port", "http"])).toThrow(
       '--metrics-port must be an integer from 0 to 65535, got "http"',

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { KubeObject, ListerWatcher, ResourceKind } from "../../packages/capstan/src/client/types.ts";
 import type { Controller } from "../../packages/capstan/src/runtime/controller.ts";
 import { ControllerBuilder } from "../../packages/capstan/src/runtime/controller-builder.ts";
+import { RuntimeMetrics } from "../../packages/capstan/src/runtime/metrics.ts";
 import { labelsChanged } from "../../packages/capstan/src/runtime/predicates.ts";
 import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
 import { SharedInformerFactory } from "../../packages/capstan/src/runtime/shared-informers.ts";
@@ -131,5 +132,38 @@ describe("controller builder", () => {
     const b = new ControllerBuilder(e.env).for(Target);
     b.reconcile(() => {});
     expect(() => b.reconcile(() => {})).toThrow(/already called/);
+  });
+});
+
+describe("maxConcurrentReconciles", () => {
+  async function workersOf(controller: string, metrics: RuntimeMetrics): Promise<number> {
+    const line = (await metrics.text())
+      .split("\n")
+      .find((l) => l.startsWith(`controller_runtime_max_concurrent_reconciles{controller="${controller}"}`));
+    return Number(line?.split(" ").at(-1));
+  }
+
+  it("takes the environment's default when the controller sets none, and its own over it", async () => {
+    const e = environment();
+    const metrics = new RuntimeMetrics();
+    const env = { ...e.env, metrics, maxConcurrentReconciles: 8 };
+    new ControllerBuilder(env)
+      .for(Target)
+      .named("defaulted")
+      .reconcile(() => {});
+    new ControllerBuilder(env)
+      .for(Target)
+      .named("own")
+      .withOptions({ maxConcurrentReconciles: 2 })
+      .reconcile(() => {});
+    new ControllerBuilder({ ...e.env, metrics })
+      .for(Target)
+      .named("plain")
+      .reconcile(() => {});
+    expect([
+      await workersOf("defaulted", metrics),
+      await workersOf("own", metrics),
+      await workersOf("plain", metrics),
+    ]).toEqual([8, 2, 1]);
   });
 });

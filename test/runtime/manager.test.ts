@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../../packages/capstan/src/client/types.ts";
 import { LeadershipLostError, Manager, type ManagerOptions } from "../../packages/capstan/src/runtime/manager.ts";
+import { RuntimeMetrics } from "../../packages/capstan/src/runtime/metrics.ts";
 import { deferred } from "./controller-fakes.ts";
 import { FakeLeases } from "./support/fake-leases.ts";
 import { apiError, FakeListerWatcher, trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
@@ -280,5 +281,19 @@ describe("leader election", () => {
     expect(leases.lease?.spec?.holderIdentity).toBe("two");
     await two.stop();
     await runTwo;
+  });
+});
+
+describe("manager-wide maxConcurrentReconciles", () => {
+  it("is the workers of controllers that set none, as controller-runtime's Controller.MaxConcurrentReconciles", async () => {
+    const metrics = new RuntimeMetrics();
+    const m = manager(fakeClient(new FakeListerWatcher()).client, { metrics, maxConcurrentReconciles: 6 });
+    m.controller(ConfigMap)
+      .named("wide")
+      .reconcile(() => {});
+    const gauge = (await metrics.text())
+      .split("\n")
+      .find((l) => l.startsWith('controller_runtime_max_concurrent_reconciles{controller="wide"}'));
+    expect(gauge?.split(" ").at(-1)).toBe("6");
   });
 });

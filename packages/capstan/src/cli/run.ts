@@ -39,6 +39,10 @@ Options:
   --leader-elect         run only while holding the <name>-leader Lease (for several replicas)
   --no-crd-registration  do not create/update the operator's CRDs at start-up (they are applied
                          separately, and the operator needs no write access to CRDs)
+  --max-concurrent-reconciles N
+                         objects of one kind handled in parallel, by handlers and by every
+                         controller that sets no maxConcurrentReconciles of its own
+                         (default: 4 for handlers, 1 for controllers)
   --health-port P        serve /healthz and /readyz on port P
   --metrics-port P       serve /metrics (Prometheus) on port P
   --log-level L          fatal, error, warn, info (default), debug, trace or silent
@@ -55,6 +59,7 @@ export interface RunFlags {
   namespaces?: string[];
   leaderElect: boolean;
   registerCrds: boolean;
+  maxConcurrentReconciles?: number;
   healthPort?: number;
   metricsPort?: number;
   logLevel: string;
@@ -117,6 +122,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
       "all-namespaces": { type: "boolean", short: "A", default: false },
       "leader-elect": { type: "boolean", default: false },
       "no-crd-registration": { type: "boolean", default: false },
+      "max-concurrent-reconciles": { type: "string" },
       "health-port": { type: "string" },
       "metrics-port": { type: "string" },
       "log-level": { type: "string", default: "info" },
@@ -147,11 +153,21 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     namespaces,
     leaderElect: values["leader-elect"],
     registerCrds: !values["no-crd-registration"],
+    maxConcurrentReconciles: positiveInteger("--max-concurrent-reconciles", values["max-concurrent-reconciles"]),
     healthPort: port("--health-port", values["health-port"]),
     metricsPort: port("--metrics-port", values["metrics-port"]),
     logLevel: values["log-level"],
     logFormat: format as LogFormat,
   };
+}
+
+function positiveInteger(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
+    throw new Error(`${flag} must be an integer of at least 1, got "${text}"`);
+  }
+  return n;
 }
 
 function port(flag: string, text: string | undefined): number | undefined {
@@ -207,6 +223,8 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       namespaces: flags.namespaces,
       leaderElection: flags.leaderElect,
       registerCrds: flags.registerCrds,
+      maxConcurrentReconciles: flags.maxConcurrentReconciles,
+      workers: flags.maxConcurrentReconciles,
       healthProbePort: flags.healthPort,
       metricsPort: flags.metricsPort,
     });

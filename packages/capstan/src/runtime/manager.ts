@@ -108,6 +108,12 @@ export interface ManagerOptions {
   cacheSyncTimeout?: Duration;
   /** Stop gracefully on SIGTERM and SIGINT (default false: the embedding program decides). */
   handleSignals?: boolean;
+  /**
+   * Workers of every controller that does not set `maxConcurrentReconciles` itself (default 1), as
+   * controller-runtime's manager-wide `Controller.MaxConcurrentReconciles`; `capstan run
+   * --max-concurrent-reconciles` sets it.
+   */
+  maxConcurrentReconciles?: number;
   /** Extra informer options (tests use short backoffs). */
   informerDefaults?: Partial<Omit<InformerOptions<KubeObject>, "listerWatcher">>;
 }
@@ -206,6 +212,7 @@ export class Manager {
       logger: this.logger,
       metrics: this.metrics,
       namespace: this.options.namespace,
+      maxConcurrentReconciles: this.options.maxConcurrentReconciles,
       recorderFor: (name) => this.recorderFor(name),
       register: (c) => this.register(c),
     });
