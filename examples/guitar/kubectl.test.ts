@@ -66,6 +66,8 @@ it("leaves the guitar that was applied reviewed untouched", async () => {
     await kubectl("get", "guitar", "martin-d15", "-n", "studio", "-o", "json", "--show-managed-fields"),
   );
   expect(martin.metadata.generation).toBe(1);
+  // No handler state, in status (where the operator keeps it for a kind with a status) or annotations.
+  expect(martin.status ?? {}).not.toHaveProperty("capstan");
   expect(martin.metadata.annotations ?? {}).not.toHaveProperty([
     "guitar-reviewer.capstan.dev/last-handled-configuration",
   ]);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
 import { type DiffEntry, operator, PRESENT } from "../../packages/capstan/src/operator/index.ts";
 import { fileFixture } from "../support/file-fixture.ts";
-import { ConfigMap, eventsFor, Machine, machineCrd, namespace, run } from "./support/cluster.ts";
+import { ConfigMap, eventsFor, handlerState, Machine, machineCrd, namespace, run } from "./support/cluster.ts";
 
 const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
@@ -35,14 +35,12 @@ describe("create and update handlers on the embedded API server", () => {
       const handled = await waitUntil(
         async () => {
           const m = await machines(ns).get("m1");
-          return m.metadata.annotations?.["machines.capstan.dev/last-handled-configuration"] ? m : undefined;
+          return handlerState(m, "machines")["last-handled-configuration"] ? m : undefined;
         },
         { what: "the essence annotation" },
       );
       expect((handled.status as Record<string, unknown> | undefined)?.created).toEqual({ seen: "up" });
-      expect(
-        JSON.parse(handled.metadata.annotations?.["machines.capstan.dev/last-handled-configuration"] ?? ""),
-      ).toEqual({
+      expect(JSON.parse(handlerState(handled, "machines")["last-handled-configuration"] ?? "")).toEqual({
         spec: { switchPosition: "up" },
       });
       expect(creates).toEqual(["m1:up"]);
@@ -102,7 +100,7 @@ describe("create and update handlers on the embedded API server", () => {
         { old: "down", new: "up" },
       ]);
       const stored = JSON.parse(
-        (await machines(ns).get("m")).metadata.annotations?.["useless.capstan.dev/last-handled-configuration"] ?? "",
+        handlerState(await machines(ns).get("m"), "useless")["last-handled-configuration"] ?? "",
       );
       expect(stored.spec.switchPosition).toBe("down");
     } finally {
@@ -145,7 +143,7 @@ describe("create and update handlers on the embedded API server", () => {
       const after = await waitUntil(
         async () => {
           const o = await machines(ns).get("m");
-          return o.metadata.annotations?.["ordered.capstan.dev/last-handled-configuration"] ? o : undefined;
+          return handlerState(o, "ordered")["last-handled-configuration"] ? o : undefined;
         },
         { what: "the cause to end" },
       );
@@ -153,12 +151,13 @@ describe("create and update handlers on the embedded API server", () => {
       expect(after.metadata.labels).toEqual({ first: "done" });
       expect(after.status?.flips).toBe(1);
       // Progress records are purged once the cause is complete.
+      expect(Object.keys(handlerState(after, "ordered"))).toEqual(["last-handled-configuration"]);
       expect(Object.keys(after.metadata.annotations ?? {}).filter((k) => k.startsWith("ordered.capstan.dev/"))).toEqual(
-        ["ordered.capstan.dev/last-handled-configuration"],
+        [],
       );
       // The handler's own label did not turn into an update (nothing else registered to see it, but
       // the stored essence includes it, so no update cause is pending).
-      expect(JSON.parse(after.metadata.annotations?.["ordered.capstan.dev/last-handled-configuration"] ?? "")).toEqual({
+      expect(JSON.parse(handlerState(after, "ordered")["last-handled-configuration"] ?? "")).toEqual({
         spec: { switchPosition: "up" },
         metadata: { labels: { first: "done" } },
       });

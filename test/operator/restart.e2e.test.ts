@@ -3,12 +3,21 @@ import { describe, expect, it } from "vitest";
 import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
 import { type Operator, operator } from "../../packages/capstan/src/operator/index.ts";
 import { fileFixture } from "../support/file-fixture.ts";
-import { ConfigMap, Machine, machineCrd, namespace, type RunningOperator, run } from "./support/cluster.ts";
+import {
+  ConfigMap,
+  handlerState,
+  Machine,
+  machineCrd,
+  namespace,
+  type RunningOperator,
+  run,
+} from "./support/cluster.ts";
 
 const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 const machines = (ns: string) => cluster.client.resource(Machine, ns);
-const ESSENCE = "restarts.capstan.dev/last-handled-configuration";
+/** The essence operator "restarts" stored on a Machine (in its status), if any. */
+const essence = (m: { status?: unknown }) => handlerState(m, "restarts")["last-handled-configuration"];
 
 describe("operator restarts", () => {
   it("resumes existing objects after a restart instead of creating them again, and sees updates made while it was away", async () => {
@@ -30,7 +39,7 @@ describe("operator restarts", () => {
     let running = await run(build(), cluster, { namespaces: [ns] });
     await machines(ns).create(Machine.make({ metadata: { name: "a", namespace: ns }, spec: { switchPosition: "up" } }));
     await machines(ns).create(Machine.make({ metadata: { name: "b", namespace: ns }, spec: { switchPosition: "up" } }));
-    await waitUntil(async () => (await machines(ns).list()).items.every((m) => m.metadata.annotations?.[ESSENCE]), {
+    await waitUntil(async () => (await machines(ns).list()).items.every((m) => essence(m)), {
       what: "both handled",
     });
     await running.stop();
@@ -87,15 +96,15 @@ describe("operator restarts", () => {
     await current.done;
     expect(runs).toEqual({ prepare: 1, makeChild: 1 });
     const crashed = await machines(ns).get("m");
-    expect(crashed.metadata.annotations?.[ESSENCE]).toBeUndefined();
-    expect(JSON.parse(crashed.metadata.annotations?.["restarts.capstan.dev/prepare"] ?? "{}")).toMatchObject({
+    expect(essence(crashed)).toBeUndefined();
+    expect(JSON.parse(handlerState(crashed, "restarts").prepare ?? "{}")).toMatchObject({
       purpose: "create",
       success: true,
     });
 
     current = await run(build(), cluster, { namespaces: [ns], hooks });
     try {
-      await waitUntil(async () => (await machines(ns).get("m")).metadata.annotations?.[ESSENCE], {
+      await waitUntil(async () => essence(await machines(ns).get("m")), {
         what: "the create to complete",
       });
       await new Promise((r) => setTimeout(r, 300));

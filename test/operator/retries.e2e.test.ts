@@ -3,13 +3,13 @@ import { describe, expect, it } from "vitest";
 import { isNotFound } from "../../packages/capstan/src/client/errors.ts";
 import { operator, PermanentError, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
 import { fileFixture } from "../support/file-fixture.ts";
-import { eventsFor, Machine, machineCrd, namespace, run } from "./support/cluster.ts";
+import { eventsFor, handlerState, Machine, machineCrd, namespace, run } from "./support/cluster.ts";
 
 const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 const machines = (ns: string) => cluster.client.resource(Machine, ns);
-const progress = async (ns: string, name: string, key: string) => {
-  const raw = (await machines(ns).get(name)).metadata.annotations?.[key];
+const progress = async (ns: string, name: string, operatorName: string, handlerId: string) => {
+  const raw = handlerState(await machines(ns).get(name), operatorName)[handlerId];
   return raw === undefined ? undefined : JSON.parse(raw);
 };
 
@@ -25,8 +25,7 @@ describe("retries", () => {
     op.on.create(Machine, async function waitForIt({ retry, obj }) {
       calls.push(`wait#${retry}`);
       // The retry reads its own progress record back from the object.
-      if (retry === 1)
-        recordSeenOnRetry = JSON.parse(obj.metadata.annotations?.["retrier.capstan.dev/waitForIt"] ?? "{}");
+      if (retry === 1) recordSeenOnRetry = JSON.parse(handlerState(obj, "retrier").waitForIt ?? "{}");
       if (retry < 2) throw new TemporaryError("not ready yet", { delay: "50ms" });
       return "ready";
     });
@@ -76,11 +75,9 @@ describe("retries", () => {
       await machines(ns).create(
         Machine.make({ metadata: { name: "m", namespace: ns }, spec: { switchPosition: "sideways" } }),
       );
-      await waitUntil(
-        async () =>
-          (await machines(ns).get("m")).metadata.annotations?.["strict.capstan.dev/last-handled-configuration"],
-        { what: "the cause to end" },
-      );
+      await waitUntil(async () => handlerState(await machines(ns).get("m"), "strict")["last-handled-configuration"], {
+        what: "the cause to end",
+      });
       const events = await eventsFor(cluster, ns, "m");
       expect(events.map((e) => [e.type, e.reason, e.message])).toContainEqual([
         "Warning",
@@ -200,7 +197,7 @@ describe("retries", () => {
         what: "the finalizer",
       });
       await machines(ns).delete("m");
-      const record = await waitUntil(() => progress(ns, "m", "stubborn.capstan.dev/release"), {
+      const record = await waitUntil(() => progress(ns, "m", "stubborn", "release"), {
         what: "the failure record",
       });
       expect(record).toMatchObject({ purpose: "delete", failure: true, message: "cannot reach the bucket's account" });

@@ -7,9 +7,10 @@ import { ABSENT, matchesFilters, PRESENT } from "../../packages/capstan/src/oper
 import { operator, TemporaryError } from "../../packages/capstan/src/operator/index.ts";
 import { normalizeHandlerId, operatorNames } from "../../packages/capstan/src/operator/naming.ts";
 import {
-  finishPatch,
+  finishEntries,
   readEssence,
   readProgress,
+  readState,
   staleProgressKeys,
 } from "../../packages/capstan/src/operator/progress.ts";
 import { recordTimerRun, timerDueAt } from "../../packages/capstan/src/operator/timers.ts";
@@ -124,10 +125,32 @@ describe("names and progress records", () => {
     expect(readProgress(obj, names, "a", "update")).toBeUndefined();
     expect(readProgress(obj, names, "b", "create")).toBeUndefined();
     expect(readEssence(obj, names)).toEqual({ spec: { x: 1 } });
-    expect(staleProgressKeys(obj, names, "update").sort()).toEqual([
-      "machines.capstan.dev/a",
-      "machines.capstan.dev/b",
-    ]);
+    expect(staleProgressKeys(obj, names, "update").sort()).toEqual(["a", "b"]);
+  });
+
+  it("reads state from status.capstan.<operator> first, then from annotations, and never another operator's", () => {
+    const record = (retries: number) => JSON.stringify({ purpose: "create", started: "2026-01-01T00:00:00Z", retries });
+    const obj = {
+      metadata: {
+        annotations: {
+          "machines.capstan.dev/a": record(1),
+          "machines.capstan.dev/b": record(5),
+          "machines.capstan.dev/last-handled-configuration": '{"spec":{"x":1}}\n',
+        },
+      },
+      status: {
+        capstan: {
+          machines: { a: record(2), "last-handled-configuration": '{"spec":{"x":2}}\n', odd: 3 },
+          other: { c: record(9) },
+        },
+      },
+    } as KubeObject;
+    expect(readProgress(obj, names, "a", "create")).toMatchObject({ retries: 2 });
+    expect(readProgress(obj, names, "b", "create")).toMatchObject({ retries: 5 });
+    expect(readProgress(obj, names, "c", "create")).toBeUndefined();
+    expect(readEssence(obj, names)).toEqual({ spec: { x: 2 } });
+    expect(readState(obj, names)).not.toHaveProperty("odd");
+    expect(finishEntries(obj, names, undefined)).toEqual({ a: null, b: null });
   });
 
   it("ends a cause by removing only this operator's records and storing the essence", () => {
@@ -141,9 +164,9 @@ describe("names and progress records", () => {
         },
       },
     };
-    expect(finishPatch(obj, names, { spec: { x: 1 } })).toEqual({
-      "machines.capstan.dev/a": null,
-      "machines.capstan.dev/last-handled-configuration": '{"spec":{"x":1}}\n',
+    expect(finishEntries(obj, names, { spec: { x: 1 } })).toEqual({
+      a: null,
+      "last-handled-configuration": '{"spec":{"x":1}}\n',
     });
   });
 });

@@ -122,6 +122,25 @@ describe("defineResource", () => {
     expect(root?.required).toEqual(["spec"]);
   });
 
+  it("declares status.capstan, where handlers keep their state, as a map of string maps, and reserves the name", () => {
+    const status = toCrd(ExchangeRate).spec.versions[0]?.schema?.openAPIV3Schema?.properties?.status;
+    expect(status?.properties?.capstan).toMatchObject({
+      type: "object",
+      additionalProperties: { type: "object", additionalProperties: { type: "string" } },
+    });
+    const define = () =>
+      defineResource({
+        group: "x.example.com",
+        version: "v1",
+        kind: "Clash",
+        scope: "Namespaced",
+        spec: Type.Object({}),
+        status: Type.Object({ capstan: Type.String() }),
+      });
+    expect(define).toThrow(SchemaTranslationError);
+    expect(define).toThrow(/status\.capstan.*reserved for the state of Capstan's handlers/);
+  });
+
   it("toCrd returns a fresh copy each time", () => {
     const a = toCrd(ExchangeRate);
     a.spec.group = "changed";

@@ -33,6 +33,15 @@ export type MachineObject = ReturnType<typeof Machine.make>;
 /** The Machine CRD, for `startTestCluster({ crds: [machineCrd] })`: tests create Machines before their operator starts. */
 export const machineCrd = toCrd(Machine);
 
+/**
+ * The handler state operator `name` keeps on a Machine: in `status.capstan.<name>`, where it goes
+ * for kinds defined with a status (operator/state-storage.ts), entry name -> raw JSON.
+ */
+export function handlerState(obj: { status?: unknown }, name: string): Record<string, string> {
+  const all = (obj.status as { capstan?: Record<string, Record<string, string>> } | undefined)?.capstan;
+  return all?.[name] ?? {};
+}
+
 /** A running operator and how to stop it. */
 export interface RunningOperator {
   stop(): Promise<void>;

@@ -24,15 +24,18 @@ import { type Diff, diff, valueAt } from "./diff.ts";
 import { errorMessage, TemporaryError } from "./errors.ts";
 import { type Essence, essenceOf, isCapstanAnnotation } from "./essence.ts";
 import type { ChangeContext, ChangeHandlerSpec } from "./handlers.ts";
-import type { OperatorNames } from "./naming.ts";
+import { ESSENCE_KEY, type OperatorNames } from "./naming.ts";
 import {
-  finishPatch,
+  finishEntries,
   type ProgressRecord,
   type Purpose,
-  progressPatch,
+  progressEntries,
   readProgress,
+  readState,
+  type StateEntries,
   staleProgressKeys,
 } from "./progress.ts";
+import { leftoverAnnotations, type StateStorage, stateAnnotations, stateStatus, statusHolds } from "./state-storage.ts";
 
 /** Information the test hook gets between a handler's return and the write of its record. */
 export interface BookkeepingPoint {
@@ -65,6 +68,10 @@ export interface CauseRunner {
   readonly recorder: EventRecorder;
   /** Whether the kind has a status subresource (see `ProcessorOptions.statusSubresource`). */
   readonly statusSubresource: boolean;
+  /** Where handler state is kept on objects of the kind now (state-storage.ts); may change to annotations. */
+  stateStorage(): StateStorage;
+  /** The cluster's schema pruned the state from a status write: keep it in annotations from now on. */
+  stateNotKept(logger: Logger): void;
   readonly hooks: OperatorTestHooks | undefined;
   /** What a handler's context is built from. */
   sources(logger: Logger, signal: AbortSignal): ContextSources;
@@ -205,38 +212,79 @@ export async function executeCause(
     const done = delayMs === undefined;
     const laterPending = handlers.slice(i + 1).some((later) => !finished(later, obj));
     const endsCause = done && !laterPending && purpose !== "delete";
-    const annotations: Record<string, string | null> = { ...parts.metadata.annotations, ...purge };
-    Object.assign(annotations, endsCause ? finishPatch(obj, names, handled) : progressPatch(names, h.id, next));
+    const state = { ...purge, ...(endsCause ? finishEntries(obj, names, handled) : progressEntries(h.id, next)) };
     purge = {};
-    if (Object.keys(status).length > 0 && runner.statusSubresource) {
-      obj = await runner.patchStatus(obj, status, signal);
-      runner.wrote(obj);
-    }
-    const body: Record<string, unknown> = {
-      metadata: { ...(parts.metadata.labels ? { labels: parts.metadata.labels } : {}), annotations },
-    };
-    if (parts.spec !== undefined) body.spec = parts.spec;
-    if (Object.keys(status).length > 0 && !runner.statusSubresource) runner.warnNoStatus(logger);
-    obj = await runner.patchObject(obj, body, signal);
-    runner.wrote(obj);
+    obj = await writeOutcome(runner, obj, { state, status, parts }, signal, logger);
     if (!done) return { obj, delayMs };
     if (endsCause) return { obj, failed };
   }
   // Every handler had finished already (or none matched): end the cause, store the essence.
+  let state: StateEntries = purge;
   if (purpose !== "delete") {
-    const annotations = { ...purge, ...finishPatch(obj, names, handled) };
-    const stored = obj.metadata?.annotations?.[names.essenceAnnotation];
-    const unchanged =
-      Object.keys(annotations).length === 1 && stored !== undefined && stored === annotations[names.essenceAnnotation];
-    if (!unchanged) {
-      obj = await runner.patchObject(obj, { metadata: { annotations } }, signal);
-      runner.wrote(obj);
-    }
-  } else if (Object.keys(purge).length > 0) {
-    obj = await runner.patchObject(obj, { metadata: { annotations: purge } }, signal);
-    runner.wrote(obj);
+    state = { ...purge, ...finishEntries(obj, names, handled) };
+    const stored = readState(obj, names)[ESSENCE_KEY];
+    if (Object.keys(state).length === 1 && stored !== undefined && stored === state[ESSENCE_KEY]) state = {};
   }
+  if (Object.keys(state).length > 0)
+    obj = await writeOutcome(runner, obj, { state, status: {} }, signal, runner.logger);
   return { obj, failed };
+}
+
+/** What one handler's bookkeeping writes: state entries, its status, and its own `ctx.patch`. */
+interface Outcome {
+  state: StateEntries;
+  status: Record<string, unknown>;
+  parts?: ReturnType<typeof splitObjectPatch>;
+}
+
+/**
+ * Writes a handler's outcome in as few requests as the kind allows: with state in status, the
+ * status result and the state in one status write (after the object write, if the handler
+ * patched spec or metadata); with state in annotations, the status write (if any) and then the
+ * object write carrying the state. Either way the state goes in the last write, so a crash
+ * between the two leaves the handler unrecorded (it runs again), never recorded with part of its
+ * outcome lost.
+ */
+async function writeOutcome(
+  runner: CauseRunner,
+  obj: KubeObject,
+  outcome: Outcome,
+  signal: AbortSignal,
+  logger: Logger,
+): Promise<KubeObject> {
+  const { names } = runner;
+  const { state, status, parts } = outcome;
+  const hasStatus = Object.keys(status).length > 0;
+  if (hasStatus && !runner.statusSubresource) runner.warnNoStatus(logger);
+  const inStatus = runner.statusSubresource && runner.stateStorage() === "status";
+  const annotations: Record<string, string | null> = {
+    ...parts?.metadata.annotations,
+    ...(inStatus ? leftoverAnnotations(obj, names, state) : stateAnnotations(names, state)),
+  };
+  const metadata: Record<string, unknown> = {};
+  if (parts?.metadata.labels !== undefined) metadata.labels = parts.metadata.labels;
+  if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
+  const body: Record<string, unknown> = {};
+  if (Object.keys(metadata).length > 0) body.metadata = metadata;
+  if (parts?.spec !== undefined) body.spec = parts.spec;
+  const write = async (request: Promise<KubeObject>) => {
+    const written = await request;
+    runner.wrote(written);
+    return written;
+  };
+
+  if (!inStatus) {
+    if (hasStatus && runner.statusSubresource) obj = await write(runner.patchStatus(obj, status, signal));
+    if (Object.keys(body).length > 0) obj = await write(runner.patchObject(obj, body, signal));
+    return obj;
+  }
+  if (Object.keys(body).length > 0) obj = await write(runner.patchObject(obj, body, signal));
+  obj = await write(runner.patchStatus(obj, { ...status, ...stateStatus(names, state) }, signal));
+  if (!statusHolds(obj, names, state)) {
+    runner.stateNotKept(logger);
+    obj = await write(runner.patchObject(obj, { metadata: { annotations: stateAnnotations(names, state) } }, signal));
+  }
+  return obj;
 }
 
 /** The essence after a handler's own patch: its spec, label and (non-Capstan) annotation changes. */

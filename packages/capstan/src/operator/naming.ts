@@ -25,6 +25,8 @@ export const FINALIZER_KEY = "finalizer";
 
 /** The names one operator writes. */
 export interface OperatorNames {
+  /** The operator's name: its key under `status.capstan` when state is kept in status. */
+  readonly operator: string;
   /** `<operator>.capstan.dev` */
   readonly prefix: string;
   /** `<operator>.capstan.dev/finalizer` */
@@ -45,6 +47,7 @@ export function operatorNames(name: string): OperatorNames {
   }
   const prefix = `${name}.capstan.dev`;
   return {
+    operator: name,
     prefix,
     finalizer: `${prefix}/${FINALIZER_KEY}`,
     essenceAnnotation: `${prefix}/${ESSENCE_KEY}`,

@@ -73,6 +73,7 @@ import type {
 } from "./handlers.ts";
 import type { OperatorNames } from "./naming.ts";
 import { type Purpose, readEssence } from "./progress.ts";
+import { type StateStorage, stateStorageFor } from "./state-storage.ts";
 import { recordTimerRun, timerDueAt } from "./timers.ts";
 
 export type { BookkeepingPoint, OperatorTestHooks } from "./execution.ts";
@@ -133,8 +134,12 @@ export class KindProcessor {
   /** Daemons told to stop (object gone or unmatched) that may still be returning. */
   private readonly retiring = new Set<DaemonRun>();
   private store: CacheReader | undefined;
+  /** Where handler state goes (state-storage.ts); annotations once the cluster pruned it from status. */
+  private storage: StateStorage;
 
-  constructor(private readonly options: ProcessorOptions) {}
+  constructor(private readonly options: ProcessorOptions) {
+    this.storage = options.statusSubresource ? stateStorageFor(options.kind) : "annotations";
+  }
 
   /** Listens to the informer: buffers raw events, notices our own writes arriving. */
   attach(informer: {
@@ -183,6 +188,16 @@ export class KindProcessor {
     logger.warn(
       { kind: this.options.kind.kind },
       "this kind has no status subresource: handler results and ctx.patch.status are not stored (use storeResult: false)",
+    );
+  }
+
+  /** Logged once per kind: the CRD in the cluster prunes `status.capstan`, so state moves to annotations. */
+  private stateNotKept(logger: Logger): void {
+    if (this.storage === "annotations") return;
+    this.storage = "annotations";
+    logger.warn(
+      { kind: this.options.kind.kind },
+      "the CRD in the cluster drops status.capstan (installed from an older manifest?): handler state is kept in annotations instead; apply the CRD generated now to keep it in status",
     );
   }
 
@@ -483,6 +498,8 @@ export class KindProcessor {
       logger,
       recorder,
       statusSubresource,
+      stateStorage: () => this.storage,
+      stateNotKept: (l) => this.stateNotKept(l),
       hooks,
       sources: (l, s) => this.sources(l, s),
       patchObject: (o, body, s) => this.patchObject(o, body, s),

@@ -67,6 +67,7 @@ function buildVersion(source: CrdSource, v: ResolvedVersion): CustomResourceDefi
   if (status !== undefined && status.type !== "object") {
     throw new SchemaTranslationError("status", "must be an object schema (Type.Object)", subject);
   }
+  if (status !== undefined) reserveStateField(status, subject);
   const root: KubeSchema = {
     type: "object",
     properties: {
@@ -121,6 +122,32 @@ function buildVersion(source: CrdSource, v: ResolvedVersion): CustomResourceDefi
     version.selectableFields = v.selectableFields.map((jsonPath) => ({ jsonPath }));
   }
   return version;
+}
+
+/**
+ * `status.capstan`: where Kopf-style handlers keep their state (one map of strings per operator),
+ * so that a handler's result, its progress and the last handled configuration go to the API
+ * server in one status write. Declared in every generated CRD with a status, so that pruning
+ * keeps it; a status schema may not use the name itself.
+ */
+export const STATUS_STATE_FIELD = "capstan";
+
+function reserveStateField(status: KubeSchema, subject: string): void {
+  if (status.properties?.[STATUS_STATE_FIELD] !== undefined) {
+    throw new SchemaTranslationError(
+      `status.${STATUS_STATE_FIELD}`,
+      "is reserved for the state of Capstan's handlers; rename the field",
+      subject,
+    );
+  }
+  status.properties = {
+    ...status.properties,
+    [STATUS_STATE_FIELD]: {
+      type: "object",
+      description: "State of Capstan operators' handlers (one map per operator), written by the operators.",
+      additionalProperties: { type: "object", additionalProperties: { type: "string" } },
+    },
+  };
 }
 
 function specWithPresence(spec: KubeSchema): KubeSchema {
