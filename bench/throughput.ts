@@ -1,0 +1,763 @@
+/**
+ * Throughput benchmark (issue 14): the BenchItem workload against the embedded API server, with the
+ * API server, the operator and the load driver in separate processes (on a 2-core machine an
+ * in-process run would have server and operator share one event loop). One JSON line per
+ * (N, style, mode) on stdout; progress on stderr.
+ *
+ *   npm run bench:throughput
+ *
+ * (that is `npm run build && node --conditions=capstan-source --import tsx bench/throughput.ts`: the
+ * operators run the built `capstan run`, packages/capstan/bin/capstan.js, as a production image does).
+ *
+ * Per BenchItem the work is one owned ConfigMap, written by server-side apply, and one status patch
+ * (`status.observedSize = spec.size`). Styles:
+ * - `ceiling`: the same three raw calls per object (create the BenchItem, apply the ConfigMap, patch
+ *   the status) from a plain client loop, BENCH_CONCURRENCY at a time, no framework. It runs in a
+ *   child process of its own (a plain JavaScript module importing the built `capstan`, as the
+ *   operators do), so its RSS and CPU are its own and the driver only watches.
+ * - `reconcile`: a `capstan run` operator with a level-triggered reconcile, the OPERATOR of
+ *   bench/footprint.ts (`ctx.apply` of the ConfigMap, then `ctx.patchStatus` unless already set).
+ * - `handlers`: a `capstan run` operator written Kopf-style: `op.on.create(BenchItem, ...)` applies
+ *   the owned ConfigMap through `api` and sets `patch.status.observedSize`. It returns nothing, so no
+ *   handler result is stored (`storeResult: false` is not needed) and it sets the same status field
+ *   as the reconcile style; the engine's own bookkeeping is stored wherever the engine keeps it.
+ * The ceiling is the framework-free way of doing the work, not a hard limit: an operator style runs
+ * the creates (driver) and the work (operator) in two processes at once, so it may exceed it.
+ *
+ * For each N of BENCH_OBJECTS a fresh API server process (`capstan apiserver --port 0 --no-kubelet`)
+ * is started and the BenchItem CRD registered; then each style runs in a fresh namespace of its own,
+ * its operator started with `--namespace <that namespace>` and awaited ("Starting workers") before
+ * the first create. Order: the burst runs (ceiling, reconcile, handlers), then the paced runs
+ * (reconcile, handlers), each paced run with a fresh operator and namespace too.
+ * - `burst`: N BenchItems created by BENCH_CONCURRENCY concurrent creators in the driver (the
+ *   ceiling's loop creates its own), as fast as they go.
+ * - `paced`: BENCH_PACED_OBJECTS BenchItems created at BENCH_PACED_RATE per second.
+ *
+ * Figures of each line:
+ * - `items_per_s`: objects / seconds from the first create sent to the moment the driver sees, through
+ *   its watch on the namespace's BenchItems, the last object with `status.observedSize == spec.size`.
+ * - `ratio_to_ceiling`: items_per_s / the ceiling's items_per_s of the same N, round and server (burst
+ *   only; null for paced runs, or without a ceiling run).
+ * - `p50_ms`, `p99_ms`: per object, from sending its create to the driver seeing its status (watch).
+ *   In a burst this is mostly queueing behind the objects created before; the paced runs measure the
+ *   latency of one object.
+ * - `writes_per_object`: the operator's write requests (POST, PUT, PATCH, DELETE; every attempt,
+ *   whatever its answer) from its `rest_client_requests_total` (`capstan run --metrics-port`), read
+ *   after "Starting workers" (so CRD registration is not counted) and again once the count has stopped
+ *   moving after convergence (the handler engine's bookkeeping patch follows the status patch), minus
+ *   the Event writes, per object. For the ceiling: the loop's own PUT/PATCH/DELETE attempts counted by
+ *   its client (its POSTs are the BenchItem creates, the load, not counted).
+ * - `event_writes_per_object`: the operator's Event writes per object, told apart from the metrics
+ *   (which have no path label) by the Events found in the namespace afterwards: each one is a POST
+ *   plus a merge PATCH per repeat, so it counts as its `count` (0 for the ceiling).
+ * - `peak_rss_mb`: the operator's (or the ceiling process's) VmHWM at the end of the run.
+ * - `operator_cpu_s`: its user + system CPU (/proc/<pid>/stat) from just before the first create to
+ *   the end of the run (start-up excluded).
+ * - `n`, `round`: the set (API server) the line belongs to; `objects`: this run's object count (N for a
+ *   burst, BENCH_PACED_OBJECTS paced); `rate`: the paced rate (null for a burst).
+ * - `workers`: BENCH_WORKERS as passed to `--max-concurrent-reconciles` (null: Capstan's defaults,
+ *   1 worker per controller, 4 for the handler engine).
+ *
+ * Environment: BENCH_OBJECTS (default "1000,3000"), BENCH_STYLES (default "ceiling,reconcile,handlers"),
+ * BENCH_CONCURRENCY (default 32), BENCH_WORKERS (default unset), BENCH_PACED_RATE (default 50),
+ * BENCH_PACED_OBJECTS (default 500; 0 skips the paced runs), BENCH_ROUNDS (default 1: each round repeats every
+ * N with its own server, every line printed), BENCH_TIMEOUT_S (default 300: a run not converged by
+ * then fails, naming the objects without status, and the benchmark exits 1).
+ *
+ * Goals (issue 14, "Throughput"), at N = 3,000: reconcile >= 0.95 of the ceiling, handlers >= 0.85,
+ * writes_per_object 2 for both styles, and p99 < 200 ms paced at 50 objects/s.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
+import { type CustomResource, isGone, KubeClient, type KubeObject, type ResourceClient, toCrd } from "capstan";
+import { loadClientConfig } from "capstan/client";
+import { Event, Namespace } from "capstan/core";
+import { CAPSTAN_BIN } from "capstan/internal";
+import { ensureCrds } from "capstan/runtime";
+
+type Style = "ceiling" | "reconcile" | "handlers";
+type Mode = "burst" | "paced";
+
+function positive(name: string, fallback: number, min = 1): number {
+  const text = process.env[name];
+  const n = text === undefined || text === "" ? fallback : Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${text}"`);
+  return n;
+}
+
+const SIZES = (process.env.BENCH_OBJECTS || "1000,3000").split(",").map((s) => {
+  const n = Number(s.trim());
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_OBJECTS: "${s}" is not a positive integer`);
+  return n;
+});
+const STYLES = (process.env.BENCH_STYLES || "ceiling,reconcile,handlers").split(",").map((s) => {
+  const style = s.trim();
+  if (style !== "ceiling" && style !== "reconcile" && style !== "handlers") {
+    throw new Error(`BENCH_STYLES: unknown style "${style}" (ceiling, reconcile, handlers)`);
+  }
+  return style as Style;
+});
+const CONCURRENCY = positive("BENCH_CONCURRENCY", 32);
+const WORKERS = process.env.BENCH_WORKERS ? positive("BENCH_WORKERS", 1) : null;
+const PACED_RATE = positive("BENCH_PACED_RATE", 50);
+const PACED_OBJECTS = positive("BENCH_PACED_OBJECTS", 500, 0);
+const ROUNDS = positive("BENCH_ROUNDS", 1);
+const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 300) * 1000;
+const repo = new URL("..", import.meta.url).pathname;
+
+/** The kind, shared by the operators, the ceiling loop and the driver (which registers its CRD). */
+const BENCH_ITEM_MODULE = `import { defineResource, Type } from "capstan";
+
+export const BenchItem = defineResource({
+  group: "bench.capstan.dev", version: "v1", kind: "BenchItem", scope: "Namespaced",
+  spec: Type.Object({ size: Type.Integer() }),
+  status: Type.Object({ observedSize: Type.Optional(Type.Integer()) }),
+});
+`;
+
+const RECONCILE_MODULE = `import { isDeleted, operator } from "capstan";
+import { ConfigMap } from "capstan/core";
+import { BenchItem } from "./bench-item.js";
+
+const op = operator({ name: "bench" });
+op.controller(BenchItem)
+  .owns(ConfigMap)
+  .reconcile(async (item, ctx) => {
+    if (isDeleted(item)) return;
+    await ctx.apply(ConfigMap, ctx.adopt({ metadata: { name: ctx.key.name }, data: { size: String(item.spec.size) } }));
+    if (item.status?.observedSize !== item.spec.size) await ctx.patchStatus({ observedSize: item.spec.size });
+  });
+export default op;
+`;
+
+const HANDLERS_MODULE = `import { operator } from "capstan";
+import { ConfigMap } from "capstan/core";
+import { BenchItem } from "./bench-item.js";
+
+const op = operator({ name: "bench" });
+op.on.create(BenchItem, async function configure({ spec, adopt, api, patch }) {
+  const configMap = adopt(ConfigMap.make({ data: { size: String(spec.size) } }));
+  await api.resource(ConfigMap).apply(configMap, { fieldManager: "bench", force: true });
+  patch.status.observedSize = spec.size;
+});
+export default op;
+`;
+
+/**
+ * The ceiling: create, apply, patch status per object, CONCURRENCY loops. Talks to the driver over
+ * IPC: "ready" once loaded, starts on "go", answers "done" with each create's send time and its
+ * request counts by method; exits when the driver disconnects.
+ */
+const CEILING_MODULE = `import { KubeClient } from "capstan";
+import { loadClientConfig } from "capstan/client";
+import { ConfigMap } from "capstan/core";
+import { BenchItem } from "./bench-item.js";
+
+const { kubeconfig, namespace, objects, concurrency } = JSON.parse(process.env.BENCH_CEILING);
+const requests = {};
+const client = new KubeClient(loadClientConfig({ kubeconfig }), {
+  onResponse: (method) => { requests[method] = (requests[method] ?? 0) + 1; },
+});
+const items = client.resource(BenchItem, namespace);
+const apiVersion = BenchItem.apiVersion;
+const configMaps = client.resource(ConfigMap, namespace);
+
+async function one(i) {
+  const name = "item-" + i;
+  sent[name] = performance.timeOrigin + performance.now();
+  const item = await items.create({ apiVersion, kind: "BenchItem", metadata: { name }, spec: { size: i } });
+  const uid = item.metadata.uid;
+  const owner = { apiVersion, kind: "BenchItem", name, uid, controller: true, blockOwnerDeletion: true };
+  const configMap = ConfigMap.make({ metadata: { name, ownerReferences: [owner] }, data: { size: String(i) } });
+  await configMaps.apply(configMap, { fieldManager: "bench", force: true });
+  await items.patchStatus(name, { status: { observedSize: i } });
+}
+
+const sent = {};
+process.once("disconnect", () => process.exit(0));
+process.on("message", async (message) => {
+  if (message !== "go") return;
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, objects) }, async () => {
+    for (let i = next++; i < objects; i = next++) await one(i);
+  }));
+  process.send({ type: "done", sent, requests });
+});
+process.send({ type: "ready" });
+`;
+
+type BenchItemObject = KubeObject & { spec: { size: number }; status?: { observedSize?: number } };
+type BenchItemKind = CustomResource & { apiVersion: string };
+
+function log(message: string): void {
+  process.stderr.write(`[throughput] ${message}\n`);
+}
+
+/** Wall-clock milliseconds with sub-millisecond resolution, comparable across processes. */
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+function round(n: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** Nearest-rank percentile of unsorted values. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+// --- child processes --------------------------------------------------------------------------
+
+/** Every child still running and every temporary folder, killed and removed however this process exits. */
+const live = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+process.on("exit", () => {
+  for (const child of live) child.kill("SIGKILL");
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping`);
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  });
+}
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<void>;
+  /** The first output line (stdout or stderr) `match` accepts; rejects if it exits first or after `ms`. */
+  line(match: (line: string) => boolean, what: string, ms: number): Promise<string>;
+  /** The first IPC message of this `type`; rejects if it exits first. */
+  message<M extends { type: string }>(type: M["type"]): Promise<M>;
+  /** A rejection once the process exits (for racing against what it should do first). */
+  died(what: string): Promise<never>;
+  /** SIGTERM, then SIGKILL after 15 s. */
+  stop(): Promise<void>;
+}
+
+function launch(
+  name: string,
+  args: string[],
+  options: { cwd?: string; ipc?: boolean; env?: Record<string, string> } = {},
+): Proc {
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
+    stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NODE_OPTIONS: "", ...options.env },
+  });
+  if (child.pid === undefined) throw new Error(`${name}: could not spawn ${process.execPath}`);
+  live.add(child);
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      live.delete(child);
+      resolve();
+    });
+  });
+  const recent: string[] = [];
+  const listeners = new Set<(line: string) => void>();
+  for (const stream of [child.stdout, child.stderr]) {
+    let partial = "";
+    stream?.setEncoding("utf8");
+    stream?.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        recent.push(line);
+        if (recent.length > 30) recent.shift();
+        for (const listener of listeners) listener(line);
+      }
+    });
+  }
+  const describeExit = () =>
+    `${name} (pid ${child.pid}) exited (${child.exitCode ?? child.signalCode}); last output:\n${recent.join("\n")}`;
+  const died = (what: string) =>
+    exited.then(() => {
+      throw new Error(`${describeExit()}\n(while waiting for ${what})`);
+    });
+  return {
+    child,
+    pid: child.pid,
+    exited,
+    died,
+    line(match, what, ms) {
+      return new Promise<string>((resolve, reject) => {
+        let done = false;
+        const finish = (err: Error | undefined, line = "") => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          listeners.delete(listener);
+          if (err) reject(err);
+          else resolve(line);
+        };
+        const listener = (line: string) => {
+          if (match(line)) finish(undefined, line);
+        };
+        const timer = setTimeout(
+          () => finish(new Error(`${name}: no ${what} within ${ms / 1000} s; last output:\n${recent.join("\n")}`)),
+          ms,
+        );
+        listeners.add(listener);
+        died(what).catch((err: Error) => finish(err));
+      });
+    },
+    message<M extends { type: string }>(type: M["type"]) {
+      const received = new Promise<M>((resolve) => {
+        const onMessage = (m: unknown) => {
+          if ((m as { type?: unknown })?.type !== type) return;
+          child.off("message", onMessage);
+          resolve(m as M);
+        };
+        child.on("message", onMessage);
+      });
+      return Promise.race([received, died(`message ${type}`)]);
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** VmHWM of a process, in MB. */
+function peakRssMb(pid: number): number {
+  const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return round(Number(m[1]) / 1024);
+}
+
+/** User + system CPU seconds of a process so far (/proc/<pid>/stat fields 14 and 15, in clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // fields from the 3rd (state) on
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+// --- the operator's request counts ------------------------------------------------------------
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** The operator's write attempts so far by "METHOD code", from its rest_client_requests_total. */
+async function writeCounts(port: number): Promise<Map<string, number>> {
+  let text: string | undefined;
+  for (let attempt = 1; text === undefined; attempt++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      text = await res.text();
+    } catch (err) {
+      if (attempt >= 20) throw new Error(`operator /metrics on port ${port}: ${(err as Error).message}`);
+      await sleep(100);
+    }
+  }
+  const counts = new Map<string, number>();
+  for (const m of text.matchAll(/^rest_client_requests_total\{([^}]*)\} (\S+)$/gm)) {
+    const labels = Object.fromEntries([...(m[1] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const method = labels["method"] ?? "";
+    if (WRITE_METHODS.has(method)) counts.set(`${method} ${labels["code"]}`, Number(m[2]));
+  }
+  return counts;
+}
+
+function subtract(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [key, n] of after) if (n - (before.get(key) ?? 0) > 0) delta.set(key, n - (before.get(key) ?? 0));
+  return delta;
+}
+
+function total(counts: Map<string, number>): number {
+  let sum = 0;
+  for (const n of counts.values()) sum += n;
+  return sum;
+}
+
+/** The write counts once they stopped moving for a second (at most 15 s after convergence). */
+async function settledWriteCounts(port: number): Promise<Map<string, number>> {
+  let last = await writeCounts(port);
+  let stableSince = performance.now();
+  const deadline = stableSince + 15_000;
+  while (performance.now() - stableSince < 1000 && performance.now() < deadline) {
+    await sleep(250);
+    const current = await writeCounts(port);
+    if (total(current) !== total(last)) stableSince = performance.now();
+    last = current;
+  }
+  return last;
+}
+
+/** Writes the Events in the namespace stand for: each one a POST plus a PATCH per repeat. */
+async function eventWrites(client: KubeClient, namespace: string): Promise<number> {
+  const events = await client.resource(Event, namespace).list();
+  const reasons = new Map<string, number>();
+  let writes = 0;
+  for (const e of events.items) {
+    writes += Math.max(1, e.count ?? 1);
+    const key = `${e.involvedObject.kind} ${e.type} ${e.reason}`;
+    reasons.set(key, (reasons.get(key) ?? 0) + 1);
+  }
+  if (reasons.size > 0) log(`  events in ${namespace}: ${[...reasons].map(([k, n]) => `${k} x${n}`).join(", ")}`);
+  return writes;
+}
+
+// --- watching for statuses --------------------------------------------------------------------
+
+interface StatusWatch {
+  /** When the driver first saw each object with `status.observedSize == spec.size`. */
+  readonly seen: Map<string, number>;
+  /** Resolves once `expected` objects have been seen so; rejects if the watch fails. */
+  readonly done: Promise<void>;
+  stop(): void;
+}
+
+/** Watches the namespace's BenchItems (open before this resolves) for converged statuses. */
+async function watchStatuses(items: ResourceClient<BenchItemObject>, expected: number): Promise<StatusWatch> {
+  const seen = new Map<string, number>();
+  const abort = new AbortController();
+  let resolveDone!: () => void;
+  let rejectDone!: (err: unknown) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  done.catch(() => undefined);
+  const note = (item: BenchItemObject) => {
+    const name = item.metadata?.name;
+    if (name === undefined || seen.has(name) || item.status?.observedSize !== item.spec.size) return;
+    seen.set(name, now());
+    if (seen.size >= expected) resolveDone();
+  };
+  const list = async () => {
+    const page = await items.list();
+    for (const item of page.items) note(item);
+    return page.metadata.resourceVersion;
+  };
+  const open = (resourceVersion: string | undefined) =>
+    items.watch({ resourceVersion, allowWatchBookmarks: true, signal: abort.signal });
+  let resourceVersion = await list();
+  let events = await open(resourceVersion);
+  const loop = async () => {
+    for (;;) {
+      try {
+        for await (const e of events) {
+          resourceVersion = e.object.metadata?.resourceVersion ?? resourceVersion;
+          if (e.type === "ADDED" || e.type === "MODIFIED") note(e.object);
+        }
+      } catch (err) {
+        if (!isGone(err)) throw err;
+        resourceVersion = await list();
+      }
+      if (abort.signal.aborted || seen.size >= expected) return;
+      events = await open(resourceVersion); // the server ended the watch: resume where it stopped
+    }
+  };
+  loop().catch((err: unknown) => {
+    if (!abort.signal.aborted) rejectDone(err);
+  });
+  return { seen, done, stop: () => abort.abort() };
+}
+
+// --- one run ----------------------------------------------------------------------------------
+
+interface ServerSet {
+  dir: string;
+  kubeconfig: string;
+  client: KubeClient;
+  BenchItem: BenchItemKind;
+  n: number;
+  round: number;
+}
+
+interface Line {
+  bench: "throughput";
+  n: number;
+  round: number;
+  style: Style;
+  mode: Mode;
+  objects: number;
+  rate: number | null;
+  workers: number | null;
+  items_per_s: number;
+  ratio_to_ceiling: number | null;
+  p50_ms: number;
+  p99_ms: number;
+  writes_per_object: number;
+  event_writes_per_object: number;
+  peak_rss_mb: number;
+  operator_cpu_s: number;
+}
+
+/** Creates `objects` BenchItems from the driver, burst (CONCURRENCY at a time) or paced. */
+async function createItems(
+  items: ResourceClient<BenchItemObject>,
+  apiVersion: string,
+  objects: number,
+  mode: Mode,
+  sent: Map<string, number>,
+): Promise<void> {
+  const create = async (i: number) => {
+    const name = `item-${i}`;
+    sent.set(name, now());
+    await items.create({ apiVersion, kind: "BenchItem", metadata: { name }, spec: { size: i } });
+  };
+  if (mode === "burst") {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(CONCURRENCY, objects) }, async () => {
+        for (let i = next++; i < objects; i = next++) await create(i);
+      }),
+    );
+    return;
+  }
+  const start = performance.now();
+  const creates: Promise<void>[] = [];
+  for (let i = 0; i < objects; i++) {
+    const wait = start + (i * 1000) / PACED_RATE - performance.now();
+    if (wait > 0) await sleep(wait);
+    creates.push(create(i));
+  }
+  await Promise.all(creates);
+}
+
+/** Fails after TIMEOUT_MS, naming the BenchItems still without their status. */
+async function convergenceTimeout(
+  items: ResourceClient<BenchItemObject>,
+  expected: number,
+  signal: AbortSignal,
+): Promise<never> {
+  await sleep(TIMEOUT_MS, undefined, { signal });
+  const missing: string[] = [];
+  let found = 0;
+  for await (const item of items.listAll()) {
+    found++;
+    if (item.status?.observedSize !== item.spec.size) missing.push(item.metadata?.name ?? "?");
+  }
+  throw new Error(
+    `not converged within ${TIMEOUT_MS / 1000} s: ${found} of ${expected} BenchItems created, ` +
+      `${missing.length} of them without status.observedSize == spec.size` +
+      (missing.length > 0 ? `: ${missing.slice(0, 20).join(", ")}${missing.length > 20 ? ", ..." : ""}` : ""),
+  );
+}
+
+/** What a style's actor (the ceiling process or the operator) gives a run. */
+interface Actor {
+  proc: Proc;
+  /** Starts the load; resolves once every create was answered (for the ceiling: its whole loop). */
+  start(): Promise<unknown>;
+  /** The object writes and the Event writes of the run, once converged. */
+  writes(): Promise<{ objectWrites: number; eventWrites: number }>;
+}
+
+/** The ceiling loop in its own process, loaded and waiting for "go". */
+async function startCeiling(
+  set: ServerSet,
+  namespace: string,
+  objects: number,
+  sent: Map<string, number>,
+  track: (proc: Proc) => void,
+): Promise<Actor> {
+  const proc = launch("ceiling", ["ceiling.js"], {
+    cwd: set.dir,
+    ipc: true,
+    env: {
+      BENCH_CEILING: JSON.stringify({ kubeconfig: set.kubeconfig, namespace, objects, concurrency: CONCURRENCY }),
+    },
+  });
+  track(proc);
+  await proc.message("ready");
+  type Done = { type: "done"; sent: Record<string, number>; requests: Record<string, number> };
+  let finished: Promise<Record<string, number>> | undefined;
+  return {
+    proc,
+    start() {
+      finished = proc.message<Done>("done").then((d) => {
+        for (const [name, t] of Object.entries(d.sent)) sent.set(name, t);
+        return d.requests;
+      });
+      proc.child.send("go");
+      return finished;
+    },
+    async writes() {
+      const requests = (await finished) ?? {};
+      log(`  ceiling requests: ${JSON.stringify(requests)}`);
+      const objectWrites = (requests["PUT"] ?? 0) + (requests["PATCH"] ?? 0) + (requests["DELETE"] ?? 0);
+      return { objectWrites, eventWrites: 0 };
+    },
+  };
+}
+
+/** `capstan run <style>.js --namespace <namespace>`, started ("Starting workers"), the driver creating. */
+async function startOperator(
+  set: ServerSet,
+  style: Style,
+  mode: Mode,
+  namespace: string,
+  objects: number,
+  sent: Map<string, number>,
+  track: (proc: Proc) => void,
+): Promise<Actor> {
+  const port = await freePort();
+  const args = [CAPSTAN_BIN, "run", `${style}.js`, "--kubeconfig", set.kubeconfig, "--namespace", namespace];
+  args.push("--metrics-port", String(port), "--log-format", "json");
+  if (WORKERS !== null) args.push("--max-concurrent-reconciles", String(WORKERS));
+  const proc = launch(`capstan run ${style}.js`, args, { cwd: set.dir });
+  track(proc);
+  await proc.line((l) => l.includes('"msg":"Starting workers"'), '"Starting workers"', 60_000);
+  const before = await writeCounts(port);
+  const items = set.client.resource(set.BenchItem, namespace) as unknown as ResourceClient<BenchItemObject>;
+  return {
+    proc,
+    start: () => createItems(items, set.BenchItem.apiVersion, objects, mode, sent),
+    async writes() {
+      const delta = subtract(await settledWriteCounts(port), before);
+      log(`  operator writes: ${[...delta].map(([k, n]) => `${k} x${n}`).join(", ") || "none"}`);
+      const events = await eventWrites(set.client, namespace);
+      return { objectWrites: total(delta) - events, eventWrites: events };
+    },
+  };
+}
+
+async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: number | null): Promise<Line> {
+  const objects = mode === "burst" ? set.n : PACED_OBJECTS;
+  const namespace = `${style}-${mode}-${set.n}-r${set.round}`;
+  log(`N=${set.n} ${style} ${mode}: ${objects} objects in namespace ${namespace}`);
+  await set.client.resource(Namespace).create(Namespace.make({ metadata: { name: namespace } }));
+  const items = set.client.resource(set.BenchItem, namespace) as unknown as ResourceClient<BenchItemObject>;
+  const watch = await watchStatuses(items, objects);
+  const sent = new Map<string, number>();
+  const timeout = new AbortController();
+  let proc: Proc | undefined;
+  const track = (p: Proc) => {
+    proc = p;
+  };
+  try {
+    const actor =
+      style === "ceiling"
+        ? await startCeiling(set, namespace, objects, sent, track)
+        : await startOperator(set, style, mode, namespace, objects, sent, track);
+    const cpuStart = cpuSeconds(actor.proc.pid);
+    const timedOut = convergenceTimeout(items, objects, timeout.signal);
+    timedOut.catch(() => undefined);
+    await Promise.race([Promise.all([watch.done, actor.start()]), actor.proc.died("convergence"), timedOut]);
+    const counted = await actor.writes();
+    const peak = peakRssMb(actor.proc.pid);
+    const cpu = cpuSeconds(actor.proc.pid) - cpuStart;
+
+    const first = Math.min(...sent.values());
+    const last = Math.max(...watch.seen.values());
+    const latencies: number[] = [];
+    for (const [name, seenAt] of watch.seen) {
+      const sentAt = sent.get(name);
+      if (sentAt === undefined) throw new Error(`saw ${name} converge but never sent its create`);
+      latencies.push(seenAt - sentAt);
+    }
+    const itemsPerS = objects / ((last - first) / 1000);
+    return {
+      bench: "throughput",
+      n: set.n,
+      round: set.round,
+      style,
+      mode,
+      objects,
+      rate: mode === "paced" ? PACED_RATE : null,
+      workers: WORKERS,
+      items_per_s: round(itemsPerS),
+      ratio_to_ceiling: mode === "burst" && ceilingRate !== null ? round(itemsPerS / ceilingRate, 3) : null,
+      p50_ms: round(percentile(latencies, 50)),
+      p99_ms: round(percentile(latencies, 99)),
+      writes_per_object: round(counted.objectWrites / objects, 3),
+      event_writes_per_object: round(counted.eventWrites / objects, 3),
+      peak_rss_mb: peak,
+      operator_cpu_s: round(cpu, 2),
+    };
+  } finally {
+    timeout.abort();
+    watch.stop();
+    const running = proc as Proc | undefined;
+    if (running?.child.connected) running.child.disconnect();
+    await running?.stop();
+  }
+}
+
+// --- one server, every style ------------------------------------------------------------------
+
+async function runSet(n: number, roundNo: number): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "capstan-throughput-"));
+  tempDirs.add(dir);
+  let server: Proc | undefined;
+  let client: KubeClient | undefined;
+  try {
+    await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
+    await symlink(join(repo, "node_modules"), join(dir, "node_modules"));
+    await writeFile(join(dir, "bench-item.js"), BENCH_ITEM_MODULE);
+    await writeFile(join(dir, "reconcile.js"), RECONCILE_MODULE);
+    await writeFile(join(dir, "handlers.js"), HANDLERS_MODULE);
+    await writeFile(join(dir, "ceiling.js"), CEILING_MODULE);
+    const kubeconfig = join(dir, "kubeconfig");
+    server = launch("capstan apiserver", [
+      CAPSTAN_BIN,
+      "apiserver",
+      "--port",
+      "0",
+      "--kubeconfig",
+      kubeconfig,
+      "--no-kubelet",
+    ]);
+    const ready = await server.line((l) => l.startsWith("ready "), '"ready" line', 60_000);
+    log(`N=${n} round ${roundNo}: API server (pid ${server.pid}) ${ready}`);
+    client = new KubeClient(loadClientConfig({ kubeconfig }));
+    // The same module the operators import (its `capstan` is this process's), so the CRD is theirs.
+    const { BenchItem } = (await import(pathToFileURL(join(dir, "bench-item.js")).href)) as {
+      BenchItem: BenchItemKind;
+    };
+    await ensureCrds(client, [toCrd(BenchItem)]);
+    const set: ServerSet = { dir, kubeconfig, client, BenchItem, n, round: roundNo };
+
+    let ceilingRate: number | null = null;
+    const print = (line: Line) => process.stdout.write(`${JSON.stringify(line)}\n`);
+    for (const style of STYLES) {
+      const line = await runOne(set, style, "burst", ceilingRate);
+      if (style === "ceiling") ceilingRate = line.items_per_s;
+      print(line);
+    }
+    if (PACED_OBJECTS > 0) {
+      for (const style of STYLES) if (style !== "ceiling") print(await runOne(set, style, "paced", null));
+    }
+  } finally {
+    await client?.close();
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+    tempDirs.delete(dir);
+  }
+}
+
+try {
+  for (let r = 1; r <= ROUNDS; r++) for (const n of SIZES) await runSet(n, r);
+} catch (err) {
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exitCode = 1;
+}
