@@ -39,6 +39,7 @@ import { type Duration, toMilliseconds } from "./duration.ts";
 import type { EventRecorder, EventType } from "./event-recorder.ts";
 import { DeletedFinalStateUnknown, type InformerEventHandler } from "./informer.ts";
 import type { ControllerObserver, RuntimeMetrics } from "./metrics.ts";
+import { AppliedChildren, WriteExpectations } from "./own-writes.ts";
 import { allowsCreate, allowsDelete, allowsUpdate, type Predicate } from "./predicates.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import {
@@ -97,9 +98,16 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
   /**
    * Server-side apply of `obj` (its namespace defaults to the reconciled object's), with the
    * controller's name as field manager and `force: true`: a controller owns the fields it applies.
+   * When this controller applied the same configuration to the same child before and the child's
+   * cached copy is still the version that apply produced (a kind it `owns` or `watches`), nothing
+   * would change: no request is sent and a copy of the cached child is returned.
    */
   apply<K extends KubeObject>(kind: ResourceKind<K>, obj: K): Promise<K>;
-  /** Merge-patches the reconciled object's `status` subresource: `ctx.patchStatus({ ready: true })`. */
+  /**
+   * Merge-patches the reconciled object's `status` subresource: `ctx.patchStatus({ ready: true })`.
+   * The next reconcile of the object waits (up to 5 s) until the cache shows this write, so it never
+   * judges a copy older than its own status.
+   */
   patchStatus(status: Record<string, unknown>): Promise<T>;
 }
 
@@ -156,6 +164,10 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Resource clients by kind (object identity) and namespace (`""` for none); see `resourceClient`. */
   private readonly clients = new WeakMap<ResourceKind, Map<string, ResourceClient<KubeObject>>>();
   private readonly removers: (() => void)[] = [];
+  /** Our own status writes the cache has not shown yet (own-writes.ts). */
+  private readonly expectations = new WriteExpectations();
+  /** What `ctx.apply` last applied to each child (own-writes.ts). */
+  private readonly appliedChildren = new AppliedChildren();
   private readonly running = new Set<Promise<void>>();
   private readonly intake = new AbortController();
   private readonly reconcileAbort = new AbortController();
@@ -268,14 +280,20 @@ export class Controller<T extends KubeObject = KubeObject> {
     const predicates = this.options.primaryPredicates ?? [];
     return {
       onAdd: (obj) => {
-        if (allowsCreate(predicates, obj)) this.queue.add(objectKey(obj));
+        const key = objectKey(obj);
+        this.expectations.saw(key, obj);
+        if (allowsCreate(predicates, obj)) this.queue.add(key);
       },
       onUpdate: (oldObj, newObj) => {
-        if (allowsUpdate(predicates, oldObj, newObj)) this.queue.add(objectKey(newObj));
+        const key = objectKey(newObj);
+        this.expectations.saw(key, newObj);
+        if (allowsUpdate(predicates, oldObj, newObj)) this.queue.add(key);
       },
       onDelete: (deleted) => {
         const obj = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
-        if (allowsDelete(predicates, obj)) this.queue.add(objectKey(obj));
+        const key = objectKey(obj);
+        this.expectations.saw(key, undefined);
+        if (allowsDelete(predicates, obj)) this.queue.add(key);
       },
     };
   }
@@ -318,9 +336,11 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   private async reconcileKey(key: string): Promise<void> {
+    const store = this.options.primary.store;
+    await this.expectations.caughtUp(key, () => store.get(key), this.reconcileAbort.signal);
     const started = performance.now();
     const ref = splitObjectKey(key);
-    const cached = this.options.primary.store.get(key);
+    const cached = store.get(key);
     const target: ReconcileTarget<T> = cached ?? ({ deleted: true, ...ref } satisfies DeletedObject);
     const ctx = this.context(ref, cached);
     let outcome: ReconcileOutcome = "success";
@@ -415,23 +435,53 @@ export class Controller<T extends KubeObject = KubeObject> {
       apply<K extends KubeObject>(kind: ResourceKind<K>, desired: K): Promise<K> {
         try {
           const namespace = kind.namespaced ? (desired.metadata?.namespace ?? (ref.namespace || undefined)) : undefined;
-          return controller
-            .resourceClient(kind, namespace)
-            .apply(desired, { fieldManager: controller.name, force: true, signal: controller.reconcileAbort.signal });
+          return controller.applyChild(kind, namespace, desired);
         } catch (err) {
           return Promise.reject(err);
         }
       },
       patchStatus(status) {
         try {
+          const key = objectKey({ metadata: { namespace: ref.namespace || undefined, name: ref.name } });
           return controller
             .resourceClient(controller.kind, ref.namespace || undefined)
-            .patchStatus(ref.name, { status }, { signal: controller.reconcileAbort.signal });
+            .patchStatus(ref.name, { status }, { signal: controller.reconcileAbort.signal })
+            .then((written) => {
+              controller.expectations.wrote(key, written);
+              return written;
+            });
         } catch (err) {
           return Promise.reject(err);
         }
       },
     };
+  }
+
+  /** `ctx.apply`: skipped when it would change nothing (own-writes.ts), else sent and remembered. */
+  private async applyChild<K extends KubeObject>(
+    kind: ResourceKind<K>,
+    namespace: string | undefined,
+    desired: K,
+  ): Promise<K> {
+    const name = desired.metadata?.name;
+    const cache = this.caches.get(kindId(kind));
+    const remembered =
+      name !== undefined && cache !== undefined
+        ? { key: AppliedChildren.key(kindId(kind), namespace, name), digest: AppliedChildren.digest(desired) }
+        : undefined;
+    if (remembered !== undefined && cache !== undefined) {
+      const cached = cache.get(objectKey({ metadata: { namespace, name } }));
+      if (this.appliedChildren.unchanged(remembered.key, remembered.digest, cached)) {
+        return structuredClone(cached) as K;
+      }
+    }
+    const written = await this.resourceClient(kind, namespace).apply(desired, {
+      fieldManager: this.name,
+      force: true,
+      signal: this.reconcileAbort.signal,
+    });
+    if (remembered !== undefined) this.appliedChildren.applied(remembered.key, remembered.digest, written);
+    return written;
   }
 
   private cacheOf<K extends KubeObject>(kind: ResourceKind<K>): CacheReader<K> {

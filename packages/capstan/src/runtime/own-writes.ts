@@ -1,0 +1,154 @@
+/**
+ * What a controller remembers of its own writes, so that a level-triggered reconcile costs no
+ * write when nothing changed:
+ *
+ * - {@link WriteExpectations}: the resourceVersion its last `ctx.patchStatus` of an object
+ *   returned. A reconcile of that object waits (briefly) until the cache has caught up with it,
+ *   instead of judging a copy older than its own write and writing the same status again (what
+ *   happens when an owned child's event arrives before the object's own status event). Kopf's
+ *   "consistency wait", for the reconcile path.
+ * - {@link AppliedChildren}: the configuration its last `ctx.apply` of each child sent and the
+ *   resourceVersion the server answered. Applying the same configuration to a child whose cached
+ *   copy still has that resourceVersion changes nothing on the server (server-side apply is
+ *   idempotent for one field manager), so the request is not sent and the cached copy is returned.
+ *
+ * ## Guarantees
+ * - Never a lost reconcile: a wait ends when the informer delivers the expected version (or a
+ *   later one), when {@link CONSISTENCY_TIMEOUT_MS} since the write has passed, or when the signal
+ *   aborts; the reconcile then runs on whatever the cache holds, as it would have without this.
+ * - An apply is skipped only when the server's object is exactly the one our identical apply
+ *   produced (same resourceVersion in the cache); anyone else's change, a deletion, or a
+ *   different configuration sends it.
+ *
+ * ## Assumptions
+ * - resourceVersions that are decimal integers (etcd's, and the embedded server's) grow with
+ *   time, as client-go's MutationCache also assumes; others are compared for equality only.
+ */
+import { createHash } from "node:crypto";
+import type { KubeObject } from "../client/types.ts";
+
+/** How long a reconcile waits for the cache to show our own write (Kopf's consistency_timeout). */
+export const CONSISTENCY_TIMEOUT_MS = 5_000;
+/** Children remembered per controller; the oldest are forgotten first (their next apply is sent). */
+const APPLIED_CHILDREN_MAX = 50_000;
+
+/** Whether `seen` is `expected` or, both being integers, a later version. */
+export function reachedVersion(seen: string | undefined, expected: string): boolean {
+  if (seen === undefined) return false;
+  if (seen === expected) return true;
+  if (!/^\d+$/.test(seen) || !/^\d+$/.test(expected)) return false;
+  return seen.length !== expected.length ? seen.length > expected.length : seen > expected;
+}
+
+interface Expectation {
+  rv: string;
+  since: number;
+  wake?: () => void;
+}
+
+/** The resourceVersions of our own last writes per object key; see the module documentation. */
+export class WriteExpectations {
+  private readonly byKey = new Map<string, Expectation>();
+
+  /** `timeoutMs`: how long after a write a reconcile may wait for the cache to show it. */
+  constructor(private readonly timeoutMs = CONSISTENCY_TIMEOUT_MS) {}
+
+  /** Records that our write of `key` returned `obj`. */
+  wrote(key: string, obj: KubeObject): void {
+    const rv = obj.metadata?.resourceVersion;
+    if (rv === undefined) return;
+    const previous = this.byKey.get(key);
+    this.byKey.set(key, { rv, since: performance.now(), ...(previous?.wake ? { wake: previous.wake } : {}) });
+  }
+
+  /** The informer delivered `obj` (or its deletion) for `key`. */
+  saw(key: string, obj: KubeObject | undefined): void {
+    const e = this.byKey.get(key);
+    if (e === undefined) return;
+    if (obj !== undefined && !reachedVersion(obj.metadata?.resourceVersion, e.rv)) return;
+    this.byKey.delete(key);
+    e.wake?.();
+  }
+
+  /**
+   * Resolves once the cached copy of `key` (read with `cached`) has caught up with our last write
+   * of it, the write is older than the consistency timeout, or `signal` aborts.
+   */
+  async caughtUp(key: string, cached: () => KubeObject | undefined, signal: AbortSignal): Promise<void> {
+    const e = this.byKey.get(key);
+    if (e === undefined) return;
+    const current = cached();
+    const left = e.since + this.timeoutMs - performance.now();
+    if (current === undefined || reachedVersion(current.metadata?.resourceVersion, e.rv) || left <= 0) {
+      this.byKey.delete(key);
+      return;
+    }
+    if (signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        if (this.byKey.get(key) === e) this.byKey.delete(key);
+        done();
+      }, left);
+      signal.addEventListener("abort", done, { once: true });
+      e.wake = done;
+    });
+  }
+
+  /** Expectations held (for tests). */
+  get size(): number {
+    return this.byKey.size;
+  }
+}
+
+interface Applied {
+  digest: string;
+  rv: string;
+}
+
+/** The last configuration applied to each child and the version it produced; see the module documentation. */
+export class AppliedChildren {
+  private readonly byChild = new Map<string, Applied>();
+
+  /** The key a child is remembered under: its kind, namespace and name. */
+  static key(kindId: string, namespace: string | undefined, name: string): string {
+    return `${kindId}/${namespace ?? ""}/${name}`;
+  }
+
+  /** A digest of the configuration sent (so memory does not grow with the children's size). */
+  static digest(desired: KubeObject): string {
+    return createHash("sha256").update(JSON.stringify(desired)).digest("base64");
+  }
+
+  /** Whether applying `digest` to the child whose cached copy is `cached` would change nothing. */
+  unchanged(key: string, digest: string, cached: KubeObject | undefined): boolean {
+    const last = this.byChild.get(key);
+    return (
+      last !== undefined &&
+      last.digest === digest &&
+      cached?.metadata?.resourceVersion !== undefined &&
+      cached.metadata.resourceVersion === last.rv
+    );
+  }
+
+  /** Records that applying `digest` to the child answered `written`. */
+  applied(key: string, digest: string, written: KubeObject): void {
+    const rv = written.metadata?.resourceVersion;
+    this.byChild.delete(key);
+    if (rv === undefined) return;
+    this.byChild.set(key, { digest, rv });
+    if (this.byChild.size > APPLIED_CHILDREN_MAX) {
+      const oldest = this.byChild.keys().next().value;
+      if (oldest !== undefined) this.byChild.delete(oldest);
+    }
+  }
+
+  /** Children remembered (for tests). */
+  get size(): number {
+    return this.byChild.size;
+  }
+}
