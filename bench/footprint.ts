@@ -15,6 +15,7 @@
  *   are created, 32 at a time, and reconciled until every one has its status.
  * - `restart_ms`: `capstan dev`, save by rename-over -> restarted operator's "Starting workers"
  *   (median of 10; bench/dev-reload.ts).
+ * - BENCH_WORKERS, when set, is passed as `capstan run --max-concurrent-reconciles` (default: Capstan's).
  * - `new_project_test_s`: a `capstan new` project's `npm test`, the project installed from the packed
  *   packages through a local registry (test/support/packed-project.ts). Needs the npm registry;
  *   BENCH_SKIP_PROJECT=1 leaves it out (null).
@@ -77,7 +78,8 @@ interface Running {
 /** Spawns `capstan run operator.js`; `started` resolves with ms from spawn to "Starting workers". */
 function runOperator(dir: string, kubeconfig: string): Running {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CAPSTAN_BIN, "run", "operator.js", "--kubeconfig", kubeconfig], {
+  const workers = process.env.BENCH_WORKERS ? ["--max-concurrent-reconciles", process.env.BENCH_WORKERS] : [];
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), CAPSTAN_BIN, "run", "operator.js", "--kubeconfig", kubeconfig, ...workers], {
     cwd: dir,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, NODE_OPTIONS: "" },

@@ -27,12 +27,41 @@ async function youngGenerationAfterBurst(env: NodeJS.ProcessEnv): Promise<number
   return Number(stdout.split(" ")[0]);
 }
 
-describe("capstan run's heap setting", () => {
-  it("leaves a young-generation choice made on the command line, in NODE_OPTIONS or by CAPSTAN_V8_DEFAULT_HEAP alone", () => {
-    expect(tuneOperatorHeap({}, ["--max-semi-space-size=8"])).toBe(false);
-    expect(tuneOperatorHeap({ NODE_OPTIONS: "--enable-source-maps --semi-space-growth-factor=4" }, [])).toBe(false);
-    expect(tuneOperatorHeap({ NODE_OPTIONS: "--min-semi-space-size=2" }, [])).toBe(false);
-    expect(tuneOperatorHeap({ CAPSTAN_V8_DEFAULT_HEAP: "1" }, [])).toBe(false);
+/** The old generation's peak committed size while objects that survive promotion keep dying, in a fresh process. */
+async function oldGenerationPeakUnderChurn(env: NodeJS.ProcessEnv): Promise<number> {
+  const script = `
+    import { getHeapStatistics } from "node:v8";
+    const { tuneOperatorHeap } = await import(${JSON.stringify(module)});
+    tuneOperatorHeap();
+    let peak = 0;
+    const live = [];
+    for (let round = 0; round < 60; round++) {
+      live.push(Array.from({ length: 20_000 }, (_, i) => ({ i, s: "x" + i + round })));
+      if (live.length > 8) live.shift();
+      peak = Math.max(peak, getHeapStatistics().total_heap_size);
+    }
+    console.log(peak);`;
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ["--import", "tsx", "--input-type=module", "-e", script],
+    { env: { ...process.env, NODE_OPTIONS: "", ...env } },
+  );
+  return Number(stdout.trim());
+}
+
+describe("capstan run's heap settings", () => {
+  it("leaves a generation's setting to a choice made on the command line or in NODE_OPTIONS, and both to CAPSTAN_V8_DEFAULT_HEAP", () => {
+    const both = ["--semi-space-growth-factor=1", "--heap-growing-percent=50"];
+    expect(tuneOperatorHeap({}, [])).toEqual(both);
+    expect(tuneOperatorHeap({}, ["--max-semi-space-size=8"])).toEqual(["--heap-growing-percent=50"]);
+    expect(tuneOperatorHeap({ NODE_OPTIONS: "--enable-source-maps --semi-space-growth-factor=4" }, [])).toEqual([
+      "--heap-growing-percent=50",
+    ]);
+    expect(tuneOperatorHeap({ NODE_OPTIONS: "--min-semi-space-size=2 --heap-growing-percent=20" }, [])).toEqual([]);
+    expect(tuneOperatorHeap({}, ["--optimize-for-size"])).toEqual(["--semi-space-growth-factor=1"]);
+    // A cap on the old generation is not a choice of its growth.
+    expect(tuneOperatorHeap({ NODE_OPTIONS: "--max-old-space-size=256" }, [])).toEqual(both);
+    expect(tuneOperatorHeap({ CAPSTAN_V8_DEFAULT_HEAP: "1" }, [])).toEqual([]);
   });
 
   it("keeps the young generation from growing under a burst of allocation, which it does by default", async () => {
@@ -41,5 +70,14 @@ describe("capstan run's heap setting", () => {
       youngGenerationAfterBurst({ CAPSTAN_V8_DEFAULT_HEAP: "1" }),
     ]);
     expect(untouched).toBeGreaterThan(tuned * 2);
+  });
+
+  it("keeps the old generation from growing far past what survives, which it does by default under churn", async () => {
+    const [tuned, untouched] = await Promise.all([
+      oldGenerationPeakUnderChurn({}),
+      oldGenerationPeakUnderChurn({ CAPSTAN_V8_DEFAULT_HEAP: "1" }),
+    ]);
+    // Measured: ~31 MB against ~70 MB.
+    expect(untouched).toBeGreaterThan(tuned * 1.5);
   });
 });

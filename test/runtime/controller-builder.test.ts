@@ -2,7 +2,7 @@ import { waitUntil } from "capstan-dev/testing";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeObject, ListerWatcher, ResourceKind } from "../../packages/capstan/src/client/types.ts";
-import type { Controller } from "../../packages/capstan/src/runtime/controller.ts";
+import { type Controller, DEFAULT_MAX_CONCURRENT_RECONCILES } from "../../packages/capstan/src/runtime/controller.ts";
 import { ControllerBuilder } from "../../packages/capstan/src/runtime/controller-builder.ts";
 import { RuntimeMetrics } from "../../packages/capstan/src/runtime/metrics.ts";
 import { labelsChanged } from "../../packages/capstan/src/runtime/predicates.ts";
@@ -164,6 +164,7 @@ describe("maxConcurrentReconciles", () => {
       await workersOf("defaulted", metrics),
       await workersOf("own", metrics),
       await workersOf("plain", metrics),
-    ]).toEqual([8, 2, 1]);
+    ]).toEqual([8, 2, DEFAULT_MAX_CONCURRENT_RECONCILES]);
+    expect(DEFAULT_MAX_CONCURRENT_RECONCILES).toBe(16);
   });
 });

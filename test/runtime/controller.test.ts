@@ -498,13 +498,17 @@ describe("stopping", () => {
       const started: string[] = [];
       const finished: string[] = [];
       let signal: AbortSignal | undefined;
-      const c = makeController(source, async (_t, ctx) => {
-        started.push(ctx.key.name);
-        signal = ctx.signal;
-        await gate.promise;
-        finished.push(ctx.key.name);
-        return { requeueAfter: "1h" };
-      });
+      const c = makeController(
+        source,
+        async (_t, ctx) => {
+          started.push(ctx.key.name);
+          signal = ctx.signal;
+          await gate.promise;
+          finished.push(ctx.key.name);
+          return { requeueAfter: "1h" };
+        },
+        { maxConcurrentReconciles: 1 },
+      );
       c.start();
       source.upsert(widget("a"));
       await waitUntil(() => started.length === 1, { what: "reconcile running", timeout: 2000 });

@@ -42,7 +42,7 @@ Options:
   --max-concurrent-reconciles N
                          objects of one kind handled in parallel, by handlers and by every
                          controller that sets no maxConcurrentReconciles of its own
-                         (default: 4 for handlers, 1 for controllers)
+                         (default 16, chosen by measurement: docs/runtime.md, "Throughput")
   --health-port P        serve /healthz and /readyz on port P
   --metrics-port P       serve /metrics (Prometheus) on port P
   --log-level L          fatal, error, warn, info (default), debug, trace or silent

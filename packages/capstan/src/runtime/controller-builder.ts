@@ -44,7 +44,7 @@ export interface WatchOptions<T extends KubeObject = KubeObject> {
 
 /** Options of the controller as a whole. */
 export interface BuilderOptions {
-  /** Workers reconciling different keys in parallel (default: the manager's, else 1). */
+  /** Workers reconciling different keys in parallel (default: the manager's, else 16). */
   maxConcurrentReconciles?: number;
   /** Per-key retry delays (default: client-go's 5 ms .. 1000 s per key, 10 qps / 100 burst overall). */
   rateLimiter?: RateLimiter<string>;
@@ -60,7 +60,7 @@ export interface BuilderEnvironment {
   recorderFor?(controller: string): EventRecorder;
   /** Namespace every watch defaults to (all namespaces when absent). */
   namespace?: string;
-  /** `maxConcurrentReconciles` of controllers that do not set their own (1 when absent). */
+  /** `maxConcurrentReconciles` of controllers that do not set their own (16 when absent). */
   maxConcurrentReconciles?: number;
   /** Called with the built controller (the manager starts it when it runs). */
   register(controller: Controller<KubeObject>): void;

@@ -109,7 +109,8 @@ export interface ManagerOptions {
   /** Stop gracefully on SIGTERM and SIGINT (default false: the embedding program decides). */
   handleSignals?: boolean;
   /**
-   * Workers of every controller that does not set `maxConcurrentReconciles` itself (default 1), as
+   * Workers of every controller that does not set `maxConcurrentReconciles` itself (default 16,
+   * `DEFAULT_MAX_CONCURRENT_RECONCILES`), as
    * controller-runtime's manager-wide `Controller.MaxConcurrentReconciles`; `capstan run
    * --max-concurrent-reconciles` sets it.
    */
