@@ -3,9 +3,10 @@
  *
  *   npm run bench:footprint
  *
- * The operator is the BenchItem operator (per object one owned ConfigMap, written by server-side
- * apply, and one status patch), a plain JavaScript module importing the built `capstan` by package
- * name, run by the built `capstan run` (packages/capstan/bin/capstan.js), as a production image does.
+ * The operator is the reconcile-style BenchItem operator of bench-item-operators.ts (per object one
+ * owned ConfigMap, written by server-side apply, and one status patch), plain JavaScript modules
+ * importing the built `capstan` by package name, run by the built `capstan run`
+ * (packages/capstan/bin/capstan.js), as a production image does.
  * The embedded API server runs in this process, so the operator's figures are its own.
  *
  * - `start_ms`: from spawning `capstan run` to its "Starting workers" line against a running server
@@ -33,32 +34,13 @@ import { loadClientConfig } from "capstan/client";
 import { CAPSTAN_BIN } from "capstan/internal";
 import { startApiServer } from "capstan-dev";
 import { expectSuccess, newProject, packAndServe, runCommand } from "../test/support/packed-project.ts";
+import { BENCH_ITEM_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
 import { measureDevReload } from "./dev-reload.ts";
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 3000);
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
 const CONCURRENCY = 32;
 const repo = new URL("..", import.meta.url).pathname;
-
-const OPERATOR = `import { defineResource, isDeleted, operator, Type } from "capstan";
-import { ConfigMap } from "capstan/core";
-
-export const BenchItem = defineResource({
-  group: "bench.capstan.dev", version: "v1", kind: "BenchItem", scope: "Namespaced",
-  spec: Type.Object({ size: Type.Integer() }),
-  status: Type.Object({ observedSize: Type.Optional(Type.Integer()) }),
-});
-
-const op = operator({ name: "bench" });
-op.controller(BenchItem)
-  .owns(ConfigMap)
-  .reconcile(async (item, ctx) => {
-    if (isDeleted(item)) return;
-    await ctx.apply(ConfigMap, ctx.adopt({ metadata: { name: ctx.key.name }, data: { size: String(item.spec.size) } }));
-    if (item.status?.observedSize !== item.spec.size) await ctx.patchStatus({ observedSize: item.spec.size });
-  });
-export default op;
-`;
 
 type BenchItem = KubeObject & { spec: { size: number }; status?: { observedSize?: number } };
 const BenchItemKind: ResourceKind<BenchItem> = {
@@ -79,11 +61,23 @@ interface Running {
 function runOperator(dir: string, kubeconfig: string): Running {
   const t0 = performance.now();
   const workers = process.env.BENCH_WORKERS ? ["--max-concurrent-reconciles", process.env.BENCH_WORKERS] : [];
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), CAPSTAN_BIN, "run", "operator.js", "--kubeconfig", kubeconfig, ...workers], {
-    cwd: dir,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NODE_OPTIONS: "" },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+      CAPSTAN_BIN,
+      "run",
+      "operator.js",
+      "--kubeconfig",
+      kubeconfig,
+      ...workers,
+    ],
+    {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, NODE_OPTIONS: "" },
+    },
+  );
   let output = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const started = new Promise<number>((resolve, reject) => {
@@ -125,7 +119,8 @@ async function operatorFigures(): Promise<{ start_ms: number; idle_rss_mb: numbe
   try {
     await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
     await symlink(join(repo, "node_modules"), join(dir, "node_modules"));
-    await writeFile(join(dir, "operator.js"), OPERATOR);
+    await writeFile(join(dir, "bench-item.js"), BENCH_ITEM_MODULE);
+    await writeFile(join(dir, "operator.js"), RECONCILE_MODULE);
     const kubeconfig = join(dir, "kubeconfig");
 
     const starts: number[] = [];

@@ -80,6 +80,7 @@ import { loadClientConfig } from "capstan/client";
 import { Event, Namespace } from "capstan/core";
 import { CAPSTAN_BIN } from "capstan/internal";
 import { ensureCrds } from "capstan/runtime";
+import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
 
 type Style = "ceiling" | "reconcile" | "handlers";
 type Mode = "burst" | "paced";
@@ -110,44 +111,6 @@ const PACED_OBJECTS = positive("BENCH_PACED_OBJECTS", 500, 0);
 const ROUNDS = positive("BENCH_ROUNDS", 1);
 const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 300) * 1000;
 const repo = new URL("..", import.meta.url).pathname;
-
-/** The kind, shared by the operators, the ceiling loop and the driver (which registers its CRD). */
-const BENCH_ITEM_MODULE = `import { defineResource, Type } from "capstan";
-
-export const BenchItem = defineResource({
-  group: "bench.capstan.dev", version: "v1", kind: "BenchItem", scope: "Namespaced",
-  spec: Type.Object({ size: Type.Integer() }),
-  status: Type.Object({ observedSize: Type.Optional(Type.Integer()) }),
-});
-`;
-
-const RECONCILE_MODULE = `import { isDeleted, operator } from "capstan";
-import { ConfigMap } from "capstan/core";
-import { BenchItem } from "./bench-item.js";
-
-const op = operator({ name: "bench" });
-op.controller(BenchItem)
-  .owns(ConfigMap)
-  .reconcile(async (item, ctx) => {
-    if (isDeleted(item)) return;
-    await ctx.apply(ConfigMap, ctx.adopt({ metadata: { name: ctx.key.name }, data: { size: String(item.spec.size) } }));
-    if (item.status?.observedSize !== item.spec.size) await ctx.patchStatus({ observedSize: item.spec.size });
-  });
-export default op;
-`;
-
-const HANDLERS_MODULE = `import { operator } from "capstan";
-import { ConfigMap } from "capstan/core";
-import { BenchItem } from "./bench-item.js";
-
-const op = operator({ name: "bench" });
-op.on.create(BenchItem, async function configure({ spec, adopt, api, patch }) {
-  const configMap = adopt(ConfigMap.make({ data: { size: String(spec.size) } }));
-  await api.resource(ConfigMap).apply(configMap, { fieldManager: "bench", force: true });
-  patch.status.observedSize = spec.size;
-});
-export default op;
-`;
 
 /**
  * The ceiling: create, apply, patch status per object, CONCURRENCY loops. Talks to the driver over
