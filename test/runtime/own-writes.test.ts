@@ -79,6 +79,8 @@ describe("AppliedChildren", () => {
     // Someone else changed the child, it is gone from the cache, or the configuration differs.
     expect(applied.unchanged(key, digest, at("4"))).toBe(false);
     expect(applied.unchanged(key, digest, undefined)).toBe(false);
-    expect(applied.unchanged(key, AppliedChildren.digest({ ...desired, data: { k: "w" } } as KubeObject), at("3"))).toBe(false);
+    expect(
+      applied.unchanged(key, AppliedChildren.digest({ ...desired, data: { k: "w" } } as KubeObject), at("3")),
+    ).toBe(false);
   });
 });
