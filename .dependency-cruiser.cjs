@@ -20,7 +20,7 @@ const allowed = {
   [`${prod}/resources`]: [`${prod}/client`], // type-only, checked below
   [`${prod}/runtime`]: [`${prod}/client`],
   [`${prod}/webhooks`]: [`${prod}/client`, `${prod}/resources`],
-  [`${prod}/operator`]: [`${prod}/client`, `${prod}/resources`, `${prod}/runtime`],
+  [`${prod}/operator`]: [`${prod}/client`, `${prod}/resources`, `${prod}/runtime`, `${prod}/webhooks`],
   [`${prod}/cli`]: [
     `${prod}/client`,
     `${prod}/resources`,

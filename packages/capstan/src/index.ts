@@ -48,6 +48,15 @@ export type {
   TimerOptions,
 } from "./operator/handlers.ts";
 export { Operator, type OperatorOptions, operator } from "./operator/operator.ts";
+// Admission handlers (`op.on.validate`, `op.on.mutate`) and the webhook server that serves them.
+export type { AdmissionHandlerOptions, AdmissionWebhook } from "./operator/admission-handlers.ts";
+export {
+  type AdmissionContext,
+  AdmissionDenied,
+  type MutatingHandler,
+  type ValidatingHandler,
+} from "./webhooks/admission.ts";
+export type { WebhookServerOptions } from "./webhooks/webhook-server.ts";
 export { toCrd } from "./resources/crd.ts";
 // Resources: defined once, giving types, CRD and validation.
 export { defineResource } from "./resources/define-resource.ts";

@@ -46,6 +46,9 @@ import type { WatchOptions } from "../runtime/controller-builder.ts";
 import { ensureCrds } from "../runtime/crd-registration.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import { Manager, type ManagerOptions, type ManagerState } from "../runtime/manager.ts";
+import type { MutatingHandler, ValidatingHandler } from "../webhooks/admission.ts";
+import { WebhookServer, type WebhookServerOptions } from "../webhooks/webhook-server.ts";
+import { type AdmissionHandlerOptions, AdmissionHandlers, type AdmissionWebhook } from "./admission-handlers.ts";
 import { DEFAULT_BACKOFF_MS } from "./daemons.ts";
 import { DeferredControllerBuilder } from "./deferred-builder.ts";
 import { parseField } from "./diff.ts";
@@ -113,6 +116,12 @@ export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "nam
    * never handled by two workers at once, whatever this is.
    */
   workers?: number;
+  /**
+   * The webhook server of `on.validate`/`on.mutate` handlers (started only when there are some):
+   * port (default 9443), host, `certDir` with `tls.crt`/`tls.key` (default controller-runtime's
+   * `/tmp/k8s-webhook-server/serving-certs`) or `tls` in memory.
+   */
+  webhookServer?: WebhookServerOptions;
   /** Crash-simulation hooks for tests. */
   hooks?: OperatorTestHooks;
 }
@@ -165,6 +174,19 @@ export interface OnRegistry {
     options: HandlerOptions<T>,
     fn: HandlerFn<ChangeContext<T, unknown>>,
   ): void;
+  /**
+   * A validating admission handler, served by the operator's webhook server: return to allow,
+   * throw `AdmissionDenied` to deny (see docs/webhooks.md).
+   */
+  validate<T extends KubeObject>(kind: ResourceKind<T>, fn: ValidatingHandler<T>): void;
+  validate<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    options: AdmissionHandlerOptions,
+    fn: ValidatingHandler<T>,
+  ): void;
+  /** A mutating admission handler: change `ctx.obj` (a copy) or return the object to admit. */
+  mutate<T extends KubeObject>(kind: ResourceKind<T>, fn: MutatingHandler<T>): void;
+  mutate<T extends KubeObject>(kind: ResourceKind<T>, options: AdmissionHandlerOptions, fn: MutatingHandler<T>): void;
   /** Every raw watch event (ADDED, MODIFIED, DELETED); errors are logged and never retried. */
   event<T extends KubeObject>(kind: ResourceKind<T>, fn: HandlerFn<EventContext<T>>): void;
   event<T extends KubeObject>(
@@ -182,6 +204,8 @@ export class Operator {
   readonly on: OnRegistry;
   private readonly kinds = new Map<string, KindHandlers>();
   private readonly controllers: DeferredControllerBuilder<KubeObject>[] = [];
+  private readonly admission: AdmissionHandlers;
+  private webhookServer: WebhookServer | undefined;
   private started = false;
   private manager: Manager | undefined;
   private processors: KindProcessor[] = [];
@@ -204,6 +228,14 @@ export class Operator {
     this.names = operatorNames(options.name);
     this.name = options.name;
     this.declaredPermissions = (options.permissions ?? []).flat();
+    this.admission = new AdmissionHandlers(options.name);
+    const admission =
+      (type: "validating" | "mutating") =>
+      (kind: ResourceKind, a: unknown, b?: unknown): void => {
+        this.assertNotStarted();
+        const [options, fn] = b === undefined ? [{}, a] : [a, b];
+        this.admission.add(type, kind, options as AdmissionHandlerOptions, fn as ValidatingHandler);
+      };
     const change =
       (cause: ChangeCause) =>
       (kind: ResourceKind, a: unknown, b?: unknown): void => {
@@ -215,6 +247,8 @@ export class Operator {
       update: change("update") as OnRegistry["update"],
       delete: change("delete") as OnRegistry["delete"],
       resume: change("resume") as OnRegistry["resume"],
+      validate: admission("validating") as OnRegistry["validate"],
+      mutate: admission("mutating") as OnRegistry["mutate"],
       field: ((kind: ResourceKind, field: string, a: unknown, b?: unknown) => {
         const [options, fn] = b === undefined ? [{}, a] : [a, b];
         this.addChange(kind, "field", parseField(field), options as HandlerOptions<KubeObject>, fn as HandlerFn<never>);
@@ -236,6 +270,16 @@ export class Operator {
         });
       }) as OnRegistry["event"],
     };
+  }
+
+  /** The admission handlers registered with `on.validate` and `on.mutate` (for generation and tests). */
+  webhooks(): readonly AdmissionWebhook[] {
+    return this.admission.all();
+  }
+
+  /** The port the webhook server listens on (once `start` has started it). */
+  get webhookPort(): number | undefined {
+    return this.webhookServer?.listening ? this.webhookServer.port : undefined;
   }
 
   /** A level-triggered controller for `kind` (the runtime's builder API; built at start). */
@@ -301,7 +345,7 @@ export class Operator {
   async start(options: OperatorStartOptions): Promise<void> {
     this.assertNotStarted();
     this.started = true;
-    const { signal, namespaces, registerCrds, crdTimeout, hooks, workers, ...managerOptions } = options;
+    const { signal, namespaces, registerCrds, crdTimeout, hooks, workers, webhookServer, ...managerOptions } = options;
     const logger: Logger = (options.logger ?? pino({ level: "info" })).child({ operator: this.name });
     // With one namespace, declared controllers default to it too (the manager's namespace).
     const only = namespaces?.length === 1 ? namespaces[0] : undefined;
@@ -312,13 +356,21 @@ export class Operator {
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted) stop.abort();
     const drainMs = toMilliseconds(options.gracefulShutdownTimeout ?? "30s");
-    if (this.kinds.size === 0 && this.controllers.length === 0) {
+    if (this.kinds.size === 0 && this.controllers.length === 0 && this.admission.all().length === 0) {
       // Runs anyway, as a controller-runtime manager without controllers does: health endpoints up.
       logger.warn(
         `operator ${this.name} registers no handlers or controllers, so it does nothing yet; add op.controller(Kind).reconcile(fn) or op.on.create(Kind, fn) before starting it`,
       );
     }
     try {
+      if (this.admission.all().length > 0) {
+        // Every replica serves webhooks, leader or not (as controller-runtime's webhook server).
+        const server = new WebhookServer({ ...webhookServer, logger: webhookServer?.logger ?? logger });
+        for (const { path, spec } of this.admission.specs()) server.register(path, spec);
+        this.webhookServer = server;
+        await server.start();
+        logger.info({ port: server.port, webhooks: server.paths() }, "webhook server listening");
+      }
       if (registerCrds ?? true) {
         const crds = this.requirements().crds.map((k) => toCrd(k));
         try {
@@ -347,6 +399,7 @@ export class Operator {
       signal?.removeEventListener("abort", onAbort);
       stop.abort();
       await Promise.all(this.processors.map((p) => p.stop(drainMs)));
+      await this.webhookServer?.stop();
       // A manager that never started (CRD registration failed) did not close the client it built.
       if (mgr.state === "idle" && options.client === undefined) await mgr.client.close();
     }

@@ -82,6 +82,11 @@ export class WebhookServer {
     return [...this.routes.keys()];
   }
 
+  /** Whether the server is listening. */
+  get listening(): boolean {
+    return this.server?.listening === true;
+  }
+
   /** The port listened on (after `start`). */
   get port(): number {
     const address = this.server?.address();

@@ -1,0 +1,126 @@
+/**
+ * `op.on.validate` and `op.on.mutate`: served over HTTPS by the operator's webhook server while it
+ * runs, at paths and under names a webhook configuration can be generated from.
+ */
+import { request } from "node:https";
+import { startTestCluster } from "capstan-dev/testing";
+import { describe, expect, it } from "vitest";
+import { operator } from "../../packages/capstan/src/operator/index.ts";
+import { AdmissionDenied } from "../../packages/capstan/src/webhooks/admission.ts";
+import { applyJsonPatch, decodeJsonPatch } from "../../packages/capstan-dev/src/devcluster/patch/json-patch.ts";
+import { createServingCertificates } from "../../packages/capstan-dev/src/devcluster/tls.ts";
+import { fileFixture } from "../support/file-fixture.ts";
+import { Machine, type MachineObject, machineCrd, run } from "./support/cluster.ts";
+
+const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
+
+function review(port: number, ca: string, path: string, object: MachineObject) {
+  const body = JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: "u-1",
+      kind: { group: "useless.capstan.test", version: "v1alpha1", kind: "Machine" },
+      resource: { group: "useless.capstan.test", version: "v1alpha1", resource: "machines" },
+      namespace: "ns",
+      name: object.metadata.name,
+      operation: "CREATE",
+      userInfo: { username: "alice" },
+      object,
+    },
+  });
+  return new Promise<{ status: number; response: Record<string, unknown> }>((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        ca,
+        agent: false,
+        headers: { "content-type": "application/json" },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => {
+          text += c.toString("utf8");
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, response: JSON.parse(text).response }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const machine = (switchPosition: string): MachineObject =>
+  Machine.make({ metadata: { name: "m", namespace: "ns" }, spec: { switchPosition } });
+
+describe("admission handlers of an operator", () => {
+  it("serves validate and mutate handlers while the operator runs, typed by their kind", async () => {
+    const certs = await createServingCertificates();
+    const op = operator({ name: "useless" });
+    op.on.validate(Machine, async function position({ obj }) {
+      if (!["up", "down"].includes(obj.spec.switchPosition)) {
+        throw new AdmissionDenied(`switchPosition must be up or down, not "${obj.spec.switchPosition}"`);
+      }
+    });
+    op.on.mutate(Machine, { failurePolicy: "Ignore" }, async function createdBy({ obj, userInfo }) {
+      obj.metadata.annotations = {
+        ...obj.metadata.annotations,
+        "useless.container.training/created-by": userInfo.username ?? "",
+      };
+    });
+    expect(op.webhooks().map((w) => [w.type, w.path, w.name, w.options.failurePolicy])).toEqual([
+      [
+        "validating",
+        "/validate-useless-capstan-test-v1alpha1-machine-position",
+        "position.machines.useless.capstan.dev",
+        undefined,
+      ],
+      [
+        "mutating",
+        "/mutate-useless-capstan-test-v1alpha1-machine-createdby",
+        "createdby.machines.useless.capstan.dev",
+        "Ignore",
+      ],
+    ]);
+    const [validating, mutating] = op.webhooks().map((w) => w.path) as [string, string];
+
+    const running = await run(op, cluster, {
+      webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
+    });
+    const port = op.webhookPort as number;
+    try {
+      expect((await review(port, certs.caPem, validating, machine("up"))).response).toEqual({
+        uid: "u-1",
+        allowed: true,
+      });
+      expect((await review(port, certs.caPem, validating, machine("sideways"))).response).toMatchObject({
+        allowed: false,
+        status: { code: 403, message: 'switchPosition must be up or down, not "sideways"' },
+      });
+      const mutated = (await review(port, certs.caPem, mutating, machine("up"))).response as { patch: string };
+      const patch = JSON.parse(Buffer.from(mutated.patch, "base64").toString("utf8"));
+      expect(applyJsonPatch(machine("up"), decodeJsonPatch(patch))).toMatchObject({
+        metadata: { annotations: { "useless.container.training/created-by": "alice" } },
+      });
+    } finally {
+      await running.stop();
+    }
+    // Stopped with the operator: nothing listens any more.
+    await expect(review(port, certs.caPem, validating, machine("up"))).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it("refuses two handlers of one kind with one id, and a timeout the API server would not accept", () => {
+    const op = operator({ name: "strict" });
+    op.on.validate(Machine, { id: "check" }, () => {});
+    expect(() => op.on.validate(Machine, { id: "check" }, () => {})).toThrow(
+      /two validate handlers share the id "check"/,
+    );
+    op.on.mutate(Machine, { id: "check" }, () => {});
+    expect(() => op.on.validate(Machine, { id: "slow", timeout: "45s" }, () => {})).toThrow(
+      /timeout must be from 1 s to 30 s/,
+    );
+  });
+});
