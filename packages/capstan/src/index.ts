@@ -33,6 +33,8 @@ export {
 } from "./client/errors.ts";
 export { KubeClient, type ResourceClient } from "./client/resource-client.ts";
 export type { KubeObject, ObjectMeta, ResourceKind } from "./client/types.ts";
+// Admission handlers (`op.on.validate`, `op.on.mutate`) and the webhook server that serves them.
+export type { AdmissionHandlerOptions, AdmissionWebhook } from "./operator/admission-handlers.ts";
 // Kopf-style handlers and the operator that runs them (and its controllers).
 export { PermanentError, TemporaryError } from "./operator/errors.ts";
 export { ABSENT, type Filters, PRESENT } from "./operator/filters.ts";
@@ -48,15 +50,6 @@ export type {
   TimerOptions,
 } from "./operator/handlers.ts";
 export { Operator, type OperatorOptions, operator } from "./operator/operator.ts";
-// Admission handlers (`op.on.validate`, `op.on.mutate`) and the webhook server that serves them.
-export type { AdmissionHandlerOptions, AdmissionWebhook } from "./operator/admission-handlers.ts";
-export {
-  type AdmissionContext,
-  AdmissionDenied,
-  type MutatingHandler,
-  type ValidatingHandler,
-} from "./webhooks/admission.ts";
-export type { WebhookServerOptions } from "./webhooks/webhook-server.ts";
 export { toCrd } from "./resources/crd.ts";
 // Resources: defined once, giving types, CRD and validation.
 export { defineResource } from "./resources/define-resource.ts";
@@ -73,3 +66,10 @@ export {
   type ReconcileTarget,
   TerminalError,
 } from "./runtime/reconcile.ts";
+export {
+  type AdmissionContext,
+  AdmissionDenied,
+  type MutatingHandler,
+  type ValidatingHandler,
+} from "./webhooks/admission.ts";
+export type { WebhookServerOptions } from "./webhooks/webhook-server.ts";
