@@ -6,6 +6,7 @@ import { request } from "node:https";
 import { startTestCluster } from "capstan-dev/testing";
 import { describe, expect, it } from "vitest";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
+import { RuntimeMetrics } from "../../packages/capstan/src/runtime/metrics.ts";
 import { AdmissionDenied } from "../../packages/capstan/src/webhooks/admission.ts";
 import { applyJsonPatch, decodeJsonPatch } from "../../packages/capstan-dev/src/devcluster/patch/json-patch.ts";
 import { createServingCertificates } from "../../packages/capstan-dev/src/devcluster/tls.ts";
@@ -87,7 +88,9 @@ describe("admission handlers of an operator", () => {
     ]);
     const [validating, mutating] = op.webhooks().map((w) => w.path) as [string, string];
 
+    const metrics = new RuntimeMetrics();
     const running = await run(op, cluster, {
+      metrics,
       webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
     });
     const port = op.webhookPort as number;
@@ -105,6 +108,12 @@ describe("admission handlers of an operator", () => {
       expect(applyJsonPatch(machine("up"), decodeJsonPatch(patch))).toMatchObject({
         metadata: { annotations: { "useless.container.training/created-by": "alice" } },
       });
+      // controller-runtime's webhook metrics, labelled by path.
+      const scrape = await metrics.text();
+      expect(scrape).toContain(`controller_runtime_webhook_requests_total{code="200",webhook="${validating}"} 2`);
+      expect(scrape).toContain(`controller_runtime_webhook_requests_total{code="200",webhook="${mutating}"} 1`);
+      expect(scrape).toContain(`controller_runtime_webhook_latency_seconds_count{webhook="${validating}"} 2`);
+      expect(scrape).toContain(`controller_runtime_webhook_requests_in_flight{webhook="${validating}"} 0`);
     } finally {
       await running.stop();
     }

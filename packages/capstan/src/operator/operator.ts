@@ -365,7 +365,11 @@ export class Operator {
     try {
       if (this.admission.all().length > 0) {
         // Every replica serves webhooks, leader or not (as controller-runtime's webhook server).
-        const server = new WebhookServer({ ...webhookServer, logger: webhookServer?.logger ?? logger });
+        const server = new WebhookServer({
+          ...webhookServer,
+          logger: webhookServer?.logger ?? logger,
+          observer: webhookServer?.observer ?? mgr.metrics.webhookObserver(),
+        });
         for (const { path, spec } of this.admission.specs()) server.register(path, spec);
         this.webhookServer = server;
         await server.start();

@@ -15,6 +15,11 @@
  * | workqueue_queue_duration_seconds, workqueue_work_duration_seconds (histograms) | name, controller | work queue |
  * | workqueue_unfinished_work_seconds, workqueue_longest_running_processor_seconds | name, controller | read at scrape time |
  * | rest_client_requests_total | code, method, host | the client's response observer |
+ * | controller_runtime_webhook_requests_total | code, webhook | the webhook server |
+ * | controller_runtime_webhook_latency_seconds (histogram) | webhook | the webhook server |
+ * | controller_runtime_webhook_requests_in_flight | webhook | the webhook server |
+ *
+ * A webhook's label is its path, as in controller-runtime.
  *
  * As in controller-runtime, a work queue's `name` and `controller` labels are both the
  * controller's name, and `priority` is `""` (our queue has no priorities).
@@ -25,7 +30,7 @@
  * exactly the same values. Histograms are {@link FastHistogram}s bound to their labels once: same
  * output as prom-client's, a fraction of the cost per observation.
  */
-import { Counter, exponentialBuckets, Gauge, Registry } from "prom-client";
+import { Counter, exponentialBuckets, Gauge, Histogram, Registry } from "prom-client";
 import type { ResponseObserver } from "../client/resource-client.ts";
 import { FastHistogram } from "./histogram.ts";
 import type { ReconcileOutcome } from "./reconcile.ts";
@@ -49,6 +54,12 @@ export interface ControllerObserver {
   failed(terminal: boolean): void;
   /** Workers busy right now changed by `delta`. */
   activeWorkers(delta: number): void;
+}
+
+/** What the webhook server reports (webhooks/webhook-server.ts `WebhookObserver`). */
+export interface WebhookRequestObserver {
+  started(webhook: string): void;
+  finished(webhook: string, code: number, seconds: number): void;
 }
 
 type InFlight = () => { unfinishedWorkSeconds: number; longestRunningProcessorSeconds: number };
@@ -101,6 +112,9 @@ export class RuntimeMetrics {
   private readonly queueDuration: FastHistogram;
   private readonly workDuration: FastHistogram;
   private readonly restRequests: Counter<"code" | "method" | "host">;
+  private readonly webhookRequests: Counter<"code" | "webhook">;
+  private readonly webhookLatency: Histogram<"webhook">;
+  private readonly webhookInFlight: Gauge<"webhook">;
   private readonly inFlight = new Map<string, InFlight>();
   /** Every controller and queue ever observed (a handful per process: one per controller built). */
   private readonly controllers: ControllerCounts[] = [];
@@ -237,6 +251,36 @@ export class RuntimeMetrics {
       labelNames: ["code", "method", "host"],
       registers,
     });
+    this.webhookRequests = new Counter({
+      name: "controller_runtime_webhook_requests_total",
+      help: "Total number of admission requests by HTTP status code.",
+      labelNames: ["code", "webhook"],
+      registers,
+    });
+    this.webhookLatency = new Histogram({
+      name: "controller_runtime_webhook_latency_seconds",
+      help: "Histogram of the latency of processing admission requests",
+      labelNames: ["webhook"],
+      registers,
+    });
+    this.webhookInFlight = new Gauge({
+      name: "controller_runtime_webhook_requests_in_flight",
+      help: "Current number of admission requests being served.",
+      labelNames: ["webhook"],
+      registers,
+    });
+  }
+
+  /** The observer of a webhook server: requests by code, latency and in-flight count per webhook path. */
+  webhookObserver(): WebhookRequestObserver {
+    return {
+      started: (webhook) => this.webhookInFlight.inc({ webhook }),
+      finished: (webhook, code, seconds) => {
+        this.webhookInFlight.dec({ webhook });
+        this.webhookRequests.inc({ code: String(code), webhook });
+        this.webhookLatency.observe({ webhook }, seconds);
+      },
+    };
   }
 
   /**

@@ -40,6 +40,12 @@ export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 /** How often certificate files are checked when no file system event came (controller-runtime's certwatcher polls every 10 s too). */
 const CERT_RELOAD_MS = 10_000;
 
+/** Receives each served request (the runtime's metrics implement it; labels are webhook paths). */
+export interface WebhookObserver {
+  started(webhook: string): void;
+  finished(webhook: string, code: number, seconds: number): void;
+}
+
 /** Options of a {@link WebhookServer}. */
 export interface WebhookServerOptions {
   /** Port (default {@link DEFAULT_WEBHOOK_PORT}; 0 picks a free one). */
@@ -55,6 +61,8 @@ export interface WebhookServerOptions {
   /** How often `certDir` is checked for a renewed pair (default 10 s). */
   certReloadMs?: number;
   logger?: Logger;
+  /** Told about every request to a registered path (controller-runtime's webhook metrics). */
+  observer?: WebhookObserver;
 }
 
 /** An HTTPS server of admission handlers; see the module documentation. */
@@ -188,6 +196,18 @@ export class WebhookServer {
     const path = (req.url ?? "/").split("?")[0] as string;
     const handler = this.routes.get(path);
     if (handler === undefined) return plain(res, 404, `no webhook at ${path}`);
+    const observer = this.options.observer;
+    if (observer === undefined) return this.serve(handler, req, res);
+    const started = performance.now();
+    observer.started(path);
+    try {
+      await this.serve(handler, req, res);
+    } finally {
+      observer.finished(path, res.statusCode, (performance.now() - started) / 1000);
+    }
+  }
+
+  private async serve(handler: AdmissionHandlerSpec, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== "POST") return plain(res, 405, `${req.method} is not allowed: webhooks take POST`);
     const type = req.headers["content-type"] ?? "";
     if (!type.startsWith("application/json")) {
