@@ -45,6 +45,11 @@ export interface DeploymentOptions {
   healthPort?: number;
   metricsPort?: number;
   labels: Record<string, string>;
+  /**
+   * The operator serves admission webhooks: its port (named `webhook`, the Service's target) and
+   * the Secret with its serving certificate, mounted where the server reads it.
+   */
+  webhookServer?: { port: number; certDir: string; certSecret: string };
 }
 
 /** The Namespace object for `namespace`, unless it is one every cluster has. */
@@ -64,6 +69,7 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
     );
   }
   const selector = { "app.kubernetes.io/name": options.name };
+  const webhook = options.webhookServer;
   const args = [
     options.operatorPath,
     `--health-port=${healthPort}`,
@@ -103,6 +109,7 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
               ports: [
                 { name: "health", containerPort: healthPort, protocol: "TCP" },
                 { name: "metrics", containerPort: metricsPort, protocol: "TCP" },
+                ...(webhook ? [{ name: "webhook", containerPort: webhook.port, protocol: "TCP" }] : []),
               ],
               // Probe timings are kubebuilder's scaffold values: start-up (loading TypeScript through
               // tsx, listing every watched kind) takes seconds, not minutes.
@@ -125,10 +132,16 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
                 capabilities: { drop: ["ALL"] },
               },
               // tsx caches transpiled modules under the temp dir: the one writable place.
-              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+              volumeMounts: [
+                { name: "tmp", mountPath: "/tmp" },
+                ...(webhook ? [{ name: "webhook-certs", mountPath: webhook.certDir, readOnly: true }] : []),
+              ],
             },
           ],
-          volumes: [{ name: "tmp", emptyDir: {} }],
+          volumes: [
+            { name: "tmp", emptyDir: {} },
+            ...(webhook ? [{ name: "webhook-certs", secret: { secretName: webhook.certSecret } }] : []),
+          ],
         },
       },
     },

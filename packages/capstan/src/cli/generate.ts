@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
@@ -7,6 +8,7 @@ import { parseCommandArgs } from "./command-args.ts";
 import { deploymentManifest, namespaceManifest } from "./deployment-manifest.ts";
 import { dockerfile, dockerignore, ImageLayoutError, imageLayout } from "./dockerfile.ts";
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
+import { WEBHOOK_SERVER, webhookCertSecretName, webhookManifests } from "./webhook-manifests.ts";
 
 const USAGE = `Usage: capstan generate crds|rbac|deploy|all|dockerfile|dockerignore <operator.ts> [options]
 
@@ -14,7 +16,9 @@ Prints, on stdout, what deploying the operator needs, derived from its code:
   crds        the CustomResourceDefinitions of the defineResource kinds it uses
   rbac        ServiceAccount, ClusterRole and ClusterRoleBinding with exactly the permissions it needs
   deploy      the Deployment running \`capstan run\` (and its Namespace unless it is a built-in one)
-  all         crds, rbac and deploy in one stream, ready for \`kubectl apply -f -\`
+  webhooks    the Validating/MutatingWebhookConfigurations of its op.on.validate/mutate handlers,
+              their Service, and a cert-manager Issuer and Certificate (CA injected by cert-manager)
+  all         crds, rbac, webhooks (if any) and deploy in one stream, ready for \`kubectl apply -f -\`
   dockerfile  a multi-stage image: compiles a TypeScript operator (npm run build), then runs the
               compiled JavaScript with production dependencies only, as a non-root user
   dockerignore  the .dockerignore to keep beside that Dockerfile
@@ -33,6 +37,9 @@ Options:
   --replicas N         replicas with --leader-elect (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
   --metrics-port P     /metrics port (default 8080)
+  --ca-bundle FILE     webhooks: the PEM CA that signed the serving certificate, written into the
+                       configurations instead of cert-manager objects (create the Secret
+                       <operator>-webhook-server-cert with tls.crt and tls.key yourself)
 `;
 
 /** Input that cannot produce manifests, with the reason. */
@@ -40,7 +47,7 @@ export class GenerateError extends Error {
   override readonly name = "GenerateError";
 }
 
-const TARGETS = ["crds", "rbac", "deploy", "all", "dockerfile", "dockerignore"] as const;
+const TARGETS = ["crds", "rbac", "deploy", "webhooks", "all", "dockerfile", "dockerignore"] as const;
 type Target = (typeof TARGETS)[number];
 
 interface GenerateOptions {
@@ -54,13 +61,27 @@ interface GenerateOptions {
   replicas?: number;
   healthPort?: number;
   metricsPort?: number;
+  /** PEM of the webhook serving certificate's CA (`--ca-bundle`); cert-manager's otherwise. */
+  caBundle?: string;
 }
 
 /** `capstan generate`: manifests and a Dockerfile for one operator module. */
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs("capstan generate", USAGE, () => parse(args));
   if (!parsed.ok) return parsed.exitCode;
-  const { target, file, options } = parsed.value;
+  const { target, file, options, caBundleFile } = parsed.value;
+  if (caBundleFile !== undefined) {
+    try {
+      options.caBundle = await readFile(caBundleFile, "utf8");
+    } catch (err) {
+      process.stderr.write(`capstan generate: --ca-bundle ${caBundleFile}: ${(err as Error).message}\n`);
+      return 1;
+    }
+    if (!options.caBundle.includes("-----BEGIN CERTIFICATE-----")) {
+      process.stderr.write(`capstan generate: --ca-bundle ${caBundleFile} holds no PEM certificate\n`);
+      return 1;
+    }
+  }
   let op: LoadedOperator;
   try {
     op = await loadOperator(file);
@@ -81,7 +102,9 @@ export async function run(args: string[]): Promise<number> {
   return 0;
 }
 
-function parse(args: string[]): { target: Target; file: string; options: GenerateOptions } | "help" {
+function parse(
+  args: string[],
+): { target: Target; file: string; options: GenerateOptions; caBundleFile: string | undefined } | "help" {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -95,6 +118,7 @@ function parse(args: string[]): { target: Target; file: string; options: Generat
       replicas: { type: "string" },
       "health-port": { type: "string" },
       "metrics-port": { type: "string" },
+      "ca-bundle": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -124,6 +148,7 @@ function parse(args: string[]): { target: Target; file: string; options: Generat
   return {
     target: target as Target,
     file,
+    caBundleFile: values["ca-bundle"],
     options: {
       image: values.image,
       namespace: values.namespace,
@@ -180,6 +205,18 @@ export function generate(
           }
         : {}),
     });
+  const webhooks = () =>
+    webhookManifests({
+      name: op.name,
+      namespace: options.namespace,
+      labels,
+      webhooks: op.webhooks(),
+      caBundle: options.caBundle,
+    });
+  const hasWebhooks = op.webhooks().length > 0;
+  if (target === "webhooks" && !hasWebhooks) {
+    throw new GenerateError(`operator ${op.name} has no admission handlers (op.on.validate, op.on.mutate)`);
+  }
   const deploy = () =>
     deploymentManifest({
       name: op.name,
@@ -193,6 +230,7 @@ export function generate(
       healthPort: options.healthPort,
       metricsPort: options.metricsPort,
       labels,
+      ...(hasWebhooks ? { webhookServer: { ...WEBHOOK_SERVER, certSecret: webhookCertSecretName(op.name) } } : {}),
     });
   const namespace = namespaceManifest(options.namespace, labels);
   const docs: object[] =
@@ -202,6 +240,8 @@ export function generate(
         ? [...namespace, ...rbac()]
         : target === "deploy"
           ? [...namespace, deploy()]
-          : [...crds(), ...namespace, ...rbac(), deploy()];
+          : target === "webhooks"
+            ? [...namespace, ...webhooks()]
+            : [...crds(), ...namespace, ...rbac(), ...webhooks(), deploy()];
   return docs.map((doc) => `---\n${stringify(doc, { lineWidth: 0 })}`).join("");
 }

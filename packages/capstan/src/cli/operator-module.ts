@@ -15,7 +15,7 @@ import { pathToFileURL } from "node:url";
 import type { Operator } from "../operator/index.ts";
 
 /** What the commands use of an operator. Checked by shape: the module may load its own copy of capstan. */
-export type LoadedOperator = Pick<Operator, "name" | "start" | "requirements" | "permissions">;
+export type LoadedOperator = Pick<Operator, "name" | "start" | "requirements" | "permissions" | "webhooks">;
 
 /** An operator module that cannot be used, with a message saying what to change. */
 export class OperatorModuleError extends Error {
@@ -58,7 +58,8 @@ function isOperator(value: unknown): value is LoadedOperator {
     typeof o.name === "string" &&
     typeof o.start === "function" &&
     typeof o.requirements === "function" &&
-    typeof o.permissions === "function"
+    typeof o.permissions === "function" &&
+    typeof o.webhooks === "function"
   );
 }
 

@@ -1,0 +1,135 @@
+/**
+ * `capstan generate webhooks`: what the API server needs to call an operator's admission handlers
+ * (operator/admission-handlers.ts), as kubebuilder's scaffold lays it out:
+ *
+ * - a Service `<operator>-webhook` in front of the operator's webhook port (443 -> 9443);
+ * - a ValidatingWebhookConfiguration `<operator>-validating` and a MutatingWebhookConfiguration
+ *   `<operator>-mutating` with exactly the rules each handler declares;
+ * - the serving certificate: by default a cert-manager self-signed Issuer and a Certificate for the
+ *   Service's DNS names, stored in the Secret the Deployment mounts, with cert-manager's CA
+ *   injector filling each configuration's `caBundle` (`cert-manager.io/inject-ca-from`); with
+ *   `--ca-bundle` the given CA is written into the configurations and no cert-manager object is
+ *   made (the Secret is then the user's to create).
+ */
+import type { Service } from "kubernetes-types/core/v1.d.ts";
+import type { AdmissionWebhook } from "../operator/admission-handlers.ts";
+import { DEFAULT_CERT_DIR, DEFAULT_WEBHOOK_PORT } from "../webhooks/webhook-server.ts";
+
+/**
+ * admissionregistration/v1's RuleWithOperations (kubernetes-types drops the fields it embeds from
+ * Rule: resources and scope).
+ */
+interface RuleWithOperations {
+  apiGroups: string[];
+  apiVersions: string[];
+  operations: string[];
+  resources: string[];
+  scope: "Namespaced" | "Cluster";
+}
+
+/** Inputs of {@link webhookManifests}. */
+export interface WebhookManifestOptions {
+  /** The operator's name (names the Service, Secret, configurations). */
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  webhooks: readonly AdmissionWebhook[];
+  /** PEM of the CA that signed the serving certificate; absent: cert-manager makes and injects it. */
+  caBundle?: string;
+}
+
+/** The Secret holding the webhook server's `tls.crt` and `tls.key`. */
+export function webhookCertSecretName(operator: string): string {
+  return `${operator}-webhook-server-cert`;
+}
+
+/** The Deployment's additions for a webhook server: its port, and the Secret mounted where it reads certificates. */
+export const WEBHOOK_SERVER = { port: DEFAULT_WEBHOOK_PORT, certDir: DEFAULT_CERT_DIR } as const;
+
+/** The manifests, in an order `kubectl apply` accepts (the Issuer before the Certificate). */
+export function webhookManifests(options: WebhookManifestOptions): object[] {
+  const { name, namespace, labels, webhooks } = options;
+  if (webhooks.length === 0) return [];
+  const service = `${name}-webhook`;
+  const certificate = `${name}-serving-cert`;
+  const issuer = `${name}-selfsigned-issuer`;
+  const caBundle = options.caBundle === undefined ? undefined : Buffer.from(options.caBundle).toString("base64");
+  const annotations =
+    caBundle === undefined ? { "cert-manager.io/inject-ca-from": `${namespace}/${certificate}` } : undefined;
+  const common = (w: AdmissionWebhook) => ({
+    name: w.name,
+    admissionReviewVersions: ["v1"],
+    clientConfig: {
+      service: { name: service, namespace, path: w.path, port: 443 },
+      ...(caBundle === undefined ? {} : { caBundle }),
+    },
+    rules: [rule(w)],
+    failurePolicy: w.options.failurePolicy ?? "Fail",
+    matchPolicy: "Equivalent",
+    sideEffects: w.options.sideEffects ?? "None",
+    timeoutSeconds: Math.ceil(w.timeoutMs / 1000),
+    ...(w.options.namespaceSelector ? { namespaceSelector: w.options.namespaceSelector } : {}),
+    ...(w.options.objectSelector ? { objectSelector: w.options.objectSelector } : {}),
+  });
+  const validating = webhooks.filter((w) => w.type === "validating");
+  const mutating = webhooks.filter((w) => w.type === "mutating");
+  const docs: object[] = [];
+  if (caBundle === undefined) {
+    docs.push(
+      {
+        apiVersion: "cert-manager.io/v1",
+        kind: "Issuer",
+        metadata: { name: issuer, namespace, labels: { ...labels } },
+        spec: { selfSigned: {} },
+      },
+      {
+        apiVersion: "cert-manager.io/v1",
+        kind: "Certificate",
+        metadata: { name: certificate, namespace, labels: { ...labels } },
+        spec: {
+          dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`],
+          issuerRef: { kind: "Issuer", name: issuer },
+          secretName: webhookCertSecretName(name),
+        },
+      },
+    );
+  }
+  docs.push({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: service, namespace, labels: { ...labels } },
+    spec: {
+      ports: [{ name: "webhook", port: 443, protocol: "TCP", targetPort: "webhook" }],
+      // The Deployment's pod selector (deployment-manifest.ts).
+      selector: { "app.kubernetes.io/name": name },
+    },
+  } satisfies Service);
+  if (mutating.length > 0) {
+    docs.push({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "MutatingWebhookConfiguration",
+      metadata: { name: `${name}-mutating`, labels: { ...labels }, ...(annotations ? { annotations } : {}) },
+      webhooks: mutating.map((w) => ({ ...common(w), reinvocationPolicy: w.options.reinvocationPolicy ?? "Never" })),
+    });
+  }
+  if (validating.length > 0) {
+    docs.push({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: `${name}-validating`, labels: { ...labels }, ...(annotations ? { annotations } : {}) },
+      webhooks: validating.map((w) => common(w)),
+    });
+  }
+  return docs;
+}
+
+function rule(w: AdmissionWebhook): RuleWithOperations {
+  const subresources = w.options.subresources ?? [];
+  return {
+    apiGroups: [w.kind.group],
+    apiVersions: [w.kind.version],
+    operations: [...(w.options.operations ?? ["CREATE", "UPDATE"])],
+    resources: [w.kind.plural, ...subresources.map((s) => `${w.kind.plural}/${s}`)],
+    scope: w.kind.namespaced ? "Namespaced" : "Cluster",
+  };
+}
