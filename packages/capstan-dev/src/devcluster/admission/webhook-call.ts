@@ -1,0 +1,208 @@
+/**
+ * Calling one admission webhook as kube-apiserver does: the AdmissionReview it sends
+ * (request/admissionreview.go's CreateV1AdmissionReview), the HTTPS POST to the webhook's URL with
+ * its CA bundle and `?timeout=` (the REST client's r.Timeout), and the answer verified
+ * (webhook-response.ts). A call that fails says why in Go's words where they are known, so the
+ * message a client sees reads as it does on a cluster.
+ *
+ * Guarantees: the call ends within the webhook's timeout (default 10 s, kube-apiserver's); the
+ * answer's body is read up to a limit; every failure is an {@link WebhookCallError} (the caller
+ * applies failurePolicy), never an exception of another type.
+ *
+ * Caveats: only `clientConfig.url` is called; a `service` reference would need the cluster's
+ * Service network, which the embedded server does not have (such a webhook fails to be called).
+ */
+import { randomUUID } from "node:crypto";
+import { request } from "node:https";
+import { type VerifiedResponse, verifyAdmissionResponse } from "./webhook-response.ts";
+
+/** kube-apiserver's default `timeoutSeconds`. */
+export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
+/** How much of an answer is read: a review answer carries at most a patch of one object. */
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+
+/** What is admitted: the attributes of one request. */
+export interface AdmissionAttributes {
+  kind: { group: string; version: string; kind: string };
+  resource: { group: string; version: string; resource: string };
+  subResource: string;
+  name: string;
+  namespace: string;
+  operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  userInfo: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  object: Record<string, unknown> | null;
+  oldObject: Record<string, unknown> | null;
+  dryRun: boolean;
+  /** CreateOptions, UpdateOptions or DeleteOptions, with their apiVersion and kind. */
+  options: Record<string, unknown> | null;
+}
+
+/** The parts of a webhook (admissionregistration/v1) a call needs. */
+export interface CalledWebhook {
+  name: string;
+  clientConfig: { url?: string; caBundle?: string; service?: { name: string; namespace: string; path?: string } };
+  timeoutSeconds?: number;
+  admissionReviewVersions?: readonly string[];
+}
+
+/** A webhook that could not be called, or answered nothing usable; `reason` is Go's wording. */
+export class WebhookCallError extends Error {
+  override name = "WebhookCallError";
+}
+
+/** The AdmissionReview request body for `attrs` (v1 or v1beta1: the same fields). */
+export function admissionReviewRequest(version: string, uid: string, attrs: AdmissionAttributes): object {
+  return {
+    kind: "AdmissionReview",
+    apiVersion: version,
+    request: {
+      uid,
+      kind: attrs.kind,
+      resource: attrs.resource,
+      ...(attrs.subResource ? { subResource: attrs.subResource } : {}),
+      requestKind: attrs.kind,
+      requestResource: attrs.resource,
+      ...(attrs.subResource ? { requestSubResource: attrs.subResource } : {}),
+      ...(attrs.name ? { name: attrs.name } : {}),
+      ...(attrs.namespace ? { namespace: attrs.namespace } : {}),
+      operation: attrs.operation,
+      userInfo: attrs.userInfo,
+      object: attrs.object,
+      oldObject: attrs.oldObject,
+      dryRun: attrs.dryRun,
+      options: attrs.options,
+    },
+  };
+}
+
+/**
+ * Calls `webhook` for `attrs`; resolves with its verified answer, rejects with
+ * {@link WebhookCallError} when it could not be called or its answer cannot be used.
+ */
+export async function callWebhook(
+  webhook: CalledWebhook,
+  attrs: AdmissionAttributes,
+  mutating: boolean,
+): Promise<VerifiedResponse> {
+  const versions = webhook.admissionReviewVersions ?? ["v1"];
+  const version = versions.includes("v1")
+    ? "admission.k8s.io/v1"
+    : versions.includes("v1beta1")
+      ? "admission.k8s.io/v1beta1"
+      : undefined;
+  if (version === undefined) {
+    throw new WebhookCallError(
+      "could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)",
+    );
+  }
+  const url = webhook.clientConfig.url;
+  if (url === undefined) {
+    const svc = webhook.clientConfig.service;
+    throw new WebhookCallError(
+      `failed to call webhook: service ${svc?.namespace ?? ""}/${svc?.name ?? ""} cannot be reached from the embedded API server (no cluster network); register the webhook with clientConfig.url`,
+    );
+  }
+  const timeoutSeconds = webhook.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS;
+  const target = new URL(url);
+  target.searchParams.set("timeout", `${timeoutSeconds}s`);
+  const uid = randomUUID();
+  const body = JSON.stringify(admissionReviewRequest(version, uid, attrs));
+  const ca = webhook.clientConfig.caBundle
+    ? Buffer.from(webhook.clientConfig.caBundle, "base64").toString("utf8")
+    : undefined;
+  const answer = await post(target, body, ca, timeoutSeconds * 1000);
+  let review: unknown;
+  try {
+    review = JSON.parse(answer);
+  } catch (err) {
+    throw new WebhookCallError(`received invalid webhook response: ${(err as Error).message}`);
+  }
+  try {
+    return verifyAdmissionResponse(version, uid, mutating, review);
+  } catch (err) {
+    throw new WebhookCallError(`received invalid webhook response: ${(err as Error).message}`);
+  }
+}
+
+function post(url: URL, body: string, ca: string | undefined, timeoutMs: number): Promise<string> {
+  const failed = (why: string) => new WebhookCallError(`failed to call webhook: Post "${url.href}": ${why}`);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        ...(ca ? { ca } : {}),
+        // A fresh connection per call: webhooks are few, and a pooled socket could outlive its certificate.
+        agent: false,
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) {
+            clearTimeout(timer);
+            req.destroy();
+            reject(failed(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on("end", () => {
+          clearTimeout(timer);
+          const text = Buffer.concat(chunks).toString("utf8");
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status > 299) {
+            // The REST client's error for a non-2xx answer that is not a Status: the body as its message.
+            reject(
+              failed(
+                `an error on the server (${JSON.stringify(text.trim())}) has prevented the request from succeeding`,
+              ),
+            );
+            return;
+          }
+          resolve(text);
+        });
+        res.on("error", (err) => {
+          clearTimeout(timer);
+          reject(failed(err.message));
+        });
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(failed("context deadline exceeded"));
+    }, timeoutMs);
+    req.on("error", (err) => {
+      clearTimeout(timer);
+      reject(failed(goNetError(err as NodeJS.ErrnoException, url)));
+    });
+    req.end(body);
+  });
+}
+
+/** Go's wording of the common connection failures. */
+function goNetError(err: NodeJS.ErrnoException, url: URL): string {
+  const hostPort = `${url.hostname}:${url.port || "443"}`;
+  switch (err.code) {
+    case "ECONNREFUSED":
+      return `dial tcp ${hostPort}: connect: connection refused`;
+    case "ENOTFOUND":
+      return `dial tcp: lookup ${url.hostname}: no such host`;
+    case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
+    case "SELF_SIGNED_CERT_IN_CHAIN":
+    case "DEPTH_ZERO_SELF_SIGNED_CERT":
+    case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
+    case "CERT_SIGNATURE_FAILURE":
+      return "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+    case "ERR_TLS_CERT_ALTNAME_INVALID":
+      return `tls: failed to verify certificate: x509: certificate is not valid for ${url.hostname}`;
+    default:
+      return err.message;
+  }
+}
