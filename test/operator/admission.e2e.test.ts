@@ -91,6 +91,8 @@ describe("admission handlers of an operator", () => {
     const metrics = new RuntimeMetrics();
     const running = await run(op, cluster, {
       metrics,
+      healthProbePort: 0,
+      bindHost: "127.0.0.1",
       webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
     });
     const port = op.webhookPort as number;
@@ -108,6 +110,9 @@ describe("admission handlers of an operator", () => {
       expect(applyJsonPatch(machine("up"), decodeJsonPatch(patch))).toMatchObject({
         metadata: { annotations: { "useless.container.training/created-by": "alice" } },
       });
+      // Ready only while the webhook server serves (controller-runtime's StartedChecker).
+      const ready = await fetch(`http://127.0.0.1:${op.endpoints.healthProbe}/readyz?verbose`);
+      expect(await ready.text()).toContain("[+]webhook ok");
       // controller-runtime's webhook metrics, labelled by path.
       const scrape = await metrics.text();
       expect(scrape).toContain(`controller_runtime_webhook_requests_total{code="200",webhook="${validating}"} 2`);

@@ -227,9 +227,12 @@ describe("serving certificates from a directory", () => {
           { what: "the renewed certificate served" },
         );
         await expect(post(served.port, first.caPem, "/validate", review(machine("up")))).rejects.toThrow();
+        expect(await served.startedCheck()).toBe(true);
       } finally {
         await served.stop();
       }
+      // What /readyz asks: a stopped server is not ready.
+      expect(await served.startedCheck()).toBe(false);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -277,6 +277,11 @@ export class Operator {
     return this.admission.all();
   }
 
+  /** The ports of `/healthz`+`/readyz` and `/metrics` once started (when served). */
+  get endpoints(): { healthProbe?: number; metrics?: number } {
+    return this.manager?.endpoints ?? {};
+  }
+
   /** The port the webhook server listens on (once `start` has started it). */
   get webhookPort(): number | undefined {
     return this.webhookServer?.listening ? this.webhookServer.port : undefined;
@@ -374,6 +379,8 @@ export class Operator {
         this.webhookServer = server;
         await server.start();
         logger.info({ port: server.port, webhooks: server.paths() }, "webhook server listening");
+        // Not ready while it does not serve: the API server's calls would fail.
+        mgr.addReadyCheck("webhook", () => server.startedCheck());
       }
       if (registerCrds ?? true) {
         const crds = this.requirements().crds.map((k) => toCrd(k));

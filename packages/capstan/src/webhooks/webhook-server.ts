@@ -24,6 +24,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { connect } from "node:tls";
 import type { Logger } from "pino";
 import { type AdmissionHandlerSpec, runAdmission } from "./admission.ts";
 import { AdmissionReviewError, decodeAdmissionReview, encodeAdmissionReview } from "./admission-review.ts";
@@ -39,6 +40,8 @@ export const DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 /** How often certificate files are checked when no file system event came (controller-runtime's certwatcher polls every 10 s too). */
 const CERT_RELOAD_MS = 10_000;
+/** controller-runtime's StartedChecker dials with a 10 s timeout; a probe wants an answer sooner. */
+const STARTED_CHECK_TIMEOUT_MS = 2_000;
 
 /** Receives each served request (the runtime's metrics implement it; labels are webhook paths). */
 export interface WebhookObserver {
@@ -119,6 +122,29 @@ export class WebhookServer {
     });
     if (this.options.tls === undefined) this.watchCertificates();
     signal?.addEventListener("abort", () => void this.stop(), { once: true });
+  }
+
+  /**
+   * Whether the server accepts TLS connections now (controller-runtime's `StartedChecker`, for
+   * `/readyz`): a handshake with the address it listens on, given `timeoutMs`.
+   */
+  startedCheck(timeoutMs = STARTED_CHECK_TIMEOUT_MS): Promise<boolean> {
+    if (!this.listening) return Promise.resolve(false);
+    const host =
+      this.options.host === undefined || this.options.host === "0.0.0.0" || this.options.host === "::"
+        ? "127.0.0.1"
+        : this.options.host;
+    return new Promise((resolve) => {
+      // Only whether it serves TLS is checked, not who it is: the API server checks that.
+      const socket = connect({ host, port: this.port, rejectUnauthorized: false, timeout: timeoutMs });
+      const done = (ok: boolean) => {
+        socket.destroy();
+        resolve(ok);
+      };
+      socket.once("secureConnect", () => done(true));
+      socket.once("error", () => done(false));
+      socket.once("timeout", () => done(false));
+    });
   }
 
   /** Stops listening and closes every connection. */
