@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
 import { RuntimeMetrics } from "../../packages/capstan/src/runtime/metrics.ts";
 import { AdmissionDenied } from "../../packages/capstan/src/webhooks/admission.ts";
+import { callWebhook } from "../../packages/capstan-dev/src/devcluster/admission/webhook-call.ts";
+import { rejection } from "../../packages/capstan-dev/src/devcluster/admission/webhook-response.ts";
 import { applyJsonPatch, decodeJsonPatch } from "../../packages/capstan-dev/src/devcluster/patch/json-patch.ts";
 import { createServingCertificates } from "../../packages/capstan-dev/src/devcluster/tls.ts";
 import { fileFixture } from "../support/file-fixture.ts";
@@ -124,6 +126,45 @@ describe("admission handlers of an operator", () => {
     }
     // Stopped with the operator: nothing listens any more.
     await expect(review(port, certs.caPem, validating, machine("up"))).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it("is served by cluster.run(op) on loopback with a certificate made for the run, which the API server's caller trusts", async () => {
+    const op = operator({ name: "checked" });
+    op.on.validate(Machine, function position({ obj }) {
+      if (obj.spec.switchPosition !== "up") throw new AdmissionDenied("only up");
+    });
+    const running = await cluster.run(op);
+    try {
+      const [hook] = op.webhooks();
+      const answer = await callWebhook(
+        {
+          name: hook?.name ?? "",
+          clientConfig: {
+            url: `https://127.0.0.1:${op.webhookPort}${hook?.path}`,
+            caBundle: Buffer.from(running.webhookCa ?? "").toString("base64"),
+          },
+        },
+        {
+          kind: { group: "useless.capstan.test", version: "v1alpha1", kind: "Machine" },
+          resource: { group: "useless.capstan.test", version: "v1alpha1", resource: "machines" },
+          subResource: "",
+          name: "m",
+          namespace: "ns",
+          operation: "CREATE",
+          userInfo: { username: "alice" },
+          object: machine("down") as unknown as Record<string, unknown>,
+          oldObject: null,
+          dryRun: false,
+          options: { apiVersion: "meta.k8s.io/v1", kind: "CreateOptions" },
+        },
+        false,
+      );
+      expect(rejection(hook?.name ?? "", answer.result).status.message).toBe(
+        'admission webhook "position.machines.checked.capstan.dev" denied the request: only up',
+      );
+    } finally {
+      await running.stop();
+    }
   });
 
   it("refuses two handlers of one kind with one id, and a timeout the API server would not accept", () => {

@@ -42,6 +42,7 @@ import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
 import { type ApiServer, type ApiServerOptions, startApiServer } from "../devcluster/index.ts";
+import { createServingCertificates } from "../devcluster/tls.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
@@ -101,6 +102,8 @@ export interface RunnableOperator<O = Record<string, unknown>> {
    * `operator()` objects have it. `run` waits for it when present.
    */
   readonly registered?: Promise<void>;
+  /** Its admission handlers (`op.on.validate`/`mutate`): `run` then serves them with a fresh certificate. */
+  webhooks?(): readonly unknown[];
 }
 
 /**
@@ -141,6 +144,12 @@ export interface RunningOperator {
    * (`running.waitForLog((r) => r.err?.code === 403)`); resolves with the record.
    */
   waitForLog(match: string | ((record: LogRecord) => boolean), options?: WaitForOptions): Promise<LogRecord>;
+  /**
+   * For an operator with admission handlers started without `webhookServer` options: the PEM of
+   * the CA that signed its webhook server's certificate (made for this run; the server listens on
+   * 127.0.0.1, `op.webhookPort`).
+   */
+  readonly webhookCa?: string;
 }
 
 /** A ServiceAccount of the cluster and the credentials to act as it. */
@@ -282,6 +291,16 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   ): Promise<RunningOperator> => {
     if (stopping !== undefined) throw new Error("the test cluster is stopped");
     const { readyTimeout, client: opClient, ...startOptions } = runOptions;
+    // Admission handlers need an HTTPS server: on loopback, a free port and a certificate made now
+    // (controller-runtime's envtest does the same), unless the test set it up itself.
+    let webhookCa: string | undefined;
+    if ((op.webhooks?.().length ?? 0) > 0 && !("webhookServer" in startOptions)) {
+      const certs = await createServingCertificates();
+      webhookCa = certs.caPem;
+      Object.assign(startOptions, {
+        webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
+      });
+    }
     const abort = new AbortController();
     const capture = logCapture(logLevel);
     const logger = (runOptions.logger as Logger | undefined) ?? capture.logger;
@@ -307,6 +326,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     );
     const handle: RunningOperator = {
       done,
+      ...(webhookCa === undefined ? {} : { webhookCa }),
       logs: capture.records,
       waitForLog: (match, options) => waitForRecord(capture.records, match, options),
       stop: async () => {
