@@ -19,6 +19,7 @@ import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Socket } from "node:net";
 import { podServiceAccountMutator } from "./admission/service-account-admission.ts";
+import { WebhookAdmission } from "./admission/webhook-admission.ts";
 import { writingAs } from "./apply/write-tracking.ts";
 import { installAlwaysAllowReviews } from "./auth/always-allow.ts";
 import { installRbac } from "./auth/rbac.ts";
@@ -209,6 +210,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const store = new ObjectStore(storage);
   store.decoders.push(new BuiltinDecoder());
   store.mutators.push(customObjectMutator, podServiceAccountMutator);
+  // Admission webhooks of the stored Validating/MutatingWebhookConfigurations, on every create and update.
+  const webhookAdmission = new WebhookAdmission(storage);
+  store.admission = webhookAdmission;
   store.validators.push(customObjectValidator(), configDataSizeErrors);
   store.statusValidators.push(customObjectStatusValidator());
   const patchTypes = defaultPatchTypes();
@@ -365,6 +369,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         server.closeAllConnections();
         for (const socket of sockets) socket.destroy();
         await closed;
+        webhookAdmission.close();
         storage.close();
         await dataDir?.close();
       })();

@@ -13,7 +13,7 @@
  * Service network, which the embedded server does not have (such a webhook fails to be called).
  */
 import { randomUUID } from "node:crypto";
-import { request } from "node:https";
+import { Agent, request } from "node:https";
 import { type VerifiedResponse, verifyAdmissionResponse } from "./webhook-response.ts";
 
 /** kube-apiserver's default `timeoutSeconds`. */
@@ -44,6 +44,34 @@ export interface CalledWebhook {
   timeoutSeconds?: number;
   admissionReviewVersions?: readonly string[];
 }
+
+/**
+ * Keep-alive connections to webhooks, one agent per URL origin and CA bundle (kube-apiserver keeps
+ * a client per webhook too): a TLS handshake per call would cost more than most handlers.
+ * `close()` frees every socket.
+ */
+export class WebhookAgents {
+  private readonly agents = new Map<string, Agent>();
+
+  agentFor(url: URL, ca: string | undefined): Agent {
+    const key = `${url.origin}\0${ca ?? ""}`;
+    let agent = this.agents.get(key);
+    if (agent === undefined) {
+      // Idle sockets close after 4 s, Node's default: webhooks called rarely hold no connection.
+      agent = new Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS, ...(ca ? { ca } : {}) });
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+}
+
+/** How long an idle keep-alive connection to a webhook is kept. */
+const IDLE_SOCKET_MS = 4_000;
 
 /** A webhook that could not be called, or answered nothing usable; `reason` is Go's wording. */
 export class WebhookCallError extends Error {
@@ -83,6 +111,7 @@ export async function callWebhook(
   webhook: CalledWebhook,
   attrs: AdmissionAttributes,
   mutating: boolean,
+  agents?: WebhookAgents,
 ): Promise<VerifiedResponse> {
   const versions = webhook.admissionReviewVersions ?? ["v1"];
   const version = versions.includes("v1")
@@ -110,7 +139,7 @@ export async function callWebhook(
   const ca = webhook.clientConfig.caBundle
     ? Buffer.from(webhook.clientConfig.caBundle, "base64").toString("utf8")
     : undefined;
-  const answer = await post(target, body, ca, timeoutSeconds * 1000);
+  const answer = await post(target, body, ca, timeoutSeconds * 1000, agents?.agentFor(target, ca));
   let review: unknown;
   try {
     review = JSON.parse(answer);
@@ -124,16 +153,21 @@ export async function callWebhook(
   }
 }
 
-function post(url: URL, body: string, ca: string | undefined, timeoutMs: number): Promise<string> {
+function post(
+  url: URL,
+  body: string,
+  ca: string | undefined,
+  timeoutMs: number,
+  agent: Agent | undefined,
+): Promise<string> {
   const failed = (why: string) => new WebhookCallError(`failed to call webhook: Post "${url.href}": ${why}`);
   return new Promise((resolve, reject) => {
     const req = request(
       url,
       {
         method: "POST",
-        ...(ca ? { ca } : {}),
-        // A fresh connection per call: webhooks are few, and a pooled socket could outlive its certificate.
-        agent: false,
+        // Without a shared agent (a one-off call), a connection of its own.
+        ...(agent !== undefined ? { agent } : { agent: false, ...(ca ? { ca } : {}) }),
         headers: {
           "content-type": "application/json",
           accept: "application/json",

@@ -37,6 +37,7 @@
 
 import { nowRfc3339 } from "../machinery/timestamps.ts";
 import type { JsonObject } from "../registry/served-resource.ts";
+import type { LabelSelector } from "../rest/label-selector.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,
@@ -50,7 +51,7 @@ import {
 } from "./cluster-view.ts";
 import { type EventSource, recordEvent } from "./event-recorder.ts";
 import { LoopController } from "./reconcile-loop.ts";
-import { controllerRefOf, type LabelSelector } from "./replicaset-controller.ts";
+import { controllerRefOf } from "./replicaset-controller.ts";
 
 /** kube-controller-manager's deployment controller reports through client-go's core/v1 recorder. */
 const CONTROLLER_SOURCE: EventSource = { kind: "core", component: "deployment-controller" };

@@ -23,6 +23,7 @@
  * (slow start) and failures are retried by the loop's backoff.
  */
 import type { JsonObject } from "../registry/served-resource.ts";
+import { type LabelSelector, selectorMatches } from "../rest/label-selector.ts";
 import type { Change } from "../storage/storage.ts";
 import {
   type Controller,
@@ -44,26 +45,6 @@ const PODS_BUCKET = "/pods";
 const RS_BUCKET = "apps/replicasets";
 const POD_REF = { group: "", version: "v1", plural: "pods" };
 const RS_REF = { group: "apps", version: "v1", plural: "replicasets" };
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-/** metav1.LabelSelectorAsSelector + Matches. An empty selector matches everything; a missing one, nothing. */
-export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(labels, e.key);
-    const values = e.values ?? [];
-    if (e.operator === "In" && !(has && values.includes(labels[e.key] ?? ""))) return false;
-    if (e.operator === "NotIn" && has && values.includes(labels[e.key] ?? "")) return false;
-    if (e.operator === "Exists" && !has) return false;
-    if (e.operator === "DoesNotExist" && has) return false;
-  }
-  return true;
-}
 
 /** The controller ownerReference of an object, if any. */
 export function controllerRefOf(obj: JsonObject): OwnerReference | undefined {

@@ -1,6 +1,7 @@
 /**
  * Label selectors as k8s.io/apimachinery/pkg/labels parses them: `a=b`, `a==b`, `a!=b`,
- * `a in (x,y)`, `a notin (x,y)`, `a`, `!a`, `a>1`, `a<1`, joined by commas (all must hold).
+ * `a in (x,y)`, `a notin (x,y)`, `a`, `!a`, `a>1`, `a<1`, joined by commas (all must hold); and the
+ * structured metav1.LabelSelector of workloads and webhooks ({@link selectorMatches}).
  */
 
 export type LabelOperator = "=" | "!=" | "in" | "notin" | "exists" | "!" | "gt" | "lt";
@@ -143,6 +144,27 @@ export function matchesLabels(requirements: LabelRequirement[], labels: Record<s
         break;
       }
     }
+  }
+  return true;
+}
+
+/** metav1.LabelSelector: `matchLabels` and `matchExpressions` (In, NotIn, Exists, DoesNotExist). */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** metav1.LabelSelectorAsSelector + Matches. An empty selector matches everything; a missing one, nothing. */
+export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+  if (!selector) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, e.key);
+    const values = e.values ?? [];
+    if (e.operator === "In" && !(has && values.includes(labels[e.key] ?? ""))) return false;
+    if (e.operator === "NotIn" && has && values.includes(labels[e.key] ?? "")) return false;
+    if (e.operator === "Exists" && !has) return false;
+    if (e.operator === "DoesNotExist" && has) return false;
   }
   return true;
 }

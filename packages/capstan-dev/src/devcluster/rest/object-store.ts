@@ -63,6 +63,7 @@ import { checkBodyIdentity, invalid, prepareCreate, prepareUpdate, reportUnknown
 import type {
   DeleteOptions,
   DeleteResult,
+  DynamicAdmission,
   ListPage,
   ListQuery,
   MutableMeta,
@@ -84,6 +85,8 @@ const MAX_PATCH_RETRIES = 16;
 export class ObjectStore {
   /** Extra validation of objects (custom resource schemas). */
   readonly validators: ObjectValidator[] = [];
+  /** Admission webhooks (admission/webhook-admission.ts); none when absent. */
+  admission: DynamicAdmission | undefined;
   /** Pruning and defaulting of objects before validation. */
   readonly mutators: ObjectMutator[] = [];
   /** Validation of `/status` writes (custom resources: rest/custom-status-strategy.ts); `validators` do not run there. */
@@ -191,7 +194,21 @@ export class ObjectStore {
     const { dryRun = false } = opts;
     // Admission (NamespaceLifecycle) runs before the strategy validates or names the object.
     if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, admissionName(input));
-    const obj = prepareCreate(this, served, namespace, input, opts);
+    let obj = prepareCreate(this, served, namespace, input, opts);
+    if (this.admission !== undefined) {
+      const info = {
+        served,
+        namespace,
+        name: String((obj.metadata as MutableMeta).name ?? ""),
+        operation: "CREATE" as const,
+        subresource: "",
+        options: opts,
+      };
+      const mutated = await this.admission.mutate(info, obj, undefined);
+      // A mutated object is defaulted and validated again, as kube-apiserver validates after mutating admission.
+      if (mutated !== obj) obj = prepareCreate(this, served, namespace, mutated, opts);
+      await this.admission.validate(info, obj, undefined);
+    }
     const meta = obj.metadata as MutableMeta;
     const name = meta.name as string;
     if (dryRun) {
@@ -516,7 +533,15 @@ export class ObjectStore {
   ): Promise<string> {
     const dryRun = options.dryRun ?? false;
     const old = JSON.parse(current.data) as JsonObject;
-    const prepared = prepareUpdate(this, served, old, input, target, String(current.rev), options);
+    let prepared = prepareUpdate(this, served, old, input, target, String(current.rev), options);
+    if (this.admission !== undefined && target !== "finalize") {
+      const subresource = target === "main" ? "" : target;
+      const info = { served, namespace, name, operation: "UPDATE" as const, subresource, options };
+      const mutated = await this.admission.mutate(info, prepared, old);
+      if (mutated !== prepared)
+        prepared = prepareUpdate(this, served, old, mutated, target, String(current.rev), options);
+      await this.admission.validate(info, prepared, old);
+    }
     const next = trackWrite(served, old, prepared, input, target, options.fieldManager);
     const nextMeta = next.metadata as Record<string, unknown>;
     const bucket = bucketOf(served);

@@ -74,6 +74,28 @@ export interface ObjectDecoder {
   decode(served: ServedResource, obj: JsonObject): string[] | undefined;
 }
 
+/** One write as dynamic admission (webhooks) sees it. */
+export interface AdmissionRequestInfo {
+  served: ServedResource;
+  namespace: string;
+  name: string;
+  operation: "CREATE" | "UPDATE" | "DELETE";
+  /** `""` for the object itself. */
+  subresource: string;
+  options: WriteOptions;
+}
+
+/**
+ * Dynamic admission the store runs on a write (admission/webhook-admission.ts): mutating webhooks
+ * on the defaulted object, then the store validates again, then validating webhooks on the result.
+ */
+export interface DynamicAdmission {
+  /** Resolves with the object to go on with (`obj` itself when nothing changed it). */
+  mutate(info: AdmissionRequestInfo, obj: JsonObject, old: JsonObject | undefined): Promise<JsonObject>;
+  /** Rejects with the ApiError the write fails with. */
+  validate(info: AdmissionRequestInfo, obj: JsonObject | undefined, old: JsonObject | undefined): Promise<void>;
+}
+
 /** How a write treats unknown fields (the `fieldValidation` query parameter). */
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
