@@ -18,6 +18,7 @@ import { operator } from "../packages/capstan/src/operator/index.ts";
 import { toCrd } from "../packages/capstan/src/resources/crd.ts";
 import { defineResource } from "../packages/capstan/src/resources/define-resource.ts";
 import { AdmissionDenied } from "../packages/capstan/src/webhooks/admission.ts";
+import { createServingCertificates } from "../packages/capstan-dev/src/devcluster/tls.ts";
 import { startTestCluster } from "../packages/capstan-dev/src/testing/index.ts";
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 500);
@@ -45,8 +46,12 @@ async function main(): Promise<void> {
   op.on.mutate(Gadget, function labelled({ obj }) {
     obj.metadata.labels = { ...obj.metadata.labels, sized: "yes" };
   });
-  const running = await cluster.run(op);
-  const caBundle = Buffer.from(running.webhookCa ?? "").toString("base64");
+  // A server of its own: cluster.run would otherwise register the configurations for the whole run.
+  const certs = await createServingCertificates();
+  const running = await cluster.run(op, {
+    webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
+  });
+  const caBundle = Buffer.from(certs.caPem).toString("base64");
   const configs = (["mutating", "validating"] as const).map((type) => ({
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: type === "mutating" ? "MutatingWebhookConfiguration" : "ValidatingWebhookConfiguration",

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { isApiError } from "../../../packages/capstan/src/client/errors.ts";
 import { operator } from "../../../packages/capstan/src/operator/index.ts";
 import { AdmissionDenied } from "../../../packages/capstan/src/webhooks/admission.ts";
+import { createServingCertificates } from "../../../packages/capstan-dev/src/devcluster/tls.ts";
 import { Machine, machineCrd } from "../../operator/support/cluster.ts";
 import { fileFixture } from "../../support/file-fixture.ts";
 
@@ -15,8 +16,8 @@ const cluster = fileFixture(() => startTestCluster({ crds: [machineCrd] }));
 
 const NS = { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false } as const;
 
-/** Starts an operator with a validating and a mutating handler and registers both by URL. */
-async function withWebhooks(failurePolicy: "Fail" | "Ignore" = "Fail") {
+/** The operator of these tests: a validating and a mutating handler on Machines. */
+function uselessOperator() {
   const op = operator({ name: "useless" });
   op.on.validate(Machine, function position({ obj }) {
     if (!["up", "down"].includes(obj.spec.switchPosition)) {
@@ -31,8 +32,18 @@ async function withWebhooks(failurePolicy: "Fail" | "Ignore" = "Fail") {
       "useless.container.training/created-by": userInfo.username ?? "",
     };
   });
-  const running = await cluster.run(op);
-  const caBundle = Buffer.from(running.webhookCa ?? "").toString("base64");
+  return op;
+}
+
+/** Runs the operator with a server of its own and registers its handlers by hand under `failurePolicy`. */
+async function withWebhooks(failurePolicy: "Fail" | "Ignore") {
+  const op = uselessOperator();
+  const certs = await createServingCertificates();
+  const running = await cluster.run(op, {
+    webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
+  });
+  expect(running.webhookCa).toBeUndefined(); // given a server, run registers nothing
+  const caBundle = Buffer.from(certs.caPem).toString("base64");
   const hooks = op.webhooks();
   const config = (type: "validating" | "mutating") => ({
     apiVersion: "admissionregistration.k8s.io/v1",
@@ -71,7 +82,18 @@ async function withWebhooks(failurePolicy: "Fail" | "Ignore" = "Fail") {
 describe("admission webhooks on the embedded API server", () => {
   it("denies with the webhook's message, mutates with its patch and passes its warnings, for kubectl and the client", async () => {
     await cluster.client.resource(NS).create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "hooked" } });
-    const { running, remove } = await withWebhooks();
+    // cluster.run registers the handlers' configurations by URL while the operator runs.
+    const running = await cluster.run(uselessOperator());
+    const listed = await cluster.kubectl([
+      "get",
+      "validatingwebhookconfigurations,mutatingwebhookconfigurations",
+      "-o",
+      "name",
+    ]);
+    expect(listed.stdout.split("\n").filter(Boolean).sort()).toEqual([
+      "mutatingwebhookconfiguration.admissionregistration.k8s.io/useless-mutating",
+      "validatingwebhookconfiguration.admissionregistration.k8s.io/useless-validating",
+    ]);
     try {
       const denied = await cluster.kubectl(["apply", "-n", "hooked", "-f", "-"], {
         stdin: JSON.stringify(Machine.make({ metadata: { name: "bad" }, spec: { switchPosition: "sideways" } })),
@@ -99,9 +121,19 @@ describe("admission webhooks on the embedded API server", () => {
       expect(error.message).toContain('denied the request: switchPosition must be up or down, not "left"');
       expect((await machines.get("good")).spec.switchPosition).toBe("up");
     } finally {
-      await remove();
       await running.stop();
     }
+    // ...and removes them when it stops: writes are admitted without the operator again.
+    const after = await cluster.kubectl([
+      "get",
+      "validatingwebhookconfigurations,mutatingwebhookconfigurations",
+      "-o",
+      "name",
+    ]);
+    expect(after.stdout).toBe("");
+    await cluster.client
+      .resource(Machine, "hooked")
+      .create(Machine.make({ metadata: { name: "free" }, spec: { switchPosition: "sideways" } }));
   });
 
   it("fails writes while a webhook cannot be called under failurePolicy Fail, and lets them through under Ignore", async () => {

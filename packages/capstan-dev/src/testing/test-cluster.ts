@@ -32,11 +32,11 @@ import { setMaxListeners } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Duration, KubeObject, ResourceKind } from "capstan";
-import { isAlreadyExists, KubeClient } from "capstan";
+import type { AdmissionWebhook, Duration, KubeObject, ResourceKind } from "capstan";
+import { isAlreadyExists, isNotFound, KubeClient } from "capstan";
 import { loadClientConfig } from "capstan/client";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
-import { CAPSTAN_BIN } from "capstan/internal";
+import { CAPSTAN_BIN, webhookConfigurationsByUrl } from "capstan/internal";
 import type { CustomResourceDefinition as CustomResourceDefinitionObject } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
@@ -46,7 +46,14 @@ import { createServingCertificates } from "../devcluster/tls.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
-import { DEFAULT_WAIT_TIMEOUT, isEstablished, type WaitForOptions, waitFor, waitForDeletion } from "./wait-for.ts";
+import {
+  DEFAULT_WAIT_TIMEOUT,
+  isEstablished,
+  type WaitForOptions,
+  waitFor,
+  waitForDeletion,
+  waitUntil,
+} from "./wait-for.ts";
 
 /**
  * Graceful shutdown allowed to an operator `run` started (unless its options say otherwise): a
@@ -102,8 +109,13 @@ export interface RunnableOperator<O = Record<string, unknown>> {
    * `operator()` objects have it. `run` waits for it when present.
    */
   readonly registered?: Promise<void>;
-  /** Its admission handlers (`op.on.validate`/`mutate`): `run` then serves them with a fresh certificate. */
-  webhooks?(): readonly unknown[];
+  /**
+   * Its admission handlers (`op.on.validate`/`mutate`): `run` then serves them with a fresh
+   * certificate and registers their webhook configurations while the operator runs.
+   */
+  webhooks?(): readonly AdmissionWebhook[];
+  /** The port its webhook server listens on, once started. */
+  readonly webhookPort?: number;
 }
 
 /**
@@ -147,7 +159,8 @@ export interface RunningOperator {
   /**
    * For an operator with admission handlers started without `webhookServer` options: the PEM of
    * the CA that signed its webhook server's certificate (made for this run; the server listens on
-   * 127.0.0.1, `op.webhookPort`).
+   * 127.0.0.1, `op.webhookPort`). Its Validating/MutatingWebhookConfigurations
+   * (`<operator>-validating`, `<operator>-mutating`, by URL) are registered while it runs.
    */
   readonly webhookCa?: string;
 }
@@ -343,6 +356,26 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
           signal: stopped.signal,
         });
       }
+      if (webhookCa !== undefined) {
+        await waitUntil(() => op.webhookPort !== undefined, {
+          what: `operator ${op.name}'s webhook server`,
+          timeout: readyTimeout ?? DEFAULT_WAIT_TIMEOUT,
+          signal: stopped.signal,
+        });
+        const configs = webhookConfigurationsByUrl({
+          name: op.name,
+          labels: { "app.kubernetes.io/managed-by": "capstan-dev-testing" },
+          webhooks: op.webhooks?.() ?? [],
+          baseUrl: `https://127.0.0.1:${op.webhookPort}`,
+          caBundle: webhookCa,
+        }) as KubeObject[];
+        for (const config of configs) await upsertWebhookConfiguration(client, config);
+        const stopOperator = handle.stop;
+        handle.stop = async () => {
+          await stopOperator();
+          for (const config of configs) await deleteWebhookConfiguration(client, config);
+        };
+      }
       // Served CRDs are not enough: the operator's own registration may still fail (a 403 on a CRD
       // someone else created). Its failure rejects `registered`.
       if (runOptions.registerCrds !== false && op.registered !== undefined) {
@@ -470,4 +503,40 @@ async function withSignals<R>(
   } finally {
     for (const remove of listeners) remove();
   }
+}
+
+/** The client kind of a webhook configuration (`kind` names which). */
+function webhookConfigurationKind(config: KubeObject): ResourceKind {
+  const kind = config.kind ?? "";
+  return {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    kind,
+    plural: `${kind.toLowerCase()}s`,
+    namespaced: false,
+  };
+}
+
+/** Creates the configuration, or replaces one of that name a crashed earlier run left behind. */
+async function upsertWebhookConfiguration(client: KubeClient, config: KubeObject): Promise<void> {
+  const configs = client.resource(webhookConfigurationKind(config));
+  try {
+    await configs.create(config);
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+    const current = await configs.get(config.metadata?.name ?? "");
+    await configs.update({
+      ...config,
+      metadata: { ...config.metadata, resourceVersion: current.metadata?.resourceVersion },
+    });
+  }
+}
+
+async function deleteWebhookConfiguration(client: KubeClient, config: KubeObject): Promise<void> {
+  await client
+    .resource(webhookConfigurationKind(config))
+    .delete(config.metadata?.name ?? "")
+    .catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
 }

@@ -38,6 +38,23 @@ export interface WebhookManifestOptions {
   caBundle?: string;
 }
 
+/**
+ * The Validating/MutatingWebhookConfigurations alone, calling the handlers at `baseUrl` (e.g.
+ * `https://127.0.0.1:43123`) with `caBundle`: what `capstan-dev/testing` registers for an
+ * operator it runs, whose webhook server is not behind a Service.
+ */
+export function webhookConfigurationsByUrl(options: {
+  name: string;
+  labels: Record<string, string>;
+  webhooks: readonly AdmissionWebhook[];
+  baseUrl: string;
+  caBundle: string;
+}): object[] {
+  return webhookManifests({ ...options, namespace: "", url: options.baseUrl }).filter((doc) =>
+    (doc as { kind: string }).kind.endsWith("WebhookConfiguration"),
+  );
+}
+
 /** The Secret holding the webhook server's `tls.crt` and `tls.key`. */
 export function webhookCertSecretName(operator: string): string {
   return `${operator}-webhook-server-cert`;
@@ -47,7 +64,7 @@ export function webhookCertSecretName(operator: string): string {
 export const WEBHOOK_SERVER = { port: DEFAULT_WEBHOOK_PORT, certDir: DEFAULT_CERT_DIR } as const;
 
 /** The manifests, in an order `kubectl apply` accepts (the Issuer before the Certificate). */
-export function webhookManifests(options: WebhookManifestOptions): object[] {
+export function webhookManifests(options: WebhookManifestOptions & { url?: string }): object[] {
   const { name, namespace, labels, webhooks } = options;
   if (webhooks.length === 0) return [];
   const service = `${name}-webhook`;
@@ -60,7 +77,9 @@ export function webhookManifests(options: WebhookManifestOptions): object[] {
     name: w.name,
     admissionReviewVersions: ["v1"],
     clientConfig: {
-      service: { name: service, namespace, path: w.path, port: 443 },
+      ...(options.url !== undefined
+        ? { url: `${options.url}${w.path}` }
+        : { service: { name: service, namespace, path: w.path, port: 443 } }),
       ...(caBundle === undefined ? {} : { caBundle }),
     },
     rules: [rule(w)],
