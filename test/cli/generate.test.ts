@@ -276,7 +276,7 @@ describe("capstan generate on the command line", () => {
     const unknown = await capstan(["generate", "helm", fixture]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain(
-      'cannot generate "helm"; choose one of crds, rbac, deploy, all, dockerfile, dockerignore',
+      'cannot generate "helm"; choose one of crds, rbac, deploy, webhooks, all, dockerfile, dockerignore',
     );
     await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
     const empty = join(dir, "not-an-operator.ts");

@@ -10,7 +10,7 @@ import { dockerfile, dockerignore, ImageLayoutError, imageLayout } from "./docke
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
 import { WEBHOOK_SERVER, webhookCertSecretName, webhookManifests } from "./webhook-manifests.ts";
 
-const USAGE = `Usage: capstan generate crds|rbac|deploy|all|dockerfile|dockerignore <operator.ts> [options]
+const USAGE = `Usage: capstan generate crds|rbac|deploy|webhooks|all|dockerfile|dockerignore <operator.ts> [options]
 
 Prints, on stdout, what deploying the operator needs, derived from its code:
   crds        the CustomResourceDefinitions of the defineResource kinds it uses
