@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServedResource } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { MAX_NESTING_DEPTH } from "../../packages/capstan-dev/src/devcluster/machinery/json-syntax-error.ts";
 import {
   exceedsJsonDepth,
   yamlDepthProblem,
 } from "../../packages/capstan-dev/src/devcluster/serializer/nesting-depth.ts";
+import { customServed } from "./support/custom-served.ts";
 import { configMap, type RawHttpCluster, startRawHttpCluster } from "./support/http.ts";
 
 const LIMIT = MAX_NESTING_DEPTH;
@@ -49,23 +49,7 @@ describe("nesting-depth scans", () => {
 describe("deeply nested request bodies", () => {
   let t: RawHttpCluster;
   const base = "/apis/deep.example.com/v1/namespaces/default/things";
-  const served: ServedResource = {
-    group: "deep.example.com",
-    version: "v1",
-    kind: "Thing",
-    listKind: "ThingList",
-    plural: "things",
-    singular: "thing",
-    namespaced: true,
-    shortNames: [],
-    categories: [],
-    verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
-    subresources: {},
-    generation: "all-but-metadata-and-status",
-    custom: true,
-    schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-    storageBucket: "deep.example.com/things",
-  };
+  const served = customServed("deep.example.com", "Thing");
   /** A Thing whose field `x` nests so that the whole body is `levels` deep. */
   const thing = (name: string, levels: number) =>
     `{"apiVersion":"deep.example.com/v1","kind":"Thing","metadata":{"name":"${name}"},"x":${nested(levels - 1)}}`;

@@ -5,9 +5,9 @@
  * here wrote (the Python client's `isoformat()` times, `labels: {}` from templating tools) send these.
  */
 import { describe, expect, it } from "vitest";
-import type { ServedResource } from "../../packages/capstan-dev/src/devcluster/index.ts";
 import { metaTimeJson, microTimeJson } from "../../packages/capstan-dev/src/devcluster/machinery/go-time.ts";
 import { fileFixture } from "../support/file-fixture.ts";
+import { customServed } from "./support/custom-served.ts";
 import { configMap, startRawHttpCluster } from "./support/http.ts";
 
 const TIME_LAYOUT = "2006-01-02T15:04:05Z07:00";
@@ -69,20 +69,7 @@ describe("metav1.MicroTime as Go parses and prints it", () => {
   });
 });
 
-const WIDGET: ServedResource = {
-  group: "norm.example.com",
-  version: "v1",
-  kind: "Gadget",
-  listKind: "GadgetList",
-  plural: "gadgets",
-  singular: "gadget",
-  namespaced: true,
-  shortNames: [],
-  categories: [],
-  verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
-  subresources: {},
-  generation: "all-but-metadata-and-status",
-  custom: true,
+const WIDGET = customServed("norm.example.com", "Gadget", {
   schema: {
     type: "object",
     properties: {
@@ -92,8 +79,7 @@ const WIDGET: ServedResource = {
       },
     },
   },
-  storageBucket: "norm.example.com/gadgets",
-};
+});
 
 const t = fileFixture(async () => {
   const cluster = await startRawHttpCluster({ builtinPlugins: false });

@@ -1,26 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServedResource } from "../../packages/capstan-dev/src/devcluster/index.ts";
+import { customServed } from "./support/custom-served.ts";
 import { configMap, type RawHttpCluster, startRawHttpCluster } from "./support/http.ts";
 
 const MiB = 1024 * 1024;
 let t: RawHttpCluster;
-const blobs: ServedResource = {
-  group: "size.example.com",
-  version: "v1",
-  kind: "Blob",
-  listKind: "BlobList",
-  plural: "blobs",
-  singular: "blob",
-  namespaced: true,
-  shortNames: [],
-  categories: [],
-  verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
-  subresources: {},
-  generation: "all-but-metadata-and-status",
-  custom: true,
-  schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-  storageBucket: "size.example.com/blobs",
-};
+const blobs = customServed("size.example.com", "Blob");
 const blob = (name: string, bytes: number) => ({
   apiVersion: "size.example.com/v1",
   kind: "Blob",

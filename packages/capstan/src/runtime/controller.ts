@@ -348,7 +348,8 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   private async reconcileKey(key: string): Promise<void> {
     const store = this.options.primary.store;
-    await this.expectations.caughtUp(key, () => store.get(key), this.reconcileAbort.signal);
+    const catchingUp = this.expectations.caughtUp(key, () => store.get(key), this.reconcileAbort.signal);
+    if (catchingUp !== undefined) await catchingUp;
     const started = performance.now();
     const ref = splitObjectKey(key);
     const cached = store.get(key);

@@ -72,19 +72,20 @@ export class WriteExpectations {
 
   /**
    * Resolves once the cached copy of `key` (read with `cached`) has caught up with our last write
-   * of it, the write is older than the consistency timeout, or `signal` aborts.
+   * of it, the write is older than the consistency timeout, or `signal` aborts. Returns undefined
+   * when there is nothing to wait for (the common case: no promise on every reconcile).
    */
-  async caughtUp(key: string, cached: () => KubeObject | undefined, signal: AbortSignal): Promise<void> {
+  caughtUp(key: string, cached: () => KubeObject | undefined, signal: AbortSignal): Promise<void> | undefined {
     const e = this.byKey.get(key);
-    if (e === undefined) return;
+    if (e === undefined) return undefined;
     const current = cached();
     const left = e.since + this.timeoutMs - performance.now();
     if (current === undefined || reachedVersion(current.metadata?.resourceVersion, e.rv) || left <= 0) {
       this.byKey.delete(key);
-      return;
+      return undefined;
     }
-    if (signal.aborted) return;
-    await new Promise<void>((resolve) => {
+    if (signal.aborted) return undefined;
+    return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener("abort", done);

@@ -192,12 +192,7 @@ function post(
           const text = Buffer.concat(chunks).toString("utf8");
           const status = res.statusCode ?? 0;
           if (status < 200 || status > 299) {
-            // The REST client's error for a non-2xx answer that is not a Status: the body as its message.
-            reject(
-              failed(
-                `an error on the server (${JSON.stringify(text.trim())}) has prevented the request from succeeding`,
-              ),
-            );
+            reject(failed(errorResponseMessage(status, text)));
             return;
           }
           resolve(text);
@@ -218,6 +213,47 @@ function post(
     });
     req.end(body);
   });
+}
+
+/**
+ * What client-go's REST client says of a non-2xx answer: a Status body's own message, else
+ * apimachinery's NewGenericServerResponse wording for the code.
+ */
+function errorResponseMessage(code: number, body: string): string {
+  try {
+    const status = JSON.parse(body) as { kind?: unknown; message?: unknown };
+    if (status.kind === "Status" && typeof status.message === "string" && status.message !== "") return status.message;
+  } catch {
+    // not JSON: the generic wording below
+  }
+  const server = body.trim();
+  switch (code) {
+    case 400:
+      return "the server rejected our request for an unknown reason";
+    case 401:
+      return "the server has asked for the client to provide credentials";
+    case 403:
+    case 415:
+      return server;
+    case 404:
+      return "the server could not find the requested resource";
+    case 405:
+      return "the server does not allow this method on the requested resource";
+    case 409:
+      return "the server reported a conflict";
+    case 422:
+      return "the server rejected our request due to an error in our request";
+    case 429:
+      return "the server has received too many requests and has asked us to try again later";
+    case 503:
+      return "the server is currently unable to handle the request";
+    case 504:
+      return "the server was unable to return a response in the time allotted, but may still be processing the request";
+    default:
+      return code >= 500
+        ? `an error on the server (${JSON.stringify(server)}) has prevented the request from succeeding`
+        : `the server responded with the status code ${code} but did not return more information`;
+  }
 }
 
 /** Go's wording of the common connection failures. */
