@@ -18,6 +18,9 @@ import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Socket } from "node:net";
+import { AdmissionChain } from "./admission/admission-chain.ts";
+import { PolicyAdmission } from "./admission/policy-admission.ts";
+import { admissionPolicyErrors } from "./admission/policy-spec-validation.ts";
 import { podServiceAccountMutator } from "./admission/service-account-admission.ts";
 import { WebhookAdmission } from "./admission/webhook-admission.ts";
 import { writingAs } from "./apply/write-tracking.ts";
@@ -210,10 +213,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const store = new ObjectStore(storage);
   store.decoders.push(new BuiltinDecoder());
   store.mutators.push(customObjectMutator, podServiceAccountMutator);
-  // Admission webhooks of the stored Validating/MutatingWebhookConfigurations, on every create and update.
+  // On every create and update: the stored ValidatingAdmissionPolicies, then the webhooks of the stored
+  // Validating/MutatingWebhookConfigurations (kube-apiserver's plugin order).
   const webhookAdmission = new WebhookAdmission(storage);
-  store.admission = webhookAdmission;
-  store.validators.push(customObjectValidator(), configDataSizeErrors);
+  store.admission = new AdmissionChain([new PolicyAdmission(storage, registry), webhookAdmission]);
+  store.validators.push(customObjectValidator(), configDataSizeErrors, admissionPolicyErrors);
   store.statusValidators.push(customObjectStatusValidator());
   const patchTypes = defaultPatchTypes();
   const api = new InProcessApi(registry, store, patchTypes);

@@ -17,9 +17,15 @@
  * sideEffects are None or NoneOnDryRun; another is a 400 (`admission webhook "<name>" does not
  * support dry run`).
  *
+ * A webhook's `matchConditions` (match-conditions.ts) are decided after its rules and selectors, on
+ * the object it would be sent: a false one skips it; an evaluation error fails the write with
+ * `<resource> "<name>" is forbidden: expression '...' resulted in error: ...` (403) under failurePolicy
+ * Fail and skips the webhook under Ignore (webhook/generic/webhook.go's ShouldCallHook). The
+ * validating webhooks' conditions are all decided before any of them is called.
+ *
  * ## Caveats (docs/webhooks.md)
- * - `matchConditions` are not evaluated (a webhook with them is called as if they held), and
- *   `reinvocationPolicy: IfNeeded` does not call a webhook again.
+ * - `reinvocationPolicy: IfNeeded` does not call a webhook again; matchConditions cannot use
+ *   `authorizer` (declared, but an expression calling it fails at evaluation).
  * - Only `clientConfig.url` can be called (no cluster network for a Service reference).
  * - Objects of a CRD with several versions are sent in the storage version (matchPolicy
  *   Equivalent, the default, matches any version; Exact compares with the storage version).
@@ -27,19 +33,23 @@
  * - Webhook and policy configurations themselves are never sent to webhooks (as kube-apiserver).
  */
 
-import { ApiError, failure, internalError } from "../machinery/status.ts";
+import { ApiError, failure, forbidden, internalError } from "../machinery/status.ts";
 import { applyJsonPatch, decodeJsonPatch } from "../patch/json-patch.ts";
-import type { JsonObject } from "../registry/served-resource.ts";
-import { type LabelSelector, selectorMatches } from "../rest/label-selector.ts";
+import { gr, type JsonObject } from "../registry/served-resource.ts";
+import type { LabelSelector } from "../rest/label-selector.ts";
 import type { AdmissionRequestInfo, DynamicAdmission } from "../rest/types.ts";
 import type { Storage } from "../storage/storage.ts";
+import { admissionAttributes } from "./admission-attributes.ts";
+import { AdmissionActivation } from "./admission-cel.ts";
+import { admissionNamespace, namespaceSelectorMatches, objectSelectorMatches } from "./admission-selectors.ts";
+import { CompiledByRevision } from "./compiled-cache.ts";
 import {
-  type AdmissionAttributes,
-  type CalledWebhook,
-  callWebhook,
-  WebhookAgents,
-  WebhookCallError,
-} from "./webhook-call.ts";
+  type CompiledMatchCondition,
+  compileMatchConditions,
+  evaluateMatchConditions,
+  type MatchCondition,
+} from "./match-conditions.ts";
+import { type CalledWebhook, callWebhook, WebhookAgents, WebhookCallError } from "./webhook-call.ts";
 import { callFailure, rejection } from "./webhook-response.ts";
 import { ruleMatches, type WebhookRule } from "./webhook-rules.ts";
 
@@ -60,11 +70,20 @@ interface StoredWebhook extends CalledWebhook {
   namespaceSelector?: LabelSelector;
   objectSelector?: LabelSelector;
   sideEffects?: string;
+  matchConditions?: MatchCondition[];
+}
+
+/** A webhook whose rules and selectors matched, with its compiled matchConditions. */
+interface MatchedWebhook {
+  hook: StoredWebhook;
+  conditions: readonly CompiledMatchCondition[];
 }
 
 /** The stored configurations' webhooks; see the module documentation. */
 export class WebhookAdmission implements DynamicAdmission {
   private readonly agents = new WebhookAgents();
+  /** Each configuration's webhooks' compiled matchConditions, by `<plural>/<name>`. */
+  private readonly conditions = new CompiledByRevision<CompiledMatchCondition[][]>();
 
   constructor(private readonly storage: Storage) {}
 
@@ -76,7 +95,10 @@ export class WebhookAdmission implements DynamicAdmission {
   async mutate(info: AdmissionRequestInfo, obj: JsonObject, old: JsonObject | undefined): Promise<JsonObject> {
     const hooks = this.matching("mutatingwebhookconfigurations", info, obj, old);
     let current = obj;
-    for (const hook of hooks) {
+    for (const matched of hooks) {
+      // Each webhook's conditions see the object the previous webhooks left, as it would be sent.
+      if (!this.conditionsHold(matched, info, current, old)) continue;
+      const { hook } = matched;
       const answer = await this.call(hook, info, current, old, true);
       if (answer?.patch === undefined) continue;
       try {
@@ -91,11 +113,30 @@ export class WebhookAdmission implements DynamicAdmission {
   }
 
   async validate(info: AdmissionRequestInfo, obj: JsonObject | undefined, old: JsonObject | undefined): Promise<void> {
-    const hooks = this.matching("validatingwebhookconfigurations", info, obj, old);
+    const matched = this.matching("validatingwebhookconfigurations", info, obj, old);
+    // Every webhook's conditions are decided before any is called: an error fails the write first.
+    const hooks = matched.filter((m) => this.conditionsHold(m, info, obj, old)).map((m) => m.hook);
     if (hooks.length === 0) return;
     const outcomes = await Promise.allSettled(hooks.map((hook) => this.call(hook, info, obj, old, false)));
     const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
     if (refused !== undefined) throw refused.reason;
+  }
+
+  /**
+   * Whether a matched webhook's matchConditions let it be called; throws the 403 of an evaluation
+   * error under failurePolicy Fail.
+   */
+  private conditionsHold(
+    matched: MatchedWebhook,
+    info: AdmissionRequestInfo,
+    obj: JsonObject | undefined,
+    old: JsonObject | undefined,
+  ): boolean {
+    if (matched.conditions.length === 0) return true;
+    const activation = new AdmissionActivation({ attributes: admissionAttributes(info, obj, old) });
+    const outcome = evaluateMatchConditions(matched.conditions, activation, matched.hook.failurePolicy);
+    if ("error" in outcome) throw forbidden(gr(info.served), info.name, outcome.error);
+    return outcome.matches;
   }
 
   /** Calls one webhook; resolves with its answer when it allowed, undefined when skipped (Ignore). */
@@ -114,7 +155,7 @@ export class WebhookAdmission implements DynamicAdmission {
     }
     let answer: Awaited<ReturnType<typeof callWebhook>>;
     try {
-      answer = await callWebhook(hook, attributes(info, obj, old), mutating, this.agents);
+      answer = await callWebhook(hook, admissionAttributes(info, obj, old), mutating, this.agents);
     } catch (err) {
       if (!(err instanceof WebhookCallError)) throw err;
       if (hook.failurePolicy === "Ignore") return undefined;
@@ -125,13 +166,13 @@ export class WebhookAdmission implements DynamicAdmission {
     return answer;
   }
 
-  /** The webhooks of `plural` configurations that apply to this write, in the order they run. */
+  /** The webhooks of `plural` configurations whose rules and selectors match this write, in the order they run. */
   private matching(
     plural: string,
     info: AdmissionRequestInfo,
     obj: JsonObject | undefined,
     old: JsonObject | undefined,
-  ): StoredWebhook[] {
+  ): MatchedWebhook[] {
     if (info.served.group === GROUP && EXEMPT.has(info.served.plural)) return [];
     const configs = this.storage.list(`${GROUP}/${plural}`, "");
     if (configs.length === 0) return [];
@@ -139,107 +180,30 @@ export class WebhookAdmission implements DynamicAdmission {
       operation: info.operation,
       resource: { group: info.served.group, version: info.served.version, resource: info.served.plural },
       subresource: info.subresource,
-      namespace: info.served.namespaced
-        ? info.namespace
-        : info.served.plural === "namespaces" && info.served.group === ""
-          ? info.name
-          : "",
+      namespace: admissionNamespace(info),
     };
-    const out: StoredWebhook[] = [];
+    const out: MatchedWebhook[] = [];
+    const live = new Set<string>();
     // Configurations run in name order (the storage lists keys in order), webhooks in theirs.
     for (const stored of configs) {
       const config = JSON.parse(stored.data) as { webhooks?: StoredWebhook[] };
-      for (const hook of config.webhooks ?? []) {
+      const webhooks = config.webhooks ?? [];
+      const key = `${plural}/${stored.key}`;
+      live.add(key);
+      let compiled: CompiledMatchCondition[][] | undefined;
+      webhooks.forEach((hook, i) => {
         const exact = hook.matchPolicy === "Exact";
         const rules = (hook.rules ?? []).map((r) => (exact ? r : { ...r, apiVersions: ["*"] }));
-        if (!rules.some((r) => ruleMatches(r, attrs))) continue;
-        if (!this.namespaceMatches(hook, info, attrs.namespace, obj)) continue;
-        if (!objectMatches(hook.objectSelector, obj, old)) continue;
-        out.push(hook);
-      }
+        if (!rules.some((r) => ruleMatches(r, attrs))) return;
+        if (!namespaceSelectorMatches(this.storage, hook.namespaceSelector, info, obj)) return;
+        if (!objectSelectorMatches(hook.objectSelector, obj, old)) return;
+        compiled ??= this.conditions.get(key, stored.rev, () =>
+          webhooks.map((w) => compileMatchConditions(w.matchConditions, {})),
+        );
+        out.push({ hook, conditions: compiled[i] ?? [] });
+      });
     }
+    this.conditions.retain(live);
     return out;
   }
-
-  private namespaceMatches(
-    hook: StoredWebhook,
-    info: AdmissionRequestInfo,
-    namespace: string,
-    obj: JsonObject | undefined,
-  ): boolean {
-    const selector = hook.namespaceSelector;
-    if (selector === undefined || isEmptySelector(selector)) return true;
-    // A cluster-scoped object (other than a namespace) is not selected out by a namespaceSelector.
-    if (namespace === "") return true;
-    const isNamespace = info.served.group === "" && info.served.plural === "namespaces";
-    let labels: Record<string, string> | undefined;
-    if (isNamespace) labels = labelsOf(obj);
-    else {
-      // Namespaces are cluster-scoped: their key is their name.
-      const stored = this.storage.get("/namespaces", namespace);
-      labels = stored === undefined ? undefined : labelsOf(JSON.parse(stored.data) as JsonObject);
-    }
-    return selectorMatches(selector, labels ?? {});
-  }
-}
-
-function attributes(
-  info: AdmissionRequestInfo,
-  obj: JsonObject | undefined,
-  old: JsonObject | undefined,
-): AdmissionAttributes {
-  const { served } = info;
-  const requester = info.options.requester;
-  const object = obj === undefined ? null : withoutPlaceholders(obj, info.operation);
-  const optionsKind =
-    info.operation === "CREATE" ? "CreateOptions" : info.operation === "UPDATE" ? "UpdateOptions" : "DeleteOptions";
-  return {
-    kind: { group: served.group, version: served.version, kind: served.kind },
-    resource: { group: served.group, version: served.version, resource: served.plural },
-    subResource: info.subresource,
-    name: info.name,
-    namespace: served.namespaced ? info.namespace : "",
-    operation: info.operation,
-    userInfo:
-      requester === undefined
-        ? { username: "" }
-        : { username: requester.username, groups: requester.groups, ...(requester.uid ? { uid: requester.uid } : {}) },
-    object,
-    oldObject: old ?? null,
-    dryRun: info.options.dryRun === true,
-    options: {
-      apiVersion: "meta.k8s.io/v1",
-      kind: optionsKind,
-      ...(info.options.dryRun ? { dryRun: ["All"] } : {}),
-      ...(info.options.fieldManager?.manager ? { fieldManager: info.options.fieldManager.manager } : {}),
-    },
-  };
-}
-
-/** The store holds a created object's resourceVersion place as `""`; a webhook sees none. */
-function withoutPlaceholders(obj: JsonObject, operation: string): JsonObject {
-  const meta = obj.metadata as Record<string, unknown> | undefined;
-  if (operation !== "CREATE" || meta?.resourceVersion !== "") return obj;
-  const { resourceVersion: _, ...rest } = meta;
-  return { ...obj, metadata: rest };
-}
-
-function objectMatches(
-  selector: LabelSelector | undefined,
-  obj: JsonObject | undefined,
-  old: JsonObject | undefined,
-): boolean {
-  if (selector === undefined || isEmptySelector(selector)) return true;
-  return (
-    (obj !== undefined && selectorMatches(selector, labelsOf(obj))) ||
-    (old !== undefined && selectorMatches(selector, labelsOf(old)))
-  );
-}
-
-function isEmptySelector(selector: LabelSelector): boolean {
-  return Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0;
-}
-
-function labelsOf(obj: JsonObject | undefined): Record<string, string> {
-  return ((obj?.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {}) as Record<string, string>;
 }

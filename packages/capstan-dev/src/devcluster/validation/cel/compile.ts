@@ -58,14 +58,19 @@ function renderIssues(source: string, issues: CheckIssue[]): string {
 const OPTIONAL_SYNTAX = /\.\?|\[\?/;
 const OPTIONAL_UNSUPPORTED = "optional types (?. and [?]) are not supported by the devcluster's CEL";
 
-interface Checked {
+/** A compiled expression: its program, or the cel-go-style rendering of its compile issues. */
+export interface Checked {
   program: CelProgram | undefined;
   type: StaticType | undefined;
   usesOldSelf: boolean;
   issues: string | undefined;
 }
 
-function compileExpression(source: string, scope: ReadonlyMap<string, StaticType>): Checked {
+/**
+ * Parses, checks against `scope` (the identifiers the expression may use and their static types) and plans
+ * one expression. Also used for expressions outside CRD schemas (admission policies' and webhooks' CEL).
+ */
+export function compileExpression(source: string, scope: ReadonlyMap<string, StaticType>): Checked {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(source);

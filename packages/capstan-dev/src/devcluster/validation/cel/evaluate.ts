@@ -90,7 +90,7 @@ function ruleErrorString(c: CompiledRule): string {
 }
 
 /** cel-go's texts for the evaluation errors rules commonly hit. */
-function celGoErrorText(message: string): string {
+export function celGoErrorText(message: string): string {
   const noKey = /^field not found: (.*)$/.exec(message);
   if (noKey) return `no such key: ${noKey[1]}`;
   if (/divide by zero$/.test(message)) return "division by zero";

@@ -1,0 +1,50 @@
+/**
+ * The attributes of one write as admission sees them (admission.Attributes): what webhooks are sent
+ * in their AdmissionReview, and what policies' and matchConditions' CEL reads as `request`,
+ * `object` and `oldObject`.
+ */
+import type { JsonObject } from "../registry/served-resource.ts";
+import type { AdmissionRequestInfo } from "../rest/types.ts";
+import type { AdmissionAttributes } from "./webhook-call.ts";
+
+/** The attributes of the write `info` with the object `obj` (undefined for DELETE) and the stored `old`. */
+export function admissionAttributes(
+  info: AdmissionRequestInfo,
+  obj: JsonObject | undefined,
+  old: JsonObject | undefined,
+): AdmissionAttributes {
+  const { served } = info;
+  const requester = info.options.requester;
+  const object = obj === undefined ? null : withoutPlaceholders(obj, info.operation);
+  const optionsKind =
+    info.operation === "CREATE" ? "CreateOptions" : info.operation === "UPDATE" ? "UpdateOptions" : "DeleteOptions";
+  return {
+    kind: { group: served.group, version: served.version, kind: served.kind },
+    resource: { group: served.group, version: served.version, resource: served.plural },
+    subResource: info.subresource,
+    name: info.name,
+    namespace: served.namespaced ? info.namespace : "",
+    operation: info.operation,
+    userInfo:
+      requester === undefined
+        ? { username: "" }
+        : { username: requester.username, groups: requester.groups, ...(requester.uid ? { uid: requester.uid } : {}) },
+    object,
+    oldObject: old ?? null,
+    dryRun: info.options.dryRun === true,
+    options: {
+      apiVersion: "meta.k8s.io/v1",
+      kind: optionsKind,
+      ...(info.options.dryRun ? { dryRun: ["All"] } : {}),
+      ...(info.options.fieldManager?.manager ? { fieldManager: info.options.fieldManager.manager } : {}),
+    },
+  };
+}
+
+/** The store holds a created object's resourceVersion place as `""`; admission sees none. */
+function withoutPlaceholders(obj: JsonObject, operation: string): JsonObject {
+  const meta = obj.metadata as Record<string, unknown> | undefined;
+  if (operation !== "CREATE" || meta?.resourceVersion !== "") return obj;
+  const { resourceVersion: _, ...rest } = meta;
+  return { ...obj, metadata: rest };
+}
