@@ -11,6 +11,7 @@
  * admissionregistration requires.
  */
 import type { LabelSelector } from "kubernetes-types/meta/v1.d.ts";
+import type { KubeClient } from "../client/kube-client.ts";
 import type { ResourceKind } from "../client/types.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import type { AdmissionHandlerSpec, MutatingHandler, ValidatingHandler } from "../webhooks/admission.ts";
@@ -106,11 +107,11 @@ export class AdmissionHandlers {
     return this.list;
   }
 
-  /** What the webhook server runs for each path. */
-  specs(): { path: string; spec: AdmissionHandlerSpec }[] {
+  /** What the webhook server runs for each path; handlers get `api` as their `ctx.api`. */
+  specs(api?: KubeClient): { path: string; spec: AdmissionHandlerSpec }[] {
     return this.list.map((w) => ({
       path: w.path,
-      spec: { name: `handler "${w.id}"`, type: w.type, fn: w.fn, timeoutMs: w.timeoutMs },
+      spec: { name: `handler "${w.id}"`, type: w.type, fn: w.fn, timeoutMs: w.timeoutMs, ...(api ? { api } : {}) },
     }));
   }
 }

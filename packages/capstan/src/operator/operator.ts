@@ -375,7 +375,8 @@ export class Operator {
           logger: webhookServer?.logger ?? logger,
           observer: webhookServer?.observer ?? mgr.metrics.webhookObserver(),
         });
-        for (const { path, spec } of this.admission.specs()) server.register(path, spec);
+        // Handlers read through the operator's own client (ctx.api), so they act under its identity.
+        for (const { path, spec } of this.admission.specs(mgr.client as KubeClient)) server.register(path, spec);
         this.webhookServer = server;
         await server.start();
         logger.info({ port: server.port, webhooks: server.paths() }, "webhook server listening");

@@ -18,6 +18,7 @@
  * - The object the API server sent is never changed; a patch applied to it gives exactly the
  *   object the handler left (after a JSON round trip, so `undefined` fields are dropped as JSON drops them).
  */
+import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject } from "../client/types.ts";
 import type { AdmissionOperation, AdmissionRequest, AdmissionResponse, AdmissionUserInfo } from "./admission-review.ts";
 import { jsonPatchBetween } from "./json-patch-diff.ts";
@@ -47,6 +48,13 @@ export interface AdmissionContext<T extends KubeObject = KubeObject> {
   readonly name: string | undefined;
   /** The whole request, for anything the fields above leave out. */
   readonly request: AdmissionRequest;
+  /**
+   * The operator's API client, for what a schema cannot check (does the object this one names
+   * exist?). Its requests go to the API server as the operator (its RBAC rules apply: declare
+   * them with `operator({ permissions })`), not to a cache; pass `signal` so they end with the
+   * handler's time. Using it in a handler served without an operator throws.
+   */
+  readonly api: KubeClient;
   /** Aborts when the handler's time is up. */
   readonly signal: AbortSignal;
   /** Adds a warning the client shows (kubectl prints `Warning: ...`), allowed or not. */
@@ -87,6 +95,8 @@ export interface AdmissionHandlerSpec {
   type: "validating" | "mutating";
   fn: ValidatingHandler | MutatingHandler;
   timeoutMs?: number;
+  /** What the handler gets as `api` (the operator's client); absent, `api` throws when used. */
+  api?: KubeClient;
 }
 
 /** How one handler run ended, for logs and metrics beside the answer. */
@@ -117,6 +127,11 @@ export async function runAdmission(
     namespace: request.namespace || undefined,
     name: request.name || undefined,
     request,
+    get api(): KubeClient {
+      if (handler.api === undefined)
+        throw new Error(`${handler.name} has no API client: it is not served by an operator`);
+      return handler.api;
+    },
     signal: abort.signal,
     warn(message) {
       if (!abort.signal.aborted) warnings.push(message);
