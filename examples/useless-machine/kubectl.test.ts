@@ -2,8 +2,10 @@
  * The useless machine driven with the real kubectl and the folder's sample manifests, as the
  * README tells a newcomer to do it (with a 200 ms flip delay instead of 5 s).
  */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startTestCluster, type TestCluster } from "capstan-dev/testing";
+import { type RunningOperator, startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { uselessMachineOperator } from "./operator.ts";
 
@@ -12,9 +14,10 @@ const EXAMPLES = fileURLToPath(new URL("..", import.meta.url));
 const manifest = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 let cluster: TestCluster;
+let running: RunningOperator;
 beforeAll(async () => {
   cluster = await startTestCluster();
-  await cluster.run(uselessMachineOperator({ flipDelay: "200ms" }));
+  running = await cluster.run(uselessMachineOperator({ flipDelay: "200ms" }));
 });
 afterAll(() => cluster?.stop());
 
@@ -82,7 +85,11 @@ it("shows SWITCHES and POSITIONS, flips patched and edited switches back down, s
   expect(left.stderr).toMatch(/No resources found in default namespace/);
 });
 
-it("applies the generated CRDs, RBAC and Deployment cleanly with kubectl", async () => {
+it("applies the generated CRDs, RBAC, webhooks and Deployment cleanly with kubectl", async () => {
+  // The embedded server has no cert-manager to make and inject the webhooks' certificate: give
+  // a CA instead (the running operator's, though the generated configurations call the Service).
+  const caBundle = join(cluster.dir, "webhook-ca.pem");
+  await writeFile(caBundle, running.webhookCa as string);
   const generated = await cluster.capstan(
     [
       "generate",
@@ -92,6 +99,8 @@ it("applies the generated CRDs, RBAC and Deployment cleanly with kubectl", async
       "registry.example.com/useless-machine:1.0",
       "--namespace",
       "useless-system",
+      "--ca-bundle",
+      caBundle,
     ],
     { cwd: EXAMPLES },
   );
@@ -99,11 +108,12 @@ it("applies the generated CRDs, RBAC and Deployment cleanly with kubectl", async
   expect(generated.code).toBe(0);
   const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: generated.stdout });
   // The only complaint is kubectl's, as on a real cluster: the running operator registered the
-  // CRDs itself, so they lack kubectl's last-applied annotation (kubectl adds it).
+  // CRDs itself, and `cluster.run` its webhook configurations (of the same names: applying replaces
+  // them, last in this file), so they lack kubectl's last-applied annotation (kubectl adds it).
   const complaints = applied.stderr.split("\n").filter((line) => line.trim() !== "");
   for (const line of complaints) {
     expect(line).toMatch(
-      /^Warning: resource customresourcedefinitions\/\S+ is missing the kubectl.kubernetes.io\/last-applied-configuration annotation/,
+      /^Warning: resource (customresourcedefinitions|validatingwebhookconfigurations|mutatingwebhookconfigurations)\/\S+ is missing the kubectl.kubernetes.io\/last-applied-configuration annotation/,
     );
   }
   expect(applied.code).toBe(0);
@@ -111,5 +121,9 @@ it("applies the generated CRDs, RBAC and Deployment cleanly with kubectl", async
     /customresourcedefinition.apiextensions.k8s.io\/machines.useless.container.training (configured|unchanged)/,
   );
   expect(applied.stdout).toMatch(/clusterrole.rbac.authorization.k8s.io\/useless-machine created/);
+  expect(applied.stdout).toMatch(/service\/useless-machine-webhook created/);
+  expect(applied.stdout).toMatch(
+    /validatingwebhookconfiguration.admissionregistration.k8s.io\/useless-machine-validating configured/,
+  );
   expect(applied.stdout).toMatch(/deployment.apps\/useless-machine created/);
 });

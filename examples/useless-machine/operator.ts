@@ -19,6 +19,13 @@
  * - `USELESS_MACHINE_FLIP_DELAY`: how long a switch stays up before it is flipped down, and the
  *   least time between two flips of one machine (a duration, `"5s"`, `"200ms"`; default `5s`).
  *
+ * Admission handlers (admission.ts) guard what the schema cannot: a Switch's `machine` label must
+ * name a Machine of its namespace (refused otherwise, `failurePolicy: Fail`: the reconciler's
+ * invariant is kept even when the operator is down, at the price of no Switch being created or
+ * relabelled then), and a Machine records who created it in the `created-by` annotation, which
+ * later updates cannot change (`failurePolicy: Ignore`: a record of convenience must not make
+ * every Machine write depend on the operator being up).
+ *
  * `uselessMachineOperator({ flipDelay })` builds the same operator with other settings (tests use
  * a short delay). Importing this module only defines the operator.
  */
@@ -35,9 +42,11 @@ import {
   toMilliseconds,
 } from "capstan";
 import { CONTROLLER_OWNER_INDEX } from "capstan/runtime";
+import { keepCreator, recordCreator, switchMachineExists } from "./admission.ts";
 import { flipState, timeOf } from "./flip-state.ts";
 import { MACHINE_LABEL, Machine, Switch } from "./resources.ts";
 
+export { CREATED_BY_ANNOTATION } from "./admission.ts";
 export { MACHINE_LABEL, Machine, Switch } from "./resources.ts";
 
 type MachineObject = ObjectOf<typeof Machine>;
@@ -64,11 +73,19 @@ export function uselessMachineOperator(options: UselessMachineOptions = {}): Ope
   const delayMs = toMilliseconds(options.flipDelay ?? DEFAULT_FLIP_DELAY);
   // The reconciler flips the machine's own switch by patching its spec, and lists, creates,
   // patches (flips, adoption, release) and deletes Switches through ctx.client: registration cannot
-  // see those requests, so they are declared for `capstan generate rbac`.
+  // see those requests, so they are declared for `capstan generate rbac`; so is the Switch
+  // validation's get of the Machine a Switch names (through ctx.api, as the operator).
   const op = operator({
     name: "useless-machine",
-    permissions: [needs.patch(Machine), needs.custom(Switch, ["list", "create", "patch", "delete"])],
+    permissions: [needs.custom(Machine, ["get", "patch"]), needs.custom(Switch, ["list", "create", "patch", "delete"])],
   });
+  // Fail (the default): a Switch labelled for no machine is one nobody flips back down, the one
+  // thing this operator promises, so none is admitted while the check cannot run.
+  op.on.validate(Switch, { id: "machine-exists" }, switchMachineExists);
+  // Ignore: who created a machine is worth recording, not worth refusing machines for when the
+  // operator is down (a Machine created then has no annotation; one updated then may lose it).
+  op.on.mutate(Machine, { id: "created-by", operations: ["CREATE"], failurePolicy: "Ignore" }, recordCreator);
+  op.on.mutate(Machine, { id: "keep-created-by", operations: ["UPDATE"], failurePolicy: "Ignore" }, keepCreator);
   op.controller(Machine)
     // Switches are owned (garbage-collected with their machine; watched, write access declared above) ...
     .owns(Switch)

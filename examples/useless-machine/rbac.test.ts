@@ -14,7 +14,7 @@ import {
   type TestCluster,
 } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MACHINE_LABEL, Machine, Switch, uselessMachineOperator } from "./operator.ts";
+import { CREATED_BY_ANNOTATION, MACHINE_LABEL, Machine, Switch, uselessMachineOperator } from "./operator.ts";
 
 const OPERATOR = fileURLToPath(new URL("./operator.ts", import.meta.url));
 const SYSTEM_NS = "useless-system";
@@ -55,11 +55,11 @@ async function createMachine(namespace: string): Promise<void> {
 }
 
 describe("useless machine under RBAC", () => {
-  it("derives rules for machines (spec flips included), their status, owned switches, events and CRDs", () => {
+  it("derives rules for machines (spec flips and the Switch check's get included), their status, owned switches, events and CRDs", () => {
     const rules = rbac.rules.map((r) => `${r.apiGroups.join(",")}/${r.resources.join(",")}: ${r.verbs.join(",")}`);
     expect(rules).toEqual(
       expect.arrayContaining([
-        `${GROUP}/machines: list,watch,patch`,
+        `${GROUP}/machines: get,list,watch,patch`,
         `${GROUP}/machines/status: patch`,
         `${GROUP}/switches: list,watch,create,patch,delete`,
         "apiextensions.k8s.io/customresourcedefinitions: create",
@@ -84,6 +84,48 @@ describe("useless machine under RBAC", () => {
       await cluster.client.resource(Switch, "rbac-ok").patch(name, { spec: { position: "up" } }, { type: "merge" });
       await cluster.waitFor(Switch, `rbac-ok/${name}`, (s) => s.spec.position === "down");
       expect(running.logs.filter((r) => JSON.stringify(r).includes("forbidden"))).toEqual([]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("checks Switches and records creators as the ServiceAccount: its get of the named Machine is allowed", async () => {
+    const running = await runAsServiceAccount();
+    try {
+      await cluster.client.resource(Namespace).create(Namespace.make({ metadata: { name: "rbac-admission" } }));
+      const created = await cluster.client
+        .resource(Machine, "rbac-admission")
+        .create(Machine.make({ metadata: { name: "m" }, spec: {} }));
+      // The machine's creator is the test's admin client, not the operator's ServiceAccount.
+      const admin = await cluster.kubectl(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+      expect(admin.stdout).not.toBe(USER);
+      expect(created.metadata.annotations?.[CREATED_BY_ANNOTATION]).toBe(admin.stdout);
+      const switches = cluster.client.resource(Switch, "rbac-admission");
+      const sw = (machine: string) =>
+        Switch.make({ metadata: { name: machine, labels: { [MACHINE_LABEL]: machine } }, spec: { position: "down" } });
+      await expect(switches.create(sw("ghost"))).rejects.toMatchObject({
+        code: 403,
+        message: expect.stringContaining('denied the request: no Machine "ghost" in namespace "rbac-admission"'),
+      });
+      await switches.create(sw("m"));
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("without get on machines, refuses every labelled Switch with the 403 of the check's look-up", async () => {
+    const running = await runAsServiceAccount(without("machines", ["get"]));
+    try {
+      await createMachine("rbac-no-get");
+      // The operator's own Switches are refused too: the check cannot tell, so it fails closed.
+      const refused = await cluster.client
+        .resource(Switch, "rbac-no-get")
+        .create(Switch.make({ metadata: { name: "s", labels: { [MACHINE_LABEL]: "m" } }, spec: { position: "down" } }))
+        .catch((err: { code: number; message: string }) => err);
+      expect(refused).toMatchObject({
+        code: 500,
+        message: `admission webhook "machine-exists.switches.useless-machine.capstan.dev" denied the request: handler "machine-exists" failed: machines.${GROUP} "m" is forbidden: User "${USER}" cannot get resource "machines" in API group "${GROUP}" in the namespace "rbac-no-get"`,
+      });
     } finally {
       await running.stop();
     }
