@@ -58,8 +58,8 @@ const devclusterRanks = [
   { serializer: ["serializer/"] },
   // endpoints/request: request info, authentication, the pipeline's stages
   { request: ["request/"] },
-  // leaves
-  { validation: ["validation/"], storage: ["storage/"] },
+  // leaves; the HTTPS client webhooks are called with
+  { validation: ["validation/"], storage: ["storage/"], "webhook-client": ["webhook-client/"] },
   // the scheme: served resources, built-in kinds, scale, built-in schemas
   { registry: ["registry/"] },
   // patch algorithms; apply and managedFields, which need the scheme (scale, served resources)
@@ -67,7 +67,8 @@ const devclusterRanks = [
   { apply: ["apply/"] },
   // the generic store and strategies, the patch Content-Type dispatcher
   { rest: ["rest/"] },
-  { admission: ["admission/"] },
+  // dynamic admission, and CRD conversion webhooks (the store calls both through rest/types.ts)
+  { admission: ["admission/"], conversion: ["conversion/"] },
   // Tables, built-in printers, JSONPath
   { printers: ["printers/"] },
   // the doors onto the store: HTTP handlers, the fault stage, the in-process (loopback) API

@@ -35,6 +35,8 @@ export { KubeClient, type ResourceClient } from "./client/resource-client.ts";
 export type { KubeObject, ObjectMeta, ResourceKind } from "./client/types.ts";
 // Admission handlers (`op.on.validate`, `op.on.mutate`) and the webhook server that serves them.
 export type { AdmissionHandlerOptions, AdmissionWebhook } from "./operator/admission-handlers.ts";
+// Conversion webhooks (`op.convert`) between the versions of a kind.
+export type { ConversionWebhook } from "./operator/conversion-handlers.ts";
 // Kopf-style handlers and the operator that runs them (and its controllers).
 export { PermanentError, TemporaryError } from "./operator/errors.ts";
 export { ABSENT, type Filters, PRESENT } from "./operator/filters.ts";
@@ -55,7 +57,7 @@ export { toCrd } from "./resources/crd.ts";
 export { defineResource } from "./resources/define-resource.ts";
 export { Kube } from "./resources/kube-extensions.ts";
 export { needs } from "./resources/rbac.ts";
-export type { CustomResource, ObjectOf, SpecOf, StatusOf } from "./resources/resource-types.ts";
+export type { CustomObject, CustomResource, ObjectOf, SpecOf, StatusOf } from "./resources/resource-types.ts";
 // Level-triggered reconcilers.
 export type { ReconcileContext, ReconcileFunction } from "./runtime/controller.ts";
 export { type Duration, toMilliseconds } from "./runtime/duration.ts";
@@ -72,4 +74,5 @@ export {
   type MutatingHandler,
   type ValidatingHandler,
 } from "./webhooks/admission.ts";
+export type { SpokeConversion } from "./webhooks/conversion.ts";
 export type { WebhookServerOptions } from "./webhooks/webhook-server.ts";

@@ -188,6 +188,12 @@ describe("kubectl and the cluster component kinds", () => {
         metadata: { name: "replicas" },
         spec: {
           paramKind: { apiVersion: "v1", kind: "ConfigMap" },
+          // Required by the API server; a resource this test never writes.
+          matchConstraints: {
+            resourceRules: [
+              { apiGroups: ["batch"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["cronjobs"] },
+            ],
+          },
           validations: [{ expression: "true" }, { expression: "1 < 2" }],
         },
       },

@@ -30,6 +30,7 @@ import { controllersPlugin } from "./controllers/index.ts";
 import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
 import { ensureKubernetesService, serviceClusterIps } from "./controllers/kubernetes-service.ts";
 import { namespaceDefaultsPlugin } from "./controllers/namespace-defaults.ts";
+import { ConversionWebhookCaller } from "./conversion/conversion-webhook.ts";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./endpoints/discovery.ts";
 import { openApiPlugin } from "./endpoints/openapi.ts";
 import { handleResourceRequest, type ResourceHandlerDeps } from "./endpoints/resource-handler.ts";
@@ -217,6 +218,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   // Validating/MutatingWebhookConfigurations (kube-apiserver's plugin order).
   const webhookAdmission = new WebhookAdmission(storage);
   store.admission = new AdmissionChain([new PolicyAdmission(storage, registry), webhookAdmission]);
+  // CRDs with conversion strategy Webhook: their webhooks convert objects between versions.
+  const conversionWebhooks = new ConversionWebhookCaller();
+  store.converter = conversionWebhooks;
   store.validators.push(customObjectValidator(), configDataSizeErrors, admissionPolicyErrors);
   store.statusValidators.push(customObjectStatusValidator());
   const patchTypes = defaultPatchTypes();
@@ -374,6 +378,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         for (const socket of sockets) socket.destroy();
         await closed;
         webhookAdmission.close();
+        conversionWebhooks.close();
         storage.close();
         await dataDir?.close();
       })();

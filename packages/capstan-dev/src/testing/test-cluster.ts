@@ -32,7 +32,7 @@ import { setMaxListeners } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AdmissionWebhook, Duration, KubeObject, ResourceKind } from "capstan";
+import type { AdmissionWebhook, ConversionWebhook, Duration, KubeObject, ResourceKind } from "capstan";
 import { isAlreadyExists, isNotFound, KubeClient } from "capstan";
 import { loadClientConfig } from "capstan/client";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
@@ -114,6 +114,11 @@ export interface RunnableOperator<O = Record<string, unknown>> {
    * certificate and registers their webhook configurations while the operator runs.
    */
   webhooks?(): readonly AdmissionWebhook[];
+  /**
+   * Its conversion webhooks (`op.convert`): `run` serves them as it serves admission handlers and
+   * has the operator register its CRDs with `conversion.strategy: Webhook` calling them.
+   */
+  conversions?(): readonly ConversionWebhook[];
   /** The port its webhook server listens on, once started. */
   readonly webhookPort?: number;
 }
@@ -160,7 +165,10 @@ export interface RunningOperator {
    * For an operator with admission handlers started without `webhookServer` options: the PEM of
    * the CA that signed its webhook server's certificate (made for this run; the server listens on
    * 127.0.0.1, `op.webhookPort`). Its Validating/MutatingWebhookConfigurations
-   * (`<operator>-validating`, `<operator>-mutating`, by URL) are registered while it runs.
+   * (`<operator>-validating`, `<operator>-mutating`, by URL) are registered while it runs. An
+   * operator with conversions (`op.convert`) registers its CRDs calling its conversion webhooks by
+   * URL; they stay so after it stops, so reading a converted version then fails as on a cluster
+   * whose conversion webhook is down.
    */
   readonly webhookCa?: string;
 }
@@ -307,11 +315,21 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     // Admission handlers need an HTTPS server: on loopback, a free port and a certificate made now
     // (controller-runtime's envtest does the same), unless the test set it up itself.
     let webhookCa: string | undefined;
-    if ((op.webhooks?.().length ?? 0) > 0 && !("webhookServer" in startOptions)) {
+    const converts = (op.conversions?.().length ?? 0) > 0;
+    if (((op.webhooks?.().length ?? 0) > 0 || converts) && !("webhookServer" in startOptions)) {
       const certs = await createServingCertificates();
       webhookCa = certs.caPem;
       Object.assign(startOptions, {
         webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
+        // The CRDs it registers call its conversion webhooks on the port it listens on.
+        ...(converts && !("conversionWebhook" in startOptions)
+          ? {
+              conversionWebhook: {
+                url: "https://127.0.0.1:{port}",
+                caBundle: Buffer.from(certs.caPem).toString("base64"),
+              },
+            }
+          : {}),
       });
     }
     const abort = new AbortController();

@@ -8,16 +8,18 @@ import { parseCommandArgs } from "./command-args.ts";
 import { deploymentManifest, namespaceManifest } from "./deployment-manifest.ts";
 import { dockerfile, dockerignore, ImageLayoutError, imageLayout } from "./dockerfile.ts";
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
-import { WEBHOOK_SERVER, webhookCertSecretName, webhookManifests } from "./webhook-manifests.ts";
+import { crdsWithConversion, WEBHOOK_SERVER, webhookCertSecretName, webhookManifests } from "./webhook-manifests.ts";
 
 const USAGE = `Usage: capstan generate crds|rbac|deploy|webhooks|all|dockerfile|dockerignore <operator.ts> [options]
 
 Prints, on stdout, what deploying the operator needs, derived from its code:
-  crds        the CustomResourceDefinitions of the defineResource kinds it uses
+  crds        the CustomResourceDefinitions of the defineResource kinds it uses (with
+              conversion.strategy Webhook, calling its Service, for kinds it converts: op.convert)
   rbac        ServiceAccount, ClusterRole and ClusterRoleBinding with exactly the permissions it needs
   deploy      the Deployment running \`capstan run\` (and its Namespace unless it is a built-in one)
   webhooks    the Validating/MutatingWebhookConfigurations of its op.on.validate/mutate handlers,
-              their Service, and a cert-manager Issuer and Certificate (CA injected by cert-manager)
+              the Service of those and of its conversions, and a cert-manager Issuer and
+              Certificate (CA injected by cert-manager)
   all         crds, rbac, webhooks (if any) and deploy in one stream, ready for \`kubectl apply -f -\`
   dockerfile  a multi-stage image: compiles a TypeScript operator (npm run build), then runs the
               compiled JavaScript with production dependencies only, as a non-root user
@@ -37,8 +39,8 @@ Options:
   --replicas N         replicas with --leader-elect (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
   --metrics-port P     /metrics port (default 8080)
-  --ca-bundle FILE     webhooks: the PEM CA that signed the serving certificate, written into the
-                       configurations instead of cert-manager objects (create the Secret
+  --ca-bundle FILE     webhooks, crds: the PEM CA that signed the serving certificate, written into
+                       the configurations and converted CRDs instead of cert-manager objects (create the Secret
                        <operator>-webhook-server-cert with tls.crt and tls.key yourself)
 `;
 
@@ -189,7 +191,12 @@ export function generate(
   if (target === "dockerfile") return dockerfile(image());
   if (target === "dockerignore") return dockerignore(image());
   const labels = { "app.kubernetes.io/name": op.name, "app.kubernetes.io/managed-by": "capstan" };
-  const crds = () => op.requirements().crds.map((kind) => toCrd(kind));
+  const conversions = op.conversions?.() ?? [];
+  const crds = () =>
+    crdsWithConversion(
+      op.requirements().crds.map((kind) => toCrd(kind)),
+      { name: op.name, namespace: options.namespace, conversions, caBundle: options.caBundle },
+    );
   const watchNamespaces = [...new Set(options.watchNamespaces ?? [])];
   const rbac = () =>
     rbacManifests({
@@ -211,11 +218,14 @@ export function generate(
       namespace: options.namespace,
       labels,
       webhooks: op.webhooks(),
+      conversions,
       caBundle: options.caBundle,
     });
-  const hasWebhooks = op.webhooks().length > 0;
+  const hasWebhooks = op.webhooks().length > 0 || conversions.length > 0;
   if (target === "webhooks" && !hasWebhooks) {
-    throw new GenerateError(`operator ${op.name} has no admission handlers (op.on.validate, op.on.mutate)`);
+    throw new GenerateError(
+      `operator ${op.name} has no admission handlers (op.on.validate, op.on.mutate) or conversions (op.convert)`,
+    );
   }
   const deploy = () =>
     deploymentManifest({

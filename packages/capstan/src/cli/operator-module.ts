@@ -15,7 +15,8 @@ import { pathToFileURL } from "node:url";
 import type { Operator } from "../operator/index.ts";
 
 /** What the commands use of an operator. Checked by shape: the module may load its own copy of capstan. */
-export type LoadedOperator = Pick<Operator, "name" | "start" | "requirements" | "permissions" | "webhooks">;
+export type LoadedOperator = Pick<Operator, "name" | "start" | "requirements" | "permissions" | "webhooks"> &
+  Partial<Pick<Operator, "conversions">>;
 
 /** An operator module that cannot be used, with a message saying what to change. */
 export class OperatorModuleError extends Error {

@@ -9,10 +9,14 @@
  *   Service's DNS names, stored in the Secret the Deployment mounts, with cert-manager's CA
  *   injector filling each configuration's `caBundle` (`cert-manager.io/inject-ca-from`); with
  *   `--ca-bundle` the given CA is written into the configurations and no cert-manager object is
- *   made (the Secret is then the user's to create).
+ *   made (the Secret is then the user's to create);
+ * - for kinds with conversions (`op.convert`), their CRDs with `conversion.strategy: Webhook`
+ *   calling the same Service (`crdsWithConversion`, used by `generate crds`).
  */
+import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { AdmissionWebhook } from "../operator/admission-handlers.ts";
+import { type ConversionWebhook, withWebhookConversion } from "../operator/conversion-handlers.ts";
 import { DEFAULT_CERT_DIR, DEFAULT_WEBHOOK_PORT } from "../webhooks/webhook-server.ts";
 
 /**
@@ -34,8 +38,41 @@ export interface WebhookManifestOptions {
   namespace: string;
   labels: Record<string, string>;
   webhooks: readonly AdmissionWebhook[];
+  /** Its conversion webhooks (`op.convert`): they need the Service and certificate too. */
+  conversions?: readonly ConversionWebhook[];
   /** PEM of the CA that signed the serving certificate; absent: cert-manager makes and injects it. */
   caBundle?: string;
+}
+
+/**
+ * The CRDs of kinds with conversions, with `conversion.strategy: Webhook` calling the operator's
+ * Service, and either the `--ca-bundle` CA or cert-manager's injection annotation
+ * (`cert-manager.io/inject-ca-from`, which the CA injector honours on CRDs too).
+ */
+export function crdsWithConversion(
+  crds: readonly CustomResourceDefinition[],
+  options: Pick<WebhookManifestOptions, "name" | "namespace" | "conversions" | "caBundle">,
+): CustomResourceDefinition[] {
+  const caBundle = options.caBundle === undefined ? undefined : Buffer.from(options.caBundle).toString("base64");
+  return crds.map((crd) => {
+    const conversion = options.conversions?.find((c) => c.kind.crdName === crd.metadata?.name);
+    if (conversion === undefined) return crd;
+    const converted = withWebhookConversion(crd, conversion, {
+      service: { name: webhookServiceName(options.name), namespace: options.namespace },
+      ...(caBundle === undefined ? {} : { caBundle }),
+    });
+    if (caBundle !== undefined) return converted;
+    const annotations = { ...converted.metadata?.annotations, ...injectCaFrom(options.name, options.namespace) };
+    return { ...converted, metadata: { ...converted.metadata, annotations } };
+  });
+}
+
+function webhookServiceName(operator: string): string {
+  return `${operator}-webhook`;
+}
+
+function injectCaFrom(operator: string, namespace: string): Record<string, string> {
+  return { "cert-manager.io/inject-ca-from": `${namespace}/${operator}-serving-cert` };
 }
 
 /**
@@ -66,13 +103,12 @@ export const WEBHOOK_SERVER = { port: DEFAULT_WEBHOOK_PORT, certDir: DEFAULT_CER
 /** The manifests, in an order `kubectl apply` accepts (the Issuer before the Certificate). */
 export function webhookManifests(options: WebhookManifestOptions & { url?: string }): object[] {
   const { name, namespace, labels, webhooks } = options;
-  if (webhooks.length === 0) return [];
-  const service = `${name}-webhook`;
+  if (webhooks.length === 0 && (options.conversions?.length ?? 0) === 0) return [];
+  const service = webhookServiceName(name);
   const certificate = `${name}-serving-cert`;
   const issuer = `${name}-selfsigned-issuer`;
   const caBundle = options.caBundle === undefined ? undefined : Buffer.from(options.caBundle).toString("base64");
-  const annotations =
-    caBundle === undefined ? { "cert-manager.io/inject-ca-from": `${namespace}/${certificate}` } : undefined;
+  const annotations = caBundle === undefined ? injectCaFrom(name, namespace) : undefined;
   const common = (w: AdmissionWebhook) => ({
     name: w.name,
     admissionReviewVersions: ["v1"],

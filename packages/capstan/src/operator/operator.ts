@@ -38,17 +38,25 @@
 import type { Logger } from "pino";
 import pino from "pino";
 import type { KubeClient } from "../client/kube-client.ts";
-import type { KubeObject, ResourceKind } from "../client/types.ts";
+import type { KubeObject, ObjectOf, ResourceKind } from "../client/types.ts";
 import { toCrd } from "../resources/crd.ts";
 import type { PermissionNeed } from "../resources/rbac.ts";
+import type { CustomResource } from "../resources/resource-types.ts";
 import { DEFAULT_MAX_CONCURRENT_RECONCILES } from "../runtime/controller.ts";
 import type { WatchOptions } from "../runtime/controller-builder.ts";
 import { ensureCrds } from "../runtime/crd-registration.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import { Manager, type ManagerOptions, type ManagerState } from "../runtime/manager.ts";
 import type { MutatingHandler, ValidatingHandler } from "../webhooks/admission.ts";
+import type { SpokeConversion } from "../webhooks/conversion.ts";
 import { WebhookServer, type WebhookServerOptions } from "../webhooks/webhook-server.ts";
 import { type AdmissionHandlerOptions, AdmissionHandlers, type AdmissionWebhook } from "./admission-handlers.ts";
+import {
+  type ConversionClientConfig,
+  ConversionHandlers,
+  type ConversionWebhook,
+  withWebhookConversion,
+} from "./conversion-handlers.ts";
 import { DEFAULT_BACKOFF_MS } from "./daemons.ts";
 import { DeferredControllerBuilder } from "./deferred-builder.ts";
 import { parseField } from "./diff.ts";
@@ -122,6 +130,13 @@ export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "nam
    * `/tmp/k8s-webhook-server/serving-certs`) or `tls` in memory.
    */
   webhookServer?: WebhookServerOptions;
+  /**
+   * Where the API server calls this operator's conversion webhooks (`op.convert`), written into
+   * the CRDs it registers: a `url` base (`{port}` in it becomes the webhook server's port) or a
+   * `service`, and the `caBundle` (base64 PEM). Without it, registering a CRD keeps the
+   * conversion the cluster has (the one `capstan generate crds` writes).
+   */
+  conversionWebhook?: ConversionClientConfig;
   /** Crash-simulation hooks for tests. */
   hooks?: OperatorTestHooks;
 }
@@ -205,6 +220,7 @@ export class Operator {
   private readonly kinds = new Map<string, KindHandlers>();
   private readonly controllers: DeferredControllerBuilder<KubeObject>[] = [];
   private readonly admission: AdmissionHandlers;
+  private readonly conversion = new ConversionHandlers();
   private webhookServer: WebhookServer | undefined;
   private started = false;
   private manager: Manager | undefined;
@@ -287,6 +303,36 @@ export class Operator {
     return this.webhookServer?.listening ? this.webhookServer.port : undefined;
   }
 
+  /**
+   * The conversion webhook of a kind defined with several versions: `kind.version` (the first of
+   * its `versions`, the one your code reads and writes) is the hub, and each other version gives a
+   * function to the hub and one back. The operator's webhook server answers the API server's
+   * ConversionReviews with them; `capstan generate crds` gives the CRD `conversion.strategy: Webhook`.
+   *
+   * ```ts
+   * op.convert(Machine, {
+   *   v1alpha1: {
+   *     toHub: (old: MachineV1alpha1) => ({ ...old, spec: { position: old.spec.switchPosition } }),
+   *     fromHub: (hub) => ({ ...hub, spec: { switchPosition: hub.spec.position } }),
+   *   },
+   * });
+   * ```
+   *
+   * @throws Error when the functions do not cover exactly the kind's other versions.
+   */
+  convert<K extends CustomResource>(
+    kind: K,
+    spokes: Readonly<Record<string, SpokeConversion<KubeObject, ObjectOf<K>>>>,
+  ): void {
+    this.assertNotStarted();
+    this.conversion.add(kind, spokes as Readonly<Record<string, SpokeConversion>>);
+  }
+
+  /** The kinds registered with {@link convert} (for generation and tests). */
+  conversions(): readonly ConversionWebhook[] {
+    return this.conversion.all();
+  }
+
   /** A level-triggered controller for `kind` (the runtime's builder API; built at start). */
   controller<T extends KubeObject>(kind: ResourceKind<T>, options?: WatchOptions<T>): DeferredControllerBuilder<T> {
     this.assertNotStarted();
@@ -331,7 +377,11 @@ export class Operator {
 
   /** What the operator watches, owns and writes (for RBAC and CRD registration); see requirements.ts. */
   requirements(): OperatorRequirements {
-    return operatorRequirements(this.kinds.values(), this.controllers);
+    const required = operatorRequirements(this.kinds.values(), this.controllers);
+    // A kind it converts has its CRD registered too: the CRD is what calls the conversion webhook.
+    const converted = this.conversion.all().map((c) => c.kind);
+    const missing = converted.filter((k) => !required.crds.some((c) => c.crdName === k.crdName));
+    return missing.length === 0 ? required : { ...required, crds: [...required.crds, ...missing] };
   }
 
   /**
@@ -350,7 +400,17 @@ export class Operator {
   async start(options: OperatorStartOptions): Promise<void> {
     this.assertNotStarted();
     this.started = true;
-    const { signal, namespaces, registerCrds, crdTimeout, hooks, workers, webhookServer, ...managerOptions } = options;
+    const {
+      signal,
+      namespaces,
+      registerCrds,
+      crdTimeout,
+      hooks,
+      workers,
+      webhookServer,
+      conversionWebhook,
+      ...managerOptions
+    } = options;
     const logger: Logger = (options.logger ?? pino({ level: "info" })).child({ operator: this.name });
     // With one namespace, declared controllers default to it too (the manager's namespace).
     const only = namespaces?.length === 1 ? namespaces[0] : undefined;
@@ -361,14 +421,15 @@ export class Operator {
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted) stop.abort();
     const drainMs = toMilliseconds(options.gracefulShutdownTimeout ?? "30s");
-    if (this.kinds.size === 0 && this.controllers.length === 0 && this.admission.all().length === 0) {
+    const webhookCount = this.admission.all().length + this.conversion.all().length;
+    if (this.kinds.size === 0 && this.controllers.length === 0 && webhookCount === 0) {
       // Runs anyway, as a controller-runtime manager without controllers does: health endpoints up.
       logger.warn(
         `operator ${this.name} registers no handlers or controllers, so it does nothing yet; add op.controller(Kind).reconcile(fn) or op.on.create(Kind, fn) before starting it`,
       );
     }
     try {
-      if (this.admission.all().length > 0) {
+      if (webhookCount > 0) {
         // Every replica serves webhooks, leader or not (as controller-runtime's webhook server).
         const server = new WebhookServer({
           ...webhookServer,
@@ -377,6 +438,7 @@ export class Operator {
         });
         // Handlers read through the operator's own client (ctx.api), so they act under its identity.
         for (const { path, spec } of this.admission.specs(mgr.client as KubeClient)) server.register(path, spec);
+        for (const { path, spec } of this.conversion.specs()) server.register(path, spec);
         this.webhookServer = server;
         await server.start();
         logger.info({ port: server.port, webhooks: server.paths() }, "webhook server listening");
@@ -384,7 +446,16 @@ export class Operator {
         mgr.addReadyCheck("webhook", () => server.startedCheck());
       }
       if (registerCrds ?? true) {
-        const crds = this.requirements().crds.map((k) => toCrd(k));
+        const port = this.webhookServer?.port;
+        const crds = this.requirements().crds.map((k) => {
+          const converted = this.conversion.all().find((c) => c.kind.crdName === k.crdName);
+          if (converted === undefined || conversionWebhook === undefined) return toCrd(k);
+          const config =
+            conversionWebhook.url !== undefined && port !== undefined
+              ? { ...conversionWebhook, url: conversionWebhook.url.replace("{port}", String(port)) }
+              : conversionWebhook;
+          return withWebhookConversion(toCrd(k), converted, config);
+        });
         try {
           if (crds.length > 0) await ensureCrds(mgr.client, crds, { signal: stop.signal, timeout: crdTimeout, logger });
         } catch (err) {

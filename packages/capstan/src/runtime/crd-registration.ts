@@ -17,6 +17,8 @@
  *
  * ## Caveats
  * - Labels and annotations of the desired CRD are merged into the stored ones, never removed.
+ * - A conversion webhook the stored CRD has is kept when the desired CRD sets none: its client
+ *   config and CA are the deployment's (`capstan generate crds`, cert-manager's injector).
  * - A CRD whose stored version the new spec drops is the server's to refuse (422), not ours.
  */
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
@@ -136,7 +138,7 @@ async function upsert(
         labels: mergeMaps(current.metadata?.labels, desired.metadata?.labels),
         annotations: mergeMaps(current.metadata?.annotations, desired.metadata?.annotations),
       },
-      spec: desired.spec,
+      spec: keepWebhookConversion(desired.spec, current.spec),
     };
     try {
       const preview = await api.update(candidate, { signal, dryRun: true, fieldManager });
@@ -156,6 +158,17 @@ async function upsert(
     }
   }
   throw new Error(`CRD ${name}: still racing with other writers after ${MAX_ATTEMPTS} attempts`, { cause: lastError });
+}
+
+function keepWebhookConversion(
+  desired: CustomResourceDefinition["spec"],
+  current: CustomResourceDefinition["spec"],
+): CustomResourceDefinition["spec"] {
+  const wanted = desired.conversion?.strategy ?? "None";
+  if (wanted === "None" && current.conversion?.strategy === "Webhook") {
+    return { ...desired, conversion: current.conversion };
+  }
+  return desired;
 }
 
 async function waitEstablished(api: CrdApi, name: string, signal: AbortSignal): Promise<void> {

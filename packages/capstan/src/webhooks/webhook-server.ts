@@ -1,6 +1,7 @@
 /**
  * The operator's webhook server: HTTPS (the API server calls webhooks only over TLS), one path per
- * handler, AdmissionReviews in and out (admission.ts runs the handler).
+ * handler: AdmissionReviews in and out (admission.ts runs the handler), or ConversionReviews
+ * (conversion.ts converts the objects).
  *
  * ## Expected flow
  * `new WebhookServer(options)`, `register(path, handler)` for each handler, `start()`, and `stop()`
@@ -14,7 +15,7 @@
  *   not load (a half-written renewal) keeps the previous one and is logged.
  * - Bad requests are answered, never crash the server: 404 for an unknown path, 405 for anything
  *   but POST, 415 for a body that is not JSON, 413 past {@link MAX_BODY_BYTES}, 400 for a body that
- *   is not an AdmissionReview (with what is wrong).
+ *   is not an AdmissionReview or ConversionReview as the path expects (with what is wrong).
  * - After `stop()` resolves no socket or timer of the server is left.
  */
 import { createHash } from "node:crypto";
@@ -28,6 +29,16 @@ import { connect } from "node:tls";
 import type { Logger } from "pino";
 import { type AdmissionHandlerSpec, runAdmission } from "./admission.ts";
 import { AdmissionReviewError, decodeAdmissionReview, encodeAdmissionReview } from "./admission-review.ts";
+import {
+  type ConversionHandlerSpec,
+  ConversionReviewError,
+  decodeConversionReview,
+  encodeConversionReview,
+  runConversion,
+} from "./conversion.ts";
+
+/** What a path serves: an admission handler or a kind's conversions. */
+export type WebhookHandlerSpec = AdmissionHandlerSpec | ConversionHandlerSpec;
 
 /** controller-runtime's webhook port: the one generated Services and Deployments point at. */
 export const DEFAULT_WEBHOOK_PORT = 9443;
@@ -70,7 +81,7 @@ export interface WebhookServerOptions {
 
 /** An HTTPS server of admission handlers; see the module documentation. */
 export class WebhookServer {
-  private readonly routes = new Map<string, AdmissionHandlerSpec>();
+  private readonly routes = new Map<string, WebhookHandlerSpec>();
   private readonly options: WebhookServerOptions;
   private server: Server | undefined;
   private certTimer: NodeJS.Timeout | undefined;
@@ -81,8 +92,8 @@ export class WebhookServer {
     this.options = options;
   }
 
-  /** Serves `handler` at `path` (e.g. `/validate-example-com-v1-widget`). */
-  register(path: string, handler: AdmissionHandlerSpec): void {
+  /** Serves `handler` at `path` (e.g. `/validate-example-com-v1-widget`, `/convert-example-com-widget`). */
+  register(path: string, handler: WebhookHandlerSpec): void {
     if (!path.startsWith("/")) throw new Error(`webhook path ${JSON.stringify(path)} must start with "/"`);
     if (this.routes.has(path)) throw new Error(`webhook path ${path} is registered twice`);
     this.routes.set(path, handler);
@@ -233,7 +244,7 @@ export class WebhookServer {
     }
   }
 
-  private async serve(handler: AdmissionHandlerSpec, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async serve(handler: WebhookHandlerSpec, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== "POST") return plain(res, 405, `${req.method} is not allowed: webhooks take POST`);
     const type = req.headers["content-type"] ?? "";
     if (!type.startsWith("application/json")) {
@@ -245,6 +256,7 @@ export class WebhookServer {
     } catch (err) {
       return plain(res, 413, (err as Error).message);
     }
+    if (handler.type === "conversion") return this.convert(handler, body, res);
     let review: ReturnType<typeof decodeAdmissionReview>;
     try {
       review = decodeAdmissionReview(body);
@@ -260,10 +272,32 @@ export class WebhookServer {
         outcome.failure.kind === "timeout" ? "admission handler timed out" : "admission handler failed",
       );
     }
-    const answer = encodeAdmissionReview(review.apiVersion, outcome.response);
-    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer) });
-    res.end(answer);
+    answerJson(res, encodeAdmissionReview(review.apiVersion, outcome.response));
   }
+
+  private convert(handler: ConversionHandlerSpec, body: string, res: ServerResponse): void {
+    let review: ReturnType<typeof decodeConversionReview>;
+    try {
+      review = decodeConversionReview(body);
+    } catch (err) {
+      if (!(err instanceof ConversionReviewError)) throw err;
+      plain(res, 400, err.message);
+      return;
+    }
+    const { response, error } = runConversion(handler, review.request);
+    if (error !== undefined) {
+      this.options.logger?.error(
+        { err: error, webhook: handler.name, desiredAPIVersion: review.request.desiredAPIVersion },
+        "conversion failed",
+      );
+    }
+    answerJson(res, encodeConversionReview(review.apiVersion, response));
+  }
+}
+
+function answerJson(res: ServerResponse, answer: string): void {
+  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer) });
+  res.end(answer);
 }
 
 function plain(res: ServerResponse, status: number, message: string): void {

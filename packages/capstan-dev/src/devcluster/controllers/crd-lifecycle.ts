@@ -23,8 +23,12 @@
  * Assumptions: this controller is the only writer of CRD status (as the apiextensions controllers
  * are on a real server); the object store validates CRDs through {@link crdValidator} on every write.
  *
- * Caveats: conversion webhooks are not called (versions share storage; only apiVersion differs,
- * as with `strategy: None`).
+ * Conversion: with `strategy: None` versions share storage and only apiVersion differs; with
+ * `strategy: Webhook` every served version other than the storage version is converted through
+ * the CRD's webhook on each read and write (rest/webhook-converted.ts).
+ *
+ * Caveats: objects stored while another version was the storage version are shown as the storage
+ * version without being converted (kube-apiserver converts them) until they are written again.
  */
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
@@ -259,6 +263,7 @@ export function servedFromCrd(
     printerColumns: version.additionalPrinterColumns?.map((c) => ({ ...c })),
     schema: version.schema?.openAPIV3Schema,
     custom: true,
+    ...webhookConversionOf(crd, version),
     ...(options.terminating
       ? {
           defaultOnCreate: () => {
@@ -266,6 +271,28 @@ export function servedFromCrd(
           },
         }
       : {}),
+  };
+}
+
+/**
+ * What a version served through the CRD's conversion webhook needs (strategy Webhook, any version
+ * but the storage version): the storage version's descriptor and the webhook's client config.
+ */
+function webhookConversionOf(
+  crd: Crd,
+  version: CustomResourceDefinitionVersion,
+): Pick<ServedResource, "webhookConversion"> {
+  const conversion = crd.spec.conversion;
+  const storage = crd.spec.versions.find((v) => v.storage);
+  if (conversion?.strategy !== "Webhook" || !storage || storage.name === version.name) return {};
+  const webhook = conversion.webhook;
+  return {
+    webhookConversion: {
+      storage: servedFromCrd(crd, storage),
+      crdName: metaOf(crd).name ?? "",
+      clientConfig: { ...(webhook?.clientConfig ?? {}) },
+      conversionReviewVersions: webhook?.conversionReviewVersions ?? [],
+    },
   };
 }
 

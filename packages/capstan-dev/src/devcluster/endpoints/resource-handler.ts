@@ -78,7 +78,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       const shape = negotiate(ctx.req.headers.accept);
       if (target === "scale")
         return sendJson(ctx.res, 200, JSON.stringify(scaleOf(served, store.getObject(served, namespace, name))));
-      const data = store.get(served, namespace, name);
+      const data = await store.read(served, namespace, name);
       return sendObject(ctx.res, 200, served, data, shape, query);
     }
     case "list": {
@@ -93,7 +93,7 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       ) {
         await waitForRevision(store.storage, wanted, ctx.signal);
       }
-      const page = store.list(served, namespace, listQuery);
+      const page = await store.readList(served, namespace, listQuery);
       if (shape.as === "Table") {
         const objects = page.items.map((d) => JSON.parse(d) as JsonObject);
         const table = toTable(served, objects, page, {

@@ -25,7 +25,7 @@ import { groupVersion, type JsonObject, type ServedResource } from "../registry/
 import type { RequestContext } from "../request/pipeline.ts";
 import { queryBool } from "../request/query-params.ts";
 import type { ObjectStore } from "../rest/object-store.ts";
-import type { ListQuery } from "../rest/types.ts";
+import type { ListQuery, StopWatch } from "../rest/types.ts";
 import { fieldErrorMessage, invalid } from "../validation/field-errors.ts";
 import { goQuote } from "../validation/go-format.ts";
 import type { ResponseShape } from "./negotiation.ts";
@@ -163,7 +163,7 @@ export function serveWatch(
 
   return new Promise<void>((resolve) => {
     let closed = false;
-    let stopWatch: () => void = () => {};
+    let stopWatch: StopWatch = () => {};
     const timers: NodeJS.Timeout[] = [];
     // Lines written in this event-loop turn, sent together when it ends (see `write`).
     let batch: string[] = [];
@@ -245,6 +245,11 @@ export function serveWatch(
     ctx.signal.addEventListener("abort", close, { once: true });
 
     const bookmark = (annotations?: Record<string, string>) => {
+      // Events still being converted go first: a bookmark's resourceVersion must not overtake them.
+      if (stopWatch.afterPending) stopWatch.afterPending(() => writeBookmark(annotations));
+      else writeBookmark(annotations);
+    };
+    const writeBookmark = (annotations?: Record<string, string>) => {
       const metadata: Record<string, unknown> = { resourceVersion: String(deps.store.storage.currentRevision()) };
       if (annotations) metadata["annotations"] = annotations;
       const object = JSON.stringify({ kind: served.kind, apiVersion: groupVersion(served), metadata });

@@ -113,6 +113,12 @@ export interface ServedResource {
     fromStorage(obj: JsonObject): JsonObject;
     toStorage(obj: JsonObject): JsonObject;
   };
+  /**
+   * A version of a CRD whose conversion strategy is Webhook, other than the storage version: objects
+   * are stored as `storage` describes them and converted by the CRD's webhook on every read and
+   * write (the store's `converter`, rest/types.ts).
+   */
+  webhookConversion?: WebhookConversion;
   /** Storage bucket shared by all versions of one resource: `group/plural` unless set. */
   storageBucket?: string;
   /** CRD-backed resources: the additionalPrinterColumns of this version. */
@@ -161,4 +167,18 @@ export function gr(served: ServedResource): GroupResource {
 /** The key of an object inside its bucket. */
 export function keyOf(served: ServedResource, namespace: string, name: string): string {
   return served.namespaced ? `${namespace}/${name}` : name;
+}
+
+/** A CRD's conversion webhook, as a version served through it needs it (apiextensions/v1 WebhookConversion). */
+export interface WebhookConversion {
+  /** The storage version's descriptor: where writes go, what reads start from. */
+  storage: ServedResource;
+  /** The CRD's name, for the webhook's metrics and messages. */
+  crdName: string;
+  clientConfig: {
+    url?: string;
+    caBundle?: string;
+    service?: { name: string; namespace: string; path?: string; port?: number };
+  };
+  conversionReviewVersions: readonly string[];
 }

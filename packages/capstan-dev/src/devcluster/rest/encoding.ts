@@ -10,6 +10,9 @@ import { groupVersion, type JsonObject, type ServedResource } from "../registry/
  * no conversion webhook (CRD conversion strategy None) only apiVersion differs.
  */
 export function present(served: ServedResource, data: string): string {
+  // Versions converted by a webhook are shown in the storage version here; the store's asynchronous
+  // reads convert them (rest/webhook-converted.ts).
+  if (served.webhookConversion) return present(served.webhookConversion.storage, data);
   if (served.conversion) return serialize(served.conversion.fromStorage(JSON.parse(data) as JsonObject));
   const apiVersion = groupVersion(served);
   if (data.startsWith(presentedHead(apiVersion))) return data;

@@ -50,6 +50,7 @@ import {
   type JsonObject,
   keyOf,
   type ServedResource,
+  type WebhookConversion,
 } from "../registry/served-resource.ts";
 import type { Change, Storage, StoredObject } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage.ts";
@@ -59,8 +60,16 @@ import { present, serialize } from "./encoding.ts";
 import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field-selector.ts";
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
 import { checkUpdateUid, storedUid } from "./preconditions.ts";
-import { checkBodyIdentity, invalid, prepareCreate, prepareUpdate, reportUnknownFields } from "./strategy.ts";
+import {
+  checkBodyIdentity,
+  invalid,
+  prepareCreate,
+  prepareUpdate,
+  reportUnknownFields,
+  runMutators,
+} from "./strategy.ts";
 import type {
+  CustomResourceConverter,
   DeleteOptions,
   DeleteResult,
   DynamicAdmission,
@@ -70,10 +79,20 @@ import type {
   ObjectDecoder,
   ObjectMutator,
   ObjectValidator,
+  StopWatch,
   WatchSink,
   WriteOptions,
   WriteTarget,
 } from "./types.ts";
+import { convertingSink, presentConverted, toStorageVersion } from "./webhook-converted.ts";
+
+/**
+ * The options of the storage-version half of a converted write: the client's version already had its
+ * unknown fields reported; what the conversion leaves unknown to the storage schema is pruned silently.
+ */
+function quietly(opts: WriteOptions): WriteOptions {
+  return { ...opts, fieldValidation: "Ignore", owned: true };
+}
 
 function writeOptionsOf(options: WriteOptions | boolean | undefined): WriteOptions {
   return typeof options === "boolean" ? { dryRun: options } : (options ?? {});
@@ -87,6 +106,8 @@ export class ObjectStore {
   readonly validators: ObjectValidator[] = [];
   /** Admission webhooks (admission/webhook-admission.ts); none when absent. */
   admission: DynamicAdmission | undefined;
+  /** Conversion of custom objects through their CRD's webhook (conversion/conversion-webhook.ts). */
+  converter: CustomResourceConverter | undefined;
   /** Pruning and defaulting of objects before validation. */
   readonly mutators: ObjectMutator[] = [];
   /** Validation of `/status` writes (custom resources: rest/custom-status-strategy.ts); `validators` do not run there. */
@@ -103,6 +124,25 @@ export class ObjectStore {
     const stored = this.storage.get(bucketOf(served), keyOf(served, namespace, name));
     if (!stored) throw notFound(gr(served), name);
     return present(served, stored.data);
+  }
+
+  /**
+   * The stored object in `served`'s version, converted by the CRD's webhook when its versions are
+   * (what the HTTP API answers; {@link get} gives such objects in the storage version).
+   */
+  async read(served: ServedResource, namespace: string, name: string): Promise<string> {
+    const data = this.get(served, namespace, name);
+    const conversion = served.webhookConversion;
+    if (!conversion) return data;
+    return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
+  }
+
+  /** {@link list}, with the items converted as {@link read} converts them. */
+  async readList(served: ServedResource, namespace: string, query: ListQuery): Promise<ListPage> {
+    const page = this.list(served, namespace, query);
+    const conversion = served.webhookConversion;
+    if (!conversion) return page;
+    return { ...page, items: await presentConverted(this.converter, served, conversion, page.items) };
   }
 
   /** The stored object, parsed. 404 when absent. */
@@ -191,6 +231,12 @@ export class ObjectStore {
       const { storage, toStorage } = served.conversion;
       return present(served, await this.create(storage, namespace, toStorage(input), opts));
     }
+    const conversion = served.webhookConversion;
+    if (conversion) {
+      const stored = await this.toStorageVersion(served, conversion, input, opts);
+      const data = await this.create(conversion.storage, namespace, stored, quietly(opts));
+      return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
+    }
     const { dryRun = false } = opts;
     // Admission (NamespaceLifecycle) runs before the strategy validates or names the object.
     if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, admissionName(input));
@@ -260,6 +306,12 @@ export class ObjectStore {
       const { storage, toStorage } = served.conversion;
       return present(served, await this.update(storage, namespace, name, toStorage(input), target, opts));
     }
+    const conversion = served.webhookConversion;
+    if (conversion) {
+      const stored = await this.toStorageVersion(served, conversion, input, opts);
+      const data = await this.update(conversion.storage, namespace, name, stored, target, quietly(opts));
+      return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
+    }
     checkBodyIdentity(served, namespace, name, input);
     const inputMeta = (input.metadata ?? {}) as Record<string, unknown>;
     const requestedRv = typeof inputMeta["resourceVersion"] === "string" ? inputMeta["resourceVersion"] : "";
@@ -301,7 +353,7 @@ export class ObjectStore {
     namespace: string,
     name: string,
     target: WriteTarget,
-    mutate: (current: JsonObject) => JsonObject,
+    mutate: (current: JsonObject) => JsonObject | Promise<JsonObject>,
     options?: WriteOptions | boolean,
   ): Promise<string> {
     let opts = writeOptionsOf(options);
@@ -311,8 +363,8 @@ export class ObjectStore {
       if (pending) await pending;
       const apply = mutate;
       const decodeOpts = opts;
-      mutate = (current) => {
-        const next = apply(current);
+      mutate = async (current) => {
+        const next = await apply(current);
         this.decode(served, next, decodeOpts);
         return next;
       };
@@ -325,16 +377,32 @@ export class ObjectStore {
         namespace,
         name,
         target,
-        (current) => view.toStorage(mutate(view.fromStorage(current))),
+        async (current) => view.toStorage(await mutate(view.fromStorage(current))),
         opts,
       );
       return present(served, data);
+    }
+    const conversion = served.webhookConversion;
+    if (conversion) {
+      // The patch applies to the object in the client's version, as kube-apiserver's patcher reads it.
+      const data = await this.guaranteedUpdate(
+        conversion.storage,
+        namespace,
+        name,
+        target,
+        async (current) => {
+          const [shown] = await presentConverted(this.converter, served, conversion, [JSON.stringify(current)]);
+          return this.toStorageVersion(served, conversion, await mutate(JSON.parse(shown!) as JsonObject), opts);
+        },
+        quietly(opts),
+      );
+      return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
     }
     for (let attempt = 0; ; attempt++) {
       const current = this.storage.get(bucketOf(served), keyOf(served, namespace, name));
       if (!current) throw notFound(gr(served), name);
       const currentObj = JSON.parse(present(served, current.data)) as JsonObject;
-      const next = mutate(currentObj);
+      const next = await mutate(currentObj);
       const nextMeta = (next.metadata ?? {}) as Record<string, unknown>;
       const rv = nextMeta["resourceVersion"];
       if (typeof rv === "string" && rv !== "" && rv !== String(current.rev)) {
@@ -368,6 +436,14 @@ export class ObjectStore {
       const body = result.body as JsonObject;
       return body.kind === "Status" ? result : { ...result, body: view.fromStorage(body) };
     }
+    const conversion = served.webhookConversion;
+    if (conversion) {
+      const result = await this.delete(conversion.storage, namespace, name, options);
+      const body = result.body as JsonObject;
+      if (body.kind === "Status") return result;
+      const [shown] = await presentConverted(this.converter, served, conversion, [JSON.stringify(body)]);
+      return { ...result, body: JSON.parse(shown!) as JsonObject };
+    }
     for (let attempt = 0; ; attempt++) {
       try {
         return await deleteOnce(this.storage, served, namespace, name, options);
@@ -392,6 +468,13 @@ export class ObjectStore {
     if (view) {
       const list = await this.deleteCollection(view.storage, namespace, query, options);
       const items = (list["items"] as JsonObject[]).map((i) => view.fromStorage(i));
+      return { ...list, kind: served.listKind, apiVersion: groupVersion(served), items };
+    }
+    const conversion = served.webhookConversion;
+    if (conversion) {
+      const list = await this.deleteCollection(conversion.storage, namespace, query, options);
+      const objects = (list["items"] as JsonObject[]).map((i) => JSON.stringify(i));
+      const items = (await presentConverted(this.converter, served, conversion, objects)).map((d) => JSON.parse(d));
       return { ...list, kind: served.listKind, apiVersion: groupVersion(served), items };
     }
     const page = this.list(served, namespace, { ...query, limit: undefined, continue: undefined });
@@ -432,7 +515,19 @@ export class ObjectStore {
     query: ListQuery,
     sink: WatchSink,
     sendInitialEvents?: boolean,
-  ): () => void {
+  ): StopWatch {
+    const conversion = served.webhookConversion;
+    if (conversion) {
+      const converting = convertingSink(this.converter, served, conversion, sink);
+      const stop = this.watch(conversion.storage, namespace, query, converting, sendInitialEvents);
+      return Object.assign(
+        () => {
+          converting.stop();
+          stop();
+        },
+        { afterPending: converting.afterPending },
+      );
+    }
     const bucket = bucketOf(served);
     const prefix = served.namespaced && namespace !== "" ? `${namespace}/` : "";
     const filter = compileFilter(served, query);
@@ -486,6 +581,21 @@ export class ObjectStore {
   }
 
   // ---------------------------------------------------------------- internals
+
+  /**
+   * A write's object, pruned and defaulted in the client's version (unknown fields reported there),
+   * then converted to the storage version by the CRD's webhook.
+   */
+  private toStorageVersion(
+    served: ServedResource,
+    conversion: WebhookConversion,
+    input: JsonObject,
+    opts: WriteOptions,
+  ): Promise<JsonObject> {
+    const obj = opts.owned ? input : structuredClone(input);
+    runMutators(this, served, obj, opts);
+    return toStorageVersion(this.converter, conversion, obj);
+  }
 
   /** The load to await before {@link decode} can run for `served`, if one is under way. */
   private decodersPending(served: ServedResource): Promise<unknown> | undefined {

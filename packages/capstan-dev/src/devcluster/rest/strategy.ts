@@ -129,7 +129,12 @@ export function prepareCreate(
 }
 
 /** Runs the mutators, then applies `fieldValidation` to the unknown fields they dropped. */
-function runMutators(hooks: StrategyHooks, served: ServedResource, obj: JsonObject, options: WriteOptions): void {
+export function runMutators(
+  hooks: StrategyHooks,
+  served: ServedResource,
+  obj: JsonObject,
+  options: WriteOptions,
+): void {
   const unknown: string[] = [];
   for (const mutate of hooks.mutators) {
     const dropped = mutate(served, obj);

@@ -6,7 +6,7 @@
  */
 import type { ObjectMeta, Status } from "kubernetes-types/meta/v1.d.ts";
 import type { WriteManager } from "../apply/write-tracking.ts";
-import type { JsonObject, Requester, ServedResource } from "../registry/served-resource.ts";
+import type { JsonObject, Requester, ServedResource, WebhookConversion } from "../registry/served-resource.ts";
 import type { FieldError } from "../validation/field-errors.ts";
 
 /** ObjectMeta as the server writes it: the fields kubernetes-types marks readonly are the server's to set. */
@@ -51,6 +51,13 @@ export interface WatchSink {
   error(status: Status): void;
 }
 
+/**
+ * Stops a watch. `afterPending`, present when events reach the sink later than they happen (versions
+ * converted by a webhook), runs `fn` once the events so far are delivered: a bookmark must not
+ * overtake them.
+ */
+export type StopWatch = (() => void) & { afterPending?(fn: () => void): void };
+
 /** Which part of the object a write addresses. */
 export type WriteTarget = "main" | "status" | "finalize" | "approval";
 
@@ -94,6 +101,16 @@ export interface DynamicAdmission {
   mutate(info: AdmissionRequestInfo, obj: JsonObject, old: JsonObject | undefined): Promise<JsonObject>;
   /** Rejects with the ApiError the write fails with. */
   validate(info: AdmissionRequestInfo, obj: JsonObject | undefined, old: JsonObject | undefined): Promise<void>;
+}
+
+/**
+ * The conversion of custom objects between the versions of a CRD through its webhook
+ * (conversion/conversion-webhook.ts): the objects not already in `apiVersion` are sent in one
+ * ConversionReview; the answer keeps the order. Rejects with the ApiError the request fails with
+ * (500, `conversion webhook for <group/version, Kind=kind> failed: ...`).
+ */
+export interface CustomResourceConverter {
+  convert(conversion: WebhookConversion, objects: JsonObject[], apiVersion: string): Promise<JsonObject[]>;
 }
 
 /** How a write treats unknown fields (the `fieldValidation` query parameter). */
