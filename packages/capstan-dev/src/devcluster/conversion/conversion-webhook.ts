@@ -14,7 +14,10 @@
  *
  * Caveats: only `clientConfig.url` can be called (no cluster network for a Service reference); the
  * GroupVersionKind named in messages is the first sent object's, where kube-apiserver names a list's
- * kind for a list.
+ * kind for a list, and a list of one object is worded as a single object; an answer of a kind
+ * apiextensions' scheme knows other than ConversionReview (a CustomResourceDefinition, meta's
+ * options) is worded as not registered, where Go says it cannot convert it; a converted object that
+ * is not a JSON object, or has no kind, is worded in our words, not the decoder's.
  */
 import { randomUUID } from "node:crypto";
 import { internalError } from "../machinery/status.ts";
@@ -69,7 +72,12 @@ export class ConversionWebhookCaller implements CustomResourceConverter {
       try {
         out[at] = checkedObject(sent[i]!, converted[i], apiVersion);
       } catch (err) {
-        const object = list ? `converted object at index ${i}` : "object";
+        // A single object's groupVersion and kind errors name index 0, its other errors none.
+        const object = list
+          ? `converted object at index ${i}`
+          : err instanceof TypeMetaError
+            ? "object at index 0"
+            : "object";
         const where = err instanceof MetadataError ? `invalid metadata${list ? ` in object at index ${i}` : ""}` : "";
         const message =
           where !== ""
@@ -126,6 +134,7 @@ export class ConversionWebhookCaller implements CustomResourceConverter {
 /** getConvertedObjectsFromResponse: v1 checks the review's kind and uid; v1beta1 never did. */
 function convertedObjectsOf(reviewVersion: string, uid: string, review: unknown): unknown[] {
   const r = (review ?? {}) as { apiVersion?: unknown; kind?: unknown; response?: Record<string, unknown> | null };
+  checkDecodable(reviewVersion, r.apiVersion, r.kind);
   if (reviewVersion === REVIEW_VERSIONS["v1"]) {
     if (r.apiVersion !== reviewVersion || r.kind !== "ConversionReview") {
       throw new Error(
@@ -151,6 +160,37 @@ function convertedObjectsOf(reviewVersion: string, uid: string, review: unknown)
   return Array.isArray(converted) ? converted : [];
 }
 
+/**
+ * The scheme kube-apiserver's webhook client decodes answers with, named as Go names it in errors:
+ * where k8s.io/apiserver's NewClientManager calls runtime.NewScheme (pkg/util/webhook/client.go).
+ */
+const HOOK_SCHEME = "k8s.io/apiserver/pkg/util/webhook/client.go:74";
+
+/**
+ * What client-go's decoder (a LegacyCodec of apiextensions v1 and v1beta1) makes of the answer's
+ * apiVersion and kind before getConvertedObjectsFromResponse looks at it: a missing one is the sent
+ * review's (the JSON serializer's gvkWithDefaults), the other review version decodes but cannot be
+ * converted into the one sent, and any other kind is not in its scheme.
+ */
+function checkDecodable(reviewVersion: string, apiVersion: unknown, kind: unknown): void {
+  const [sentGroup, sentVersion] = reviewVersion.split("/") as [string, string];
+  const gv = typeof apiVersion === "string" && apiVersion !== "/" ? apiVersion : "";
+  let [group, version] = gv.includes("/") ? (gv.split("/", 2) as [string, string]) : ["", gv];
+  const k = typeof kind === "string" && kind !== "" ? kind : "ConversionReview";
+  if (group === "" && version === "") [group, version] = [sentGroup, sentVersion];
+  if (version === "" && group === sentGroup) version = sentVersion;
+  if (group === sentGroup && version === sentVersion && k === "ConversionReview") return;
+  if (group === sentGroup && REVIEW_VERSIONS[version] !== undefined && k === "ConversionReview") {
+    throw new Error(
+      `converting (${version}.ConversionReview) to (${sentVersion}.ConversionReview): unknown conversion`,
+    );
+  }
+  const named = group === "" ? version : `${group}/${version}`;
+  throw new Error(
+    `no kind ${JSON.stringify(k)} is registered for version ${JSON.stringify(named)} in scheme "${HOOK_SCHEME}"`,
+  );
+}
+
 /** Go's GroupVersionKind.String() of what a review said it was. */
 function goGvk(apiVersion: unknown, kind: unknown): string {
   const gv = typeof apiVersion === "string" ? apiVersion : "";
@@ -158,6 +198,10 @@ function goGvk(apiVersion: unknown, kind: unknown): string {
   return `${group}/${version}, Kind=${typeof kind === "string" ? kind : ""}`;
 }
 
+/** The converted object's apiVersion or kind is not the one asked for. */
+class TypeMetaError extends Error {}
+
+/** The converted object's labels or annotations cannot be kept (restoreObjectMeta). */
 class MetadataError extends Error {}
 
 /**
@@ -171,9 +215,13 @@ function checkedObject(original: JsonObject, answer: unknown, apiVersion: string
   }
   const converted = answer as JsonObject;
   const received = typeof converted.apiVersion === "string" ? converted.apiVersion : "";
-  if (received !== apiVersion) throw new Error(`invalid groupVersion (expected ${apiVersion}, received ${received})`);
+  if (received !== apiVersion) {
+    throw new TypeMetaError(`invalid groupVersion (expected ${apiVersion}, received ${received})`);
+  }
   if (converted.kind !== original.kind) {
-    throw new Error(`invalid kind (expected ${String(original.kind)}, received ${String(converted.kind ?? "")})`);
+    throw new TypeMetaError(
+      `invalid kind (expected ${String(original.kind)}, received ${String(converted.kind ?? "")})`,
+    );
   }
   const before = (original.metadata ?? {}) as Record<string, unknown>;
   const after = converted.metadata;
@@ -218,7 +266,10 @@ function aggregate(messages: string[]): string {
   return messages.length === 1 ? messages[0]! : `[${messages.join(", ")}]`;
 }
 
-/** The Go type encoding/json decodes a JSON value into. */
+/**
+ * The Go type apimachinery's JSON decoding gives a JSON value (util/json keeps integers as int64,
+ * sigs.k8s.io/json UnmarshalCaseSensitivePreserveInts).
+ */
 function goTypeName(value: unknown): string {
   if (value === null) return "<nil>";
   if (Array.isArray(value)) return "[]interface {}";
@@ -226,7 +277,7 @@ function goTypeName(value: unknown): string {
     case "string":
       return "string";
     case "number":
-      return "float64";
+      return Number.isSafeInteger(value) ? "int64" : "float64";
     case "boolean":
       return "bool";
     default:

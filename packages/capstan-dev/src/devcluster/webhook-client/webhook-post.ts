@@ -2,8 +2,9 @@
  * The HTTPS client kube-apiserver calls webhooks with (admission and CRD conversion alike,
  * k8s.io/apiserver pkg/util/webhook): a POST of a JSON review to the webhook's URL with its CA
  * bundle, over keep-alive connections, read up to a size limit and ended at a deadline. A failure
- * is worded as client-go words it (`Post "<url>": dial tcp ...: connect: connection refused`), so
- * the message a client sees reads as it does on a cluster.
+ * is worded as client-go words it (`Post "<url>": dial tcp ...: connect: connection refused` for a
+ * connection; the Status, or the generic text of the code, for an answer outside 200-206), so the
+ * message a client sees reads as it does on a cluster.
  *
  * Guarantees: every failure is a {@link WebhookPostError}, never an exception of another type; the
  * call ends within its timeout; `WebhookAgents.close()` leaves no socket behind.
@@ -88,8 +89,10 @@ export function postToWebhook(
           clearTimeout(timer);
           const text = Buffer.concat(chunks).toString("utf8");
           const status = res.statusCode ?? 0;
-          if (status < 200 || status > 299) {
-            reject(failed(errorResponseMessage(status, text)));
+          // client-go's success range (rest/request.go transformResponse: 200 to 206). An answer is
+          // no transport failure: its error is the Status alone, without `Post "<url>":`.
+          if (status < 200 || status > 206) {
+            reject(new WebhookPostError(errorResponseMessage(status, text, res.headers["content-type"])));
             return;
           }
           resolve(text);
@@ -113,17 +116,18 @@ export function postToWebhook(
 }
 
 /**
- * What client-go's REST client says of a non-2xx answer: a Status body's own message, else
- * apimachinery's NewGenericServerResponse wording for the code.
+ * What client-go's REST client says of an answer outside 200-206: a Status body's own message, else
+ * apimachinery's NewGenericServerResponse wording for the code, quoting the body only when it is
+ * text (newUnstructuredResponseError: `unknown` for any other content type).
  */
-export function errorResponseMessage(code: number, body: string): string {
+export function errorResponseMessage(code: number, body: string, contentType?: string): string {
   try {
     const status = JSON.parse(body) as { kind?: unknown; message?: unknown };
     if (status.kind === "Status" && typeof status.message === "string" && status.message !== "") return status.message;
   } catch {
     // not JSON: the generic wording below
   }
-  const server = body.trim();
+  const server = isTextResponse(contentType) ? body.trim() : "unknown";
   switch (code) {
     case 400:
       return "the server rejected our request for an unknown reason";
@@ -151,6 +155,12 @@ export function errorResponseMessage(code: number, body: string): string {
         ? `an error on the server (${JSON.stringify(server)}) has prevented the request from succeeding`
         : `the server responded with the status code ${code} but did not return more information`;
   }
+}
+
+/** client-go's isTextResponse: no content type, or a `text/` one. */
+function isTextResponse(contentType: string | undefined): boolean {
+  if (contentType === undefined || contentType === "") return true;
+  return contentType.split(";")[0]!.trim().toLowerCase().startsWith("text/");
 }
 
 /** Go's wording of the common connection failures. */
