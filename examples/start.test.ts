@@ -4,7 +4,7 @@
  * kubectl, and Ctrl-C leaving nothing running.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -77,6 +77,23 @@ describe("npm start", () => {
       if (rate === "") await new Promise((r) => setTimeout(r, 200));
     }
     expect(Number(rate)).toBeGreaterThan(0); // served by the local rates server
+
+    // The useless machine's admission handlers are served and registered by capstan dev.
+    const ghostSwitch = join(dir, "ghost-switch.json");
+    await writeFile(
+      ghostSwitch,
+      JSON.stringify({
+        apiVersion: "useless.container.training/v1alpha1",
+        kind: "Switch",
+        metadata: { name: "lonely", namespace: "default", labels: { machine: "ghost" } },
+        spec: { position: "down" },
+      }),
+    );
+    const denied = await kubectl("create", "-f", ghostSwitch).then(
+      () => "created",
+      (err: { stderr: string }) => err.stderr,
+    );
+    expect(denied).toContain('denied the request: no Machine "ghost" in namespace "default"');
 
     process.kill(-(proc.pid as number), "SIGINT");
     expect(await exited).toBe(0);

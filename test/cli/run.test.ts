@@ -216,6 +216,39 @@ describe("capstan run flags", () => {
     }
   });
 
+  it("reads the webhook server's flags and managed webhooks, refusing a plain-HTTP URL or a CA without URL", () => {
+    expect(
+      parseRunFlags([
+        "op.ts",
+        "--webhook-port",
+        "9444",
+        "--webhook-host",
+        "127.0.0.1",
+        "--webhook-cert-dir",
+        "/certs",
+        "--managed-webhooks-url",
+        "https://127.0.0.1:{port}",
+        "--managed-webhooks-ca",
+        "/certs/ca.crt",
+      ]),
+    ).toMatchObject({
+      webhookPort: 9444,
+      webhookHost: "127.0.0.1",
+      webhookCertDir: "/certs",
+      managedWebhooksUrl: "https://127.0.0.1:{port}",
+      managedWebhooksCa: "/certs/ca.crt",
+    });
+    expect(() => parseRunFlags(["op.ts", "--managed-webhooks-url", "http://127.0.0.1:9443"])).toThrow(
+      '--managed-webhooks-url must be an https:// URL (the API server calls webhooks over TLS), got "http://127.0.0.1:9443"',
+    );
+    expect(() => parseRunFlags(["op.ts", "--managed-webhooks-ca", "ca.crt"])).toThrow(
+      "--managed-webhooks-ca needs --managed-webhooks-url",
+    );
+    expect(() => parseRunFlags(["op.ts", "--webhook-port", "99999"])).toThrow(
+      '--webhook-port must be an integer from 0 to 65535, got "99999"',
+    );
+  });
+
   it("refuses a bad port, namespace or log format, naming it", () => {
     expect(() => parseRunFlags(["op.ts", "--metrics-port", "http"])).toThrow(
       '--metrics-port must be an integer from 0 to 65535, got "http"',

@@ -148,6 +148,68 @@ describe("admission handlers of an operator", () => {
     }
   });
 
+  it("registers its own configurations with managedWebhooks, and deletes the one it no longer has handlers for", async () => {
+    await namespace(cluster, "managed");
+    const certs = await createServingCertificates();
+    const tls = { cert: certs.certPem, key: certs.keyPem };
+    const caBundle = Buffer.from(certs.caPem).toString("base64");
+    const configs = (kind: string) =>
+      cluster.client.resource({
+        group: "admissionregistration.k8s.io",
+        version: "v1",
+        kind,
+        plural: `${kind.toLowerCase()}s`,
+        namespaced: false,
+      });
+    const first = operator({ name: "managed" });
+    first.on.validate(Machine, function position({ obj }) {
+      if (obj.spec.switchPosition !== "up") throw new AdmissionDenied("only up");
+    });
+    first.on.mutate(Machine, function noop() {});
+    const running = await run(first, cluster, {
+      webhookServer: { port: 0, host: "127.0.0.1", tls },
+      managedWebhooks: { url: "https://127.0.0.1:{port}", caBundle },
+    });
+    try {
+      const validating = await configs("ValidatingWebhookConfiguration").get("managed-validating");
+      expect(validating).toMatchObject({
+        webhooks: [
+          {
+            name: "position.machines.managed.capstan.dev",
+            clientConfig: {
+              url: `https://127.0.0.1:${first.webhookPort}/validate-useless-capstan-test-v1alpha1-machine-position`,
+              caBundle,
+            },
+          },
+        ],
+      });
+      const refused = await cluster.client
+        .resource(Machine, "managed")
+        .create(Machine.make({ metadata: { name: "m" }, spec: { switchPosition: "down" } }))
+        .catch((err: { message: string }) => err.message);
+      expect(refused).toBe('admission webhook "position.machines.managed.capstan.dev" denied the request: only up');
+    } finally {
+      await running.stop();
+    }
+    // The next run has only the mutating handler: the validating configuration goes.
+    const second = operator({ name: "managed" });
+    second.on.mutate(Machine, function noop() {});
+    const again = await run(second, cluster, {
+      webhookServer: { port: 0, host: "127.0.0.1", tls },
+      managedWebhooks: { url: "https://127.0.0.1:{port}", caBundle },
+    });
+    try {
+      await expect(configs("ValidatingWebhookConfiguration").get("managed-validating")).rejects.toMatchObject({
+        code: 404,
+      });
+      const mutating = await configs("MutatingWebhookConfiguration").get("managed-mutating");
+      expect(JSON.stringify(mutating)).toContain(`https://127.0.0.1:${second.webhookPort}/mutate-`);
+    } finally {
+      await again.stop();
+      await configs("MutatingWebhookConfiguration").delete("managed-mutating");
+    }
+  });
+
   it("refuses two handlers of one kind with one id, and a timeout the API server would not accept", () => {
     const op = operator({ name: "strict" });
     op.on.validate(Machine, { id: "check" }, () => {});

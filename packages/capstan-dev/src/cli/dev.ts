@@ -2,7 +2,8 @@
  * `capstan dev [operator.ts ...]`: the embedded API server in this process, its kubeconfig in
  * `.capstan/kubeconfig`, the dashboard (docs/dashboard.md) on a loopback port, each operator in a
  * `capstan run` child process against it (operator-process.ts), restarted when one of its own source
- * files changes; Ctrl-C stops everything.
+ * files changes; Ctrl-C stops everything. Admission handlers and conversions are served on loopback
+ * and registered by the operator itself (dev-webhooks.ts).
  *
  * Expected flow: check the operator files exist, start the API server, write the kubeconfig, start
  * the dashboard, print how to use kubectl and where the dashboard is, start the operators, watch
@@ -23,12 +24,13 @@
  * terminal).
  */
 import { existsSync, realpathSync } from "node:fs";
-import { basename, dirname, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LOG_FORMATS, LOG_LEVELS, parseCommandArgs, prettyLine } from "capstan/internal";
 import { type Dashboard, LogFeed, startDashboard } from "../dashboard/index.ts";
 import { startApiServer } from "../devcluster/index.ts";
 import { readDigest } from "./content-digest.ts";
+import { devWebhookArgs, devWebhookCertificates, freeLoopbackPort } from "./dev-webhooks.ts";
 import { OperatorProcess } from "./operator-process.ts";
 import { SourceWatcher } from "./source-watcher.ts";
 
@@ -77,6 +79,12 @@ export async function run(args: string[]): Promise<number> {
   // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
   const server = await startApiServer({ port: flags.port, kubeconfigPath: flags.kubeconfig, namespaceDefaults: true });
   const kubeconfigPath = resolve(flags.kubeconfig);
+  // Operators with admission handlers or conversions serve them on loopback and register them
+  // (before anything is printed: a Ctrl-C after the banner finds the signal handlers in place).
+  const webhookCerts =
+    flags.files.length > 0 ? await devWebhookCertificates(join(dirname(kubeconfigPath), "webhook-certs")) : "";
+  const webhookPorts: number[] = [];
+  for (const _ of flags.files) webhookPorts.push(await freeLoopbackPort());
   const logs = new LogFeed();
   let dashboard: Dashboard | undefined;
   if (flags.dashboard) {
@@ -109,13 +117,14 @@ export async function run(args: string[]): Promise<number> {
   });
   for (const [i, file] of flags.files.entries()) {
     const label = labels[i] as string;
+    const webhookPort = webhookPorts[i] as number;
     const modulePath = realpathSync(file);
     const op: OperatorProcess = new OperatorProcess({
       file,
       label,
       kubeconfigPath,
       // JSON always: the dashboard reads records; the terminal gets them pretty when asked (below).
-      runArgs: ["--log-level", flags.logLevel, "--log-format", "json"],
+      runArgs: ["--log-level", flags.logLevel, "--log-format", "json", ...devWebhookArgs(webhookPort, webhookCerts)],
       print: teeOperatorOutput(label, flags.logFormat === "pretty", logs, print),
       // Until the new child reports what it loaded, its module as it is now (a child that fails
       // before loading it, without a cluster, still restarts on its save).

@@ -322,9 +322,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       Object.assign(startOptions, {
         webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
         // The CRDs it registers call its conversion webhooks on the port it listens on.
-        ...(converts && !("conversionWebhook" in startOptions)
+        ...(converts && !("managedWebhooks" in startOptions)
           ? {
-              conversionWebhook: {
+              managedWebhooks: {
                 url: "https://127.0.0.1:{port}",
                 caBundle: Buffer.from(certs.caPem).toString("base64"),
               },

@@ -15,6 +15,7 @@
  * (naming the kubeconfig and context, or the server), without a stack below debug level
  * (anticipated-errors.ts).
  */
+import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { Logger } from "pino";
 import { loadClientConfig } from "../client/config.ts";
@@ -45,6 +46,17 @@ Options:
                          (default 16, chosen by measurement: docs/runtime.md, "Throughput")
   --health-port P        serve /healthz and /readyz on port P
   --metrics-port P       serve /metrics (Prometheus) on port P
+  --webhook-port P       webhook server port (default 9443), when it has webhooks
+  --webhook-host H       webhook server address (default: all interfaces)
+  --webhook-cert-dir D   where the webhook server reads tls.crt and tls.key
+                         (default /tmp/k8s-webhook-server/serving-certs, reloaded when they change)
+  --managed-webhooks-url URL
+                         register its own webhook configurations and the conversion of the CRDs it
+                         converts, calling the webhook server at URL ({port}: the server's port),
+                         as Kopf's managed admission does (development; deployments apply
+                         \`capstan generate webhooks\`)
+  --managed-webhooks-ca FILE
+                         the PEM CA the API server trusts for those calls
   --log-level L          fatal, error, warn, info (default), debug, trace or silent
   --log-format F         json or pretty (default: pretty on a terminal, json otherwise)
 `;
@@ -62,6 +74,11 @@ export interface RunFlags {
   maxConcurrentReconciles?: number;
   healthPort?: number;
   metricsPort?: number;
+  webhookPort?: number;
+  webhookHost?: string;
+  webhookCertDir?: string;
+  managedWebhooksUrl?: string;
+  managedWebhooksCa?: string;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -125,6 +142,11 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
       "max-concurrent-reconciles": { type: "string" },
       "health-port": { type: "string" },
       "metrics-port": { type: "string" },
+      "webhook-port": { type: "string" },
+      "webhook-host": { type: "string" },
+      "webhook-cert-dir": { type: "string" },
+      "managed-webhooks-url": { type: "string" },
+      "managed-webhooks-ca": { type: "string" },
       "log-level": { type: "string", default: "info" },
       "log-format": { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -142,6 +164,15 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns))
       throw new Error(`--namespace "${ns}" is not a valid namespace name`);
   }
+  const managedUrl = values["managed-webhooks-url"];
+  if (managedUrl !== undefined && !/^https:\/\/[^/]+/.test(managedUrl)) {
+    throw new Error(
+      `--managed-webhooks-url must be an https:// URL (the API server calls webhooks over TLS), got "${managedUrl}"`,
+    );
+  }
+  if (values["managed-webhooks-ca"] !== undefined && managedUrl === undefined) {
+    throw new Error("--managed-webhooks-ca needs --managed-webhooks-url");
+  }
   const format = values["log-format"] ?? (process.stdout.isTTY ? "pretty" : "json");
   if (!(LOG_FORMATS as readonly string[]).includes(format)) {
     throw new Error(`--log-format must be one of ${LOG_FORMATS.join(", ")}, got "${format}"`);
@@ -156,6 +187,11 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     maxConcurrentReconciles: positiveInteger("--max-concurrent-reconciles", values["max-concurrent-reconciles"]),
     healthPort: port("--health-port", values["health-port"]),
     metricsPort: port("--metrics-port", values["metrics-port"]),
+    webhookPort: port("--webhook-port", values["webhook-port"]),
+    webhookHost: values["webhook-host"],
+    webhookCertDir: values["webhook-cert-dir"],
+    managedWebhooksUrl: managedUrl,
+    managedWebhooksCa: values["managed-webhooks-ca"],
     logLevel: values["log-level"],
     logFormat: format as LogFormat,
   };
@@ -198,6 +234,16 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
     await client.close();
     return 1;
   }
+  let managedCa: string | undefined;
+  if (flags.managedWebhooksCa !== undefined) {
+    try {
+      managedCa = Buffer.from(await readFile(flags.managedWebhooksCa, "utf8")).toString("base64");
+    } catch (err) {
+      logger.error({ err }, `cannot start: --managed-webhooks-ca ${flags.managedWebhooksCa} cannot be read`);
+      await client.close();
+      return 1;
+    }
+  }
   const cluster = { cluster: client.config.server, source: client.config.source };
   const reached = await reachServer(client, signal, logger, cluster);
   if ("exitCode" in reached) {
@@ -227,6 +273,23 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       workers: flags.maxConcurrentReconciles,
       healthProbePort: flags.healthPort,
       metricsPort: flags.metricsPort,
+      ...(flags.webhookPort !== undefined || flags.webhookHost !== undefined || flags.webhookCertDir !== undefined
+        ? {
+            webhookServer: {
+              ...(flags.webhookPort !== undefined ? { port: flags.webhookPort } : {}),
+              ...(flags.webhookHost !== undefined ? { host: flags.webhookHost } : {}),
+              ...(flags.webhookCertDir !== undefined ? { certDir: flags.webhookCertDir } : {}),
+            },
+          }
+        : {}),
+      ...(flags.managedWebhooksUrl !== undefined
+        ? {
+            managedWebhooks: {
+              url: flags.managedWebhooksUrl,
+              ...(managedCa !== undefined ? { caBundle: managedCa } : {}),
+            },
+          }
+        : {}),
     });
     logger.info({ operator: op.name }, "operator stopped");
     return 0;

@@ -16,20 +16,9 @@
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Service } from "kubernetes-types/core/v1.d.ts";
 import type { AdmissionWebhook } from "../operator/admission-handlers.ts";
-import { type ConversionWebhook, withWebhookConversion } from "../operator/conversion-handlers.ts";
+import type { ConversionWebhook } from "../operator/conversion-handlers.ts";
+import { webhookConfigurations, withWebhookConversion } from "../operator/webhook-configurations.ts";
 import { DEFAULT_CERT_DIR, DEFAULT_WEBHOOK_PORT } from "../webhooks/webhook-server.ts";
-
-/**
- * admissionregistration/v1's RuleWithOperations (kubernetes-types drops the fields it embeds from
- * Rule: resources and scope).
- */
-interface RuleWithOperations {
-  apiGroups: string[];
-  apiVersions: string[];
-  operations: string[];
-  resources: string[];
-  scope: "Namespaced" | "Cluster";
-}
 
 /** Inputs of {@link webhookManifests}. */
 export interface WebhookManifestOptions {
@@ -109,25 +98,6 @@ export function webhookManifests(options: WebhookManifestOptions & { url?: strin
   const issuer = `${name}-selfsigned-issuer`;
   const caBundle = options.caBundle === undefined ? undefined : Buffer.from(options.caBundle).toString("base64");
   const annotations = caBundle === undefined ? injectCaFrom(name, namespace) : undefined;
-  const common = (w: AdmissionWebhook) => ({
-    name: w.name,
-    admissionReviewVersions: ["v1"],
-    clientConfig: {
-      ...(options.url !== undefined
-        ? { url: `${options.url}${w.path}` }
-        : { service: { name: service, namespace, path: w.path, port: 443 } }),
-      ...(caBundle === undefined ? {} : { caBundle }),
-    },
-    rules: [rule(w)],
-    failurePolicy: w.options.failurePolicy ?? "Fail",
-    matchPolicy: "Equivalent",
-    sideEffects: w.options.sideEffects ?? "None",
-    timeoutSeconds: Math.ceil(w.timeoutMs / 1000),
-    ...(w.options.namespaceSelector ? { namespaceSelector: w.options.namespaceSelector } : {}),
-    ...(w.options.objectSelector ? { objectSelector: w.options.objectSelector } : {}),
-  });
-  const validating = webhooks.filter((w) => w.type === "validating");
-  const mutating = webhooks.filter((w) => w.type === "mutating");
   const docs: object[] = [];
   if (caBundle === undefined) {
     docs.push(
@@ -159,32 +129,17 @@ export function webhookManifests(options: WebhookManifestOptions & { url?: strin
       selector: { "app.kubernetes.io/name": name },
     },
   } satisfies Service);
-  if (mutating.length > 0) {
-    docs.push({
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "MutatingWebhookConfiguration",
-      metadata: { name: `${name}-mutating`, labels: { ...labels }, ...(annotations ? { annotations } : {}) },
-      webhooks: mutating.map((w) => ({ ...common(w), reinvocationPolicy: w.options.reinvocationPolicy ?? "Never" })),
-    });
-  }
-  if (validating.length > 0) {
-    docs.push({
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name: `${name}-validating`, labels: { ...labels }, ...(annotations ? { annotations } : {}) },
-      webhooks: validating.map((w) => common(w)),
-    });
-  }
+  docs.push(
+    ...webhookConfigurations({
+      name,
+      labels,
+      ...(annotations ? { annotations } : {}),
+      webhooks,
+      clientConfig: {
+        ...(options.url !== undefined ? { url: options.url } : { service: { name: service, namespace } }),
+        ...(caBundle === undefined ? {} : { caBundle }),
+      },
+    }),
+  );
   return docs;
-}
-
-function rule(w: AdmissionWebhook): RuleWithOperations {
-  const subresources = w.options.subresources ?? [];
-  return {
-    apiGroups: [w.kind.group],
-    apiVersions: [w.kind.version],
-    operations: [...(w.options.operations ?? ["CREATE", "UPDATE"])],
-    resources: [w.kind.plural, ...subresources.map((s) => `${w.kind.plural}/${s}`)],
-    scope: w.kind.namespaced ? "Namespaced" : "Cluster",
-  };
 }

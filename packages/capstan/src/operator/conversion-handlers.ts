@@ -4,9 +4,8 @@
  * the hub; every other version is a spoke with a pair of functions to and from the hub
  * (controller-runtime's Hub/Convertible, as functions). The webhook server serves each kind at
  * `/convert-<group with dots as dashes>-<kind in lower case>`, and the kind's CRD is generated with
- * `conversion.strategy: Webhook` pointing there.
+ * `conversion.strategy: Webhook` pointing there (webhook-configurations.ts).
  */
-import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
 import { isCustomResource } from "../resources/define-resource.ts";
 import type { CustomResource } from "../resources/resource-types.ts";
 import type { ConversionHandlerSpec, SpokeConversion } from "../webhooks/conversion.ts";
@@ -79,37 +78,4 @@ export class ConversionHandlers {
       },
     }));
   }
-}
-
-/**
- * Where the API server reaches a conversion webhook: a `url` base the kind's path is appended to,
- * or a Service (port 443 unless given); `caBundle` is the base64 PEM that signed the server's
- * certificate (cert-manager's CA injector can write it instead).
- */
-export interface ConversionClientConfig {
-  url?: string;
-  service?: { name: string; namespace: string; port?: number };
-  caBundle?: string;
-}
-
-/** `crd` with `conversion.strategy: Webhook` calling `webhook`'s path through `config`. */
-export function withWebhookConversion(
-  crd: CustomResourceDefinition,
-  webhook: ConversionWebhook,
-  config: ConversionClientConfig,
-): CustomResourceDefinition {
-  const clientConfig = {
-    ...(config.url !== undefined ? { url: `${config.url.replace(/\/+$/, "")}${webhook.path}` } : {}),
-    ...(config.service !== undefined
-      ? { service: { ...config.service, port: config.service.port ?? 443, path: webhook.path } }
-      : {}),
-    ...(config.caBundle !== undefined ? { caBundle: config.caBundle } : {}),
-  };
-  return {
-    ...crd,
-    spec: {
-      ...crd.spec,
-      conversion: { strategy: "Webhook", webhook: { clientConfig, conversionReviewVersions: ["v1"] } },
-    },
-  };
 }

@@ -51,12 +51,7 @@ import type { MutatingHandler, ValidatingHandler } from "../webhooks/admission.t
 import type { SpokeConversion } from "../webhooks/conversion.ts";
 import { WebhookServer, type WebhookServerOptions } from "../webhooks/webhook-server.ts";
 import { type AdmissionHandlerOptions, AdmissionHandlers, type AdmissionWebhook } from "./admission-handlers.ts";
-import {
-  type ConversionClientConfig,
-  ConversionHandlers,
-  type ConversionWebhook,
-  withWebhookConversion,
-} from "./conversion-handlers.ts";
+import { ConversionHandlers, type ConversionWebhook } from "./conversion-handlers.ts";
 import { DEFAULT_BACKOFF_MS } from "./daemons.ts";
 import { DeferredControllerBuilder } from "./deferred-builder.ts";
 import { parseField } from "./diff.ts";
@@ -87,6 +82,8 @@ import {
   operatorRequirements,
   type PermissionOptions,
 } from "./requirements.ts";
+import { type WebhookClientConfig, withWebhookConversion } from "./webhook-configurations.ts";
+import { registerWebhookConfigurations } from "./webhook-registration.ts";
 
 export type { OperatorRequirements } from "./requirements.ts";
 export { DeferredControllerBuilder };
@@ -131,12 +128,15 @@ export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "nam
    */
   webhookServer?: WebhookServerOptions;
   /**
-   * Where the API server calls this operator's conversion webhooks (`op.convert`), written into
-   * the CRDs it registers: a `url` base (`{port}` in it becomes the webhook server's port) or a
-   * `service`, and the `caBundle` (base64 PEM). Without it, registering a CRD keeps the
-   * conversion the cluster has (the one `capstan generate crds` writes).
+   * The operator registers its webhooks itself, calling its webhook server through this client
+   * config (Kopf's managed admission): a `url` base (`{port}` in it becomes the server's port) or
+   * a `service`, and the `caBundle` (base64 PEM). At start it creates or replaces its
+   * Validating/MutatingWebhookConfigurations (`<name>-validating`, `<name>-mutating`) and registers
+   * the CRDs of kinds it converts with `conversion.strategy: Webhook`. Without it, nothing of the
+   * sort is written, and registering a CRD keeps the conversion the cluster has (the one
+   * `capstan generate crds` writes). Needs write access to the configurations.
    */
-  conversionWebhook?: ConversionClientConfig;
+  managedWebhooks?: WebhookClientConfig;
   /** Crash-simulation hooks for tests. */
   hooks?: OperatorTestHooks;
 }
@@ -408,7 +408,7 @@ export class Operator {
       hooks,
       workers,
       webhookServer,
-      conversionWebhook,
+      managedWebhooks,
       ...managerOptions
     } = options;
     const logger: Logger = (options.logger ?? pino({ level: "info" })).child({ operator: this.name });
@@ -445,16 +445,25 @@ export class Operator {
         // Not ready while it does not serve: the API server's calls would fail.
         mgr.addReadyCheck("webhook", () => server.startedCheck());
       }
+      const port = this.webhookServer?.port;
+      const clientConfig =
+        managedWebhooks?.url !== undefined && port !== undefined
+          ? { ...managedWebhooks, url: managedWebhooks.url.replace("{port}", String(port)) }
+          : managedWebhooks;
+      if (clientConfig !== undefined) {
+        const webhooks = this.admission.all();
+        await registerWebhookConfigurations(
+          mgr.client as KubeClient,
+          { name: this.name, webhooks, clientConfig },
+          stop.signal,
+        );
+        logger.info({ webhooks: webhooks.map((w) => w.name) }, "webhook configurations registered");
+      }
       if (registerCrds ?? true) {
-        const port = this.webhookServer?.port;
         const crds = this.requirements().crds.map((k) => {
           const converted = this.conversion.all().find((c) => c.kind.crdName === k.crdName);
-          if (converted === undefined || conversionWebhook === undefined) return toCrd(k);
-          const config =
-            conversionWebhook.url !== undefined && port !== undefined
-              ? { ...conversionWebhook, url: conversionWebhook.url.replace("{port}", String(port)) }
-              : conversionWebhook;
-          return withWebhookConversion(toCrd(k), converted, config);
+          if (converted === undefined || clientConfig === undefined) return toCrd(k);
+          return withWebhookConversion(toCrd(k), converted, clientConfig);
         });
         try {
           if (crds.length > 0) await ensureCrds(mgr.client, crds, { signal: stop.signal, timeout: crdTimeout, logger });
