@@ -149,3 +149,88 @@ describe("capstan generate webhooks", () => {
     );
   });
 });
+
+// A kind with two versions, converted by the operator (op.convert): v2 is typed (the hub), v1 is stored.
+const Gadget = defineResource({
+  group: "gadgets.container.training",
+  kind: "Gadget",
+  scope: "Namespaced",
+  versions: [
+    { name: "v2", spec: Type.Object({ position: Type.Optional(Type.String()) }) },
+    { name: "v1", spec: Type.Object({ switchPosition: Type.Optional(Type.String()) }), storage: true },
+  ],
+});
+
+/** An operator with a conversion and no admission handler; it also owns Machines, which it does not convert. */
+function convertingOperator() {
+  const gadgets = operator({ name: "gadgets" });
+  gadgets.convert(Gadget, { v1: { toHub: (o) => o as never, fromHub: (hub) => hub as never } });
+  gadgets.controller(Machine).reconcile(() => {});
+  return gadgets;
+}
+
+type Crd = Doc & {
+  spec: { group: string; conversion?: { strategy: string; webhook?: Record<string, unknown> } };
+};
+
+describe("capstan generate for an operator with conversions (op.convert)", () => {
+  const gadgetsOptions = { namespace: "gadgets-system", leaderElect: false };
+
+  it("writes the converted kind's CRD with conversion.strategy Webhook calling the operator's Service, its CA injected by cert-manager", () => {
+    const crds = docs(generate("crds", convertingOperator(), "src/operator.ts", gadgetsOptions, project)) as Crd[];
+    const gadget = crds.find((d) => d.metadata.name === Gadget.crdName);
+    expect(gadget?.spec.conversion).toEqual({
+      strategy: "Webhook",
+      webhook: {
+        clientConfig: {
+          service: {
+            name: "gadgets-webhook",
+            namespace: "gadgets-system",
+            path: "/convert-gadgets-container-training-gadget",
+            port: 443,
+          },
+        },
+        conversionReviewVersions: ["v1"],
+      },
+    });
+    expect(gadget?.metadata.annotations).toEqual({
+      "cert-manager.io/inject-ca-from": "gadgets-system/gadgets-serving-cert",
+    });
+    // The kind it does not convert keeps its CRD as it was.
+    const machine = crds.find((d) => d.metadata.name === Machine.crdName);
+    expect(machine?.spec.conversion).toBeUndefined();
+    expect(machine?.metadata.annotations).toBeUndefined();
+  });
+
+  it("writes a given CA into the conversion's clientConfig instead of the annotation, and kubectl applies the CRD", async () => {
+    const { caPem } = await createServingCertificates();
+    const text = generate(
+      "crds",
+      convertingOperator(),
+      "src/operator.ts",
+      { ...gadgetsOptions, caBundle: caPem },
+      project,
+    );
+    const gadget = (docs(text) as Crd[]).find((d) => d.metadata.name === Gadget.crdName);
+    const webhook = gadget?.spec.conversion?.webhook as { clientConfig: { caBundle: string; service: unknown } };
+    expect(Buffer.from(webhook.clientConfig.caBundle, "base64").toString("utf8")).toBe(caPem);
+    expect(webhook.clientConfig.service).toMatchObject({ name: "gadgets-webhook", port: 443 });
+    expect(gadget?.metadata.annotations).toBeUndefined();
+    const applied = await cluster.kubectl(["apply", "-f", "-"], { stdin: text });
+    expect(applied.stderr).toBe("");
+    expect(applied.stdout).toContain(`customresourcedefinition.apiextensions.k8s.io/${Gadget.crdName} created`);
+  });
+
+  it("generates the Service and the serving certificate for conversions alone, with no webhook configuration", () => {
+    const out = docs(generate("webhooks", convertingOperator(), "src/operator.ts", gadgetsOptions, project));
+    expect(out.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      "Namespace/gadgets-system",
+      "Issuer/gadgets-selfsigned-issuer",
+      "Certificate/gadgets-serving-cert",
+      "Service/gadgets-webhook",
+    ]);
+    expect(out.find((d) => d.kind === "Certificate")?.spec).toMatchObject({
+      dnsNames: ["gadgets-webhook.gadgets-system.svc", "gadgets-webhook.gadgets-system.svc.cluster.local"],
+    });
+  });
+});
