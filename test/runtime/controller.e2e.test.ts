@@ -1,4 +1,5 @@
 import { startTestCluster, waitUntil } from "capstan-dev/testing";
+import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
@@ -9,6 +10,7 @@ import { ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.
 import { EVENT_KIND } from "../../packages/capstan/src/runtime/event-recorder.ts";
 import { Manager } from "../../packages/capstan/src/runtime/manager.ts";
 import { isDeleted, type ReconcileTarget } from "../../packages/capstan/src/runtime/reconcile.ts";
+import { createServingCertificates } from "../../packages/capstan-dev/src/devcluster/tls.ts";
 import { fileFixture } from "../support/file-fixture.ts";
 import { ConfigMap, type ConfigMapObject, Widget, widgetCrd } from "./support/widget.ts";
 
@@ -176,6 +178,68 @@ describe("ensureCrds", () => {
       })
       .get("gadgets.example.com");
     expect(JSON.stringify(stored)).toContain('"jsonPath":".spec.size"');
+  });
+
+  it("keeps the stored CRD's Webhook conversion when the desired CRD sets none, and still applies its other changes", async () => {
+    const crds = cluster.client.resource({
+      group: "apiextensions.k8s.io",
+      version: "v1",
+      kind: "CustomResourceDefinition",
+      plural: "customresourcedefinitions",
+      namespaced: false,
+    });
+    const desired = { ...widgetCrd(), metadata: { name: "sprockets.example.com" } };
+    desired.spec = {
+      ...desired.spec,
+      names: { kind: "Sprocket", plural: "sprockets", singular: "sprocket", listKind: "SprocketList" },
+    };
+    // As `capstan generate crds` applied it: the webhook's client config and CA are the deployment's.
+    const { caPem } = await createServingCertificates();
+    const conversion = {
+      strategy: "Webhook",
+      webhook: {
+        clientConfig: {
+          url: "https://127.0.0.1:9443/convert-example-com-sprocket",
+          caBundle: Buffer.from(caPem).toString("base64"),
+        },
+        conversionReviewVersions: ["v1"],
+      },
+    };
+    const applied: CustomResourceDefinition = { ...desired, spec: { ...desired.spec, conversion } };
+    await crds.create(applied);
+    const storedConversion = async () =>
+      ((await crds.get("sprockets.example.com")) as unknown as CustomResourceDefinition).spec.conversion;
+
+    expect(await ensureCrds(cluster.client, [desired], { timeout: "10s" })).toEqual({
+      "sprockets.example.com": "unchanged",
+    });
+    expect(await storedConversion()).toEqual(conversion);
+
+    const withColumn = widgetCrd([{ name: "Size", type: "integer", jsonPath: ".spec.size" }]);
+    const changed = { ...desired, spec: { ...desired.spec, versions: withColumn.spec.versions } };
+    expect(await ensureCrds(cluster.client, [changed], { timeout: "10s" })).toEqual({
+      "sprockets.example.com": "updated",
+    });
+    const stored = (await crds.get("sprockets.example.com")) as unknown as CustomResourceDefinition;
+    expect(stored.spec.conversion).toEqual(conversion);
+    expect(stored.spec.versions[0]?.additionalPrinterColumns).toEqual([
+      { name: "Size", type: "integer", jsonPath: ".spec.size" },
+    ]);
+
+    // A desired Webhook conversion is the operator's to set: it replaces the stored one.
+    const moved = {
+      ...conversion,
+      webhook: {
+        ...conversion.webhook,
+        clientConfig: { ...conversion.webhook.clientConfig, url: "https://127.0.0.1:9444/c" },
+      },
+    };
+    expect(
+      await ensureCrds(cluster.client, [{ ...changed, spec: { ...changed.spec, conversion: moved } }], {
+        timeout: "10s",
+      }),
+    ).toEqual({ "sprockets.example.com": "updated" });
+    expect(await storedConversion()).toEqual(moved);
   });
 
   it("fails with the server's reason when a CRD's names are refused", async () => {
