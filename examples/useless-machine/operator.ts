@@ -43,11 +43,12 @@ import {
 } from "capstan";
 import { CONTROLLER_OWNER_INDEX } from "capstan/runtime";
 import { keepCreator, recordCreator, switchMachineExists } from "./admission.ts";
+import { machineV1 } from "./conversion.ts";
 import { flipState, timeOf } from "./flip-state.ts";
 import { MACHINE_LABEL, Machine, Switch } from "./resources.ts";
 
 export { CREATED_BY_ANNOTATION } from "./admission.ts";
-export { MACHINE_LABEL, Machine, Switch } from "./resources.ts";
+export { GROUP, MACHINE_LABEL, Machine, Switch } from "./resources.ts";
 
 type MachineObject = ObjectOf<typeof Machine>;
 type SwitchObject = ObjectOf<typeof Switch>;
@@ -81,6 +82,8 @@ export function uselessMachineOperator(options: UselessMachineOptions = {}): Ope
   });
   // Fail (the default): a Switch labelled for no machine is one nobody flips back down, the one
   // thing this operator promises, so none is admitted while the check cannot run.
+  // Machine v1 (spec.position) is converted to and from v1alpha1 (spec.switchPosition) here.
+  op.convert(Machine, { v1: machineV1 });
   op.on.validate(Switch, { id: "machine-exists" }, switchMachineExists);
   // Ignore: who created a machine is worth recording, not worth refusing machines for when the
   // operator is down (a Machine created then has no annotation; one updated then may lose it).

@@ -327,6 +327,8 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
               managedWebhooks: {
                 url: "https://127.0.0.1:{port}",
                 caBundle: Buffer.from(certs.caPem).toString("base64"),
+                // Admission configurations are registered below, as the cluster's admin.
+                configurations: false,
               },
             }
           : {}),

@@ -136,7 +136,13 @@ export interface OperatorStartOptions extends Omit<ManagerOptions, "name" | "nam
    * sort is written, and registering a CRD keeps the conversion the cluster has (the one
    * `capstan generate crds` writes). Needs write access to the configurations.
    */
-  managedWebhooks?: WebhookClientConfig;
+  managedWebhooks?: WebhookClientConfig & {
+    /**
+     * `false`: only the converted CRDs are registered with their conversion; the caller registers
+     * the admission configurations itself (`capstan-dev/testing` does, as an admin). Default true.
+     */
+    configurations?: boolean;
+  };
   /** Crash-simulation hooks for tests. */
   hooks?: OperatorTestHooks;
 }
@@ -450,7 +456,7 @@ export class Operator {
         managedWebhooks?.url !== undefined && port !== undefined
           ? { ...managedWebhooks, url: managedWebhooks.url.replace("{port}", String(port)) }
           : managedWebhooks;
-      if (clientConfig !== undefined) {
+      if (clientConfig !== undefined && clientConfig.configurations !== false) {
         const webhooks = this.admission.all();
         await registerWebhookConfigurations(
           mgr.client as KubeClient,
