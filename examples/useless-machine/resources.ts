@@ -3,7 +3,7 @@
  * (`spec.switchPosition`) and asks for `spec.switches` Switch objects, and the Switches, each
  * with a `spec.position`, labelled `machine=<name>` and owned by their Machine.
  */
-import { defineResource, Type } from "capstan";
+import { defineResource, type PrinterColumn, Type } from "capstan";
 
 /** The API group of both kinds, as in the seed (`machines.useless.container.training`). */
 export const GROUP = "useless.container.training";
@@ -40,6 +40,16 @@ export const MachineV1Spec = Type.Object({
   switches: SwitchCount,
 });
 
+/** `kubectl get machines`' columns; the machine's own switch is at `positionPath` in each version. */
+function machineColumns(positionPath: string): PrinterColumn[] {
+  return [
+    { name: "Switches", type: "integer", jsonPath: ".spec.switches" },
+    { name: "Positions", type: "string", jsonPath: ".status.positions" },
+    { name: "Position", type: "string", jsonPath: positionPath, priority: 1 },
+    { name: "Seen", type: "date", jsonPath: ".status.seenAt", priority: 1 },
+  ];
+}
+
 /**
  * A Machine. `v1alpha1` is the seed's version, the one the operator reads and writes and the
  * storage version; `v1` renames `spec.switchPosition` to `spec.position`, and the operator's
@@ -59,23 +69,13 @@ export const Machine = defineResource({
         switches: SwitchCount,
       }),
       status: MachineStatus,
-      printerColumns: [
-        { name: "Switches", type: "integer", jsonPath: ".spec.switches" },
-        { name: "Positions", type: "string", jsonPath: ".status.positions" },
-        { name: "Position", type: "string", jsonPath: ".spec.switchPosition", priority: 1 },
-        { name: "Seen", type: "date", jsonPath: ".status.seenAt", priority: 1 },
-      ],
+      printerColumns: machineColumns(".spec.switchPosition"),
     },
     {
       name: "v1",
       spec: MachineV1Spec,
       status: MachineStatus,
-      printerColumns: [
-        { name: "Switches", type: "integer", jsonPath: ".spec.switches" },
-        { name: "Positions", type: "string", jsonPath: ".status.positions" },
-        { name: "Position", type: "string", jsonPath: ".spec.position", priority: 1 },
-        { name: "Seen", type: "date", jsonPath: ".status.seenAt", priority: 1 },
-      ],
+      printerColumns: machineColumns(".spec.position"),
     },
   ],
 });

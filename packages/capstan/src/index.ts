@@ -57,7 +57,14 @@ export { toCrd } from "./resources/crd.ts";
 export { defineResource } from "./resources/define-resource.ts";
 export { Kube } from "./resources/kube-extensions.ts";
 export { needs } from "./resources/rbac.ts";
-export type { CustomObject, CustomResource, ObjectOf, SpecOf, StatusOf } from "./resources/resource-types.ts";
+export type {
+  CustomObject,
+  CustomResource,
+  ObjectOf,
+  PrinterColumn,
+  SpecOf,
+  StatusOf,
+} from "./resources/resource-types.ts";
 // Level-triggered reconcilers.
 export type { ReconcileContext, ReconcileFunction } from "./runtime/controller.ts";
 export { type Duration, toMilliseconds } from "./runtime/duration.ts";

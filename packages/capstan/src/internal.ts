@@ -7,6 +7,6 @@
 export { CAPSTAN_BIN } from "./cli/bin-path.ts";
 export { parseCommandArgs } from "./cli/command-args.ts";
 export { LOG_FORMATS, LOG_LEVELS, prettyLine } from "./cli/log-output.ts";
-export { webhookConfigurationsByUrl } from "./cli/webhook-manifests.ts";
 export { sleep } from "./client/retry.ts";
 export { apiVersionOf } from "./client/types.ts";
+export { registerWebhookConfigurations, removeWebhookConfigurations } from "./operator/webhook-registration.ts";

@@ -33,10 +33,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AdmissionWebhook, ConversionWebhook, Duration, KubeObject, ResourceKind } from "capstan";
-import { isAlreadyExists, isNotFound, KubeClient } from "capstan";
+import { isAlreadyExists, KubeClient } from "capstan";
 import { loadClientConfig } from "capstan/client";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
-import { CAPSTAN_BIN, webhookConfigurationsByUrl } from "capstan/internal";
+import { CAPSTAN_BIN, registerWebhookConfigurations, removeWebhookConfigurations } from "capstan/internal";
 import type { CustomResourceDefinition as CustomResourceDefinitionObject } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
@@ -382,18 +382,20 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
           timeout: readyTimeout ?? DEFAULT_WAIT_TIMEOUT,
           signal: stopped.signal,
         });
-        const configs = webhookConfigurationsByUrl({
+        // Replaces one a crashed earlier run left behind.
+        await registerWebhookConfigurations(client, {
           name: op.name,
           labels: { "app.kubernetes.io/managed-by": "capstan-dev-testing" },
           webhooks: op.webhooks?.() ?? [],
-          baseUrl: `https://127.0.0.1:${op.webhookPort}`,
-          caBundle: webhookCa,
-        }) as KubeObject[];
-        for (const config of configs) await upsertWebhookConfiguration(client, config);
+          clientConfig: {
+            url: `https://127.0.0.1:${op.webhookPort}`,
+            caBundle: Buffer.from(webhookCa).toString("base64"),
+          },
+        });
         const stopOperator = handle.stop;
         handle.stop = async () => {
           await stopOperator();
-          for (const config of configs) await deleteWebhookConfiguration(client, config);
+          await removeWebhookConfigurations(client, op.name);
         };
       }
       // Served CRDs are not enough: the operator's own registration may still fail (a 403 on a CRD
@@ -523,40 +525,4 @@ async function withSignals<R>(
   } finally {
     for (const remove of listeners) remove();
   }
-}
-
-/** The client kind of a webhook configuration (`kind` names which). */
-function webhookConfigurationKind(config: KubeObject): ResourceKind {
-  const kind = config.kind ?? "";
-  return {
-    group: "admissionregistration.k8s.io",
-    version: "v1",
-    kind,
-    plural: `${kind.toLowerCase()}s`,
-    namespaced: false,
-  };
-}
-
-/** Creates the configuration, or replaces one of that name a crashed earlier run left behind. */
-async function upsertWebhookConfiguration(client: KubeClient, config: KubeObject): Promise<void> {
-  const configs = client.resource(webhookConfigurationKind(config));
-  try {
-    await configs.create(config);
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-    const current = await configs.get(config.metadata?.name ?? "");
-    await configs.update({
-      ...config,
-      metadata: { ...config.metadata, resourceVersion: current.metadata?.resourceVersion },
-    });
-  }
-}
-
-async function deleteWebhookConfiguration(client: KubeClient, config: KubeObject): Promise<void> {
-  await client
-    .resource(webhookConfigurationKind(config))
-    .delete(config.metadata?.name ?? "")
-    .catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
 }

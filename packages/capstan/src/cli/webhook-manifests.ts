@@ -64,23 +64,6 @@ function injectCaFrom(operator: string, namespace: string): Record<string, strin
   return { "cert-manager.io/inject-ca-from": `${namespace}/${operator}-serving-cert` };
 }
 
-/**
- * The Validating/MutatingWebhookConfigurations alone, calling the handlers at `baseUrl` (e.g.
- * `https://127.0.0.1:43123`) with `caBundle`: what `capstan-dev/testing` registers for an
- * operator it runs, whose webhook server is not behind a Service.
- */
-export function webhookConfigurationsByUrl(options: {
-  name: string;
-  labels: Record<string, string>;
-  webhooks: readonly AdmissionWebhook[];
-  baseUrl: string;
-  caBundle: string;
-}): object[] {
-  return webhookManifests({ ...options, namespace: "", url: options.baseUrl }).filter((doc) =>
-    (doc as { kind: string }).kind.endsWith("WebhookConfiguration"),
-  );
-}
-
 /** The Secret holding the webhook server's `tls.crt` and `tls.key`. */
 export function webhookCertSecretName(operator: string): string {
   return `${operator}-webhook-server-cert`;

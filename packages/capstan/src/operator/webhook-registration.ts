@@ -29,12 +29,18 @@ function configurationKind(kind: string): ResourceKind {
 /** Creates or replaces `<name>-mutating` and `<name>-validating`, and deletes the one with no handlers. */
 export async function registerWebhookConfigurations(
   client: KubeClient,
-  options: { name: string; webhooks: readonly AdmissionWebhook[]; clientConfig: WebhookClientConfig },
+  options: {
+    name: string;
+    webhooks: readonly AdmissionWebhook[];
+    clientConfig: WebhookClientConfig;
+    /** Default: managed-by capstan, and the operator's name. */
+    labels?: Record<string, string>;
+  },
   signal?: AbortSignal,
 ): Promise<void> {
   const docs = webhookConfigurations({
     name: options.name,
-    labels: { "app.kubernetes.io/managed-by": "capstan", "app.kubernetes.io/name": options.name },
+    labels: options.labels ?? { "app.kubernetes.io/managed-by": "capstan", "app.kubernetes.io/name": options.name },
     webhooks: options.webhooks,
     clientConfig: options.clientConfig,
   }) as KubeObject[];
@@ -44,9 +50,7 @@ export async function registerWebhookConfigurations(
     const name = `${options.name}-${suffix}`;
     const doc = docs.find((d) => d.kind === kind);
     if (doc === undefined) {
-      await api.delete(name, { signal }).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
+      await deleteIfPresent(api, name, signal);
       continue;
     }
     try {
@@ -60,4 +64,26 @@ export async function registerWebhookConfigurations(
       );
     }
   }
+}
+
+/** Deletes `<name>-mutating` and `<name>-validating` (those that exist). */
+export async function removeWebhookConfigurations(
+  client: KubeClient,
+  name: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  for (const kind of CONFIGURATION_KINDS) {
+    const suffix = kind === "MutatingWebhookConfiguration" ? "mutating" : "validating";
+    await deleteIfPresent(client.resource(configurationKind(kind)), `${name}-${suffix}`, signal);
+  }
+}
+
+async function deleteIfPresent(
+  api: ReturnType<KubeClient["resource"]>,
+  name: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  await api.delete(name, { signal }).catch((err: unknown) => {
+    if (!isNotFound(err)) throw err;
+  });
 }
