@@ -16,8 +16,6 @@ export function admissionAttributes(
   const { served } = info;
   const requester = info.options.requester;
   const object = obj === undefined ? null : withoutPlaceholders(obj, info.operation);
-  const optionsKind =
-    info.operation === "CREATE" ? "CreateOptions" : info.operation === "UPDATE" ? "UpdateOptions" : "DeleteOptions";
   return {
     kind: { group: served.group, version: served.version, kind: served.kind },
     resource: { group: served.group, version: served.version, resource: served.plural },
@@ -32,12 +30,31 @@ export function admissionAttributes(
     object,
     oldObject: old ?? null,
     dryRun: info.options.dryRun === true,
-    options: {
+    options: operationOptions(info),
+  };
+}
+
+/** The request's CreateOptions, UpdateOptions or DeleteOptions, as the review's `options` carries them. */
+function operationOptions(info: AdmissionRequestInfo): Record<string, unknown> {
+  const dryRun = info.options.dryRun ? { dryRun: ["All"] } : {};
+  if (info.operation === "DELETE") {
+    // What the client sent (metav1.DeleteOptions' fields, in its order), as the handler passes it on.
+    const sent = info.deleteOptions ?? {};
+    return {
       apiVersion: "meta.k8s.io/v1",
-      kind: optionsKind,
-      ...(info.options.dryRun ? { dryRun: ["All"] } : {}),
-      ...(info.options.fieldManager?.manager ? { fieldManager: info.options.fieldManager.manager } : {}),
-    },
+      kind: "DeleteOptions",
+      ...(sent.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: sent.gracePeriodSeconds } : {}),
+      ...(sent.preconditions !== undefined ? { preconditions: sent.preconditions } : {}),
+      ...(sent.orphanDependents !== undefined ? { orphanDependents: sent.orphanDependents } : {}),
+      ...(sent.propagationPolicy !== undefined ? { propagationPolicy: sent.propagationPolicy } : {}),
+      ...dryRun,
+    };
+  }
+  return {
+    apiVersion: "meta.k8s.io/v1",
+    kind: info.operation === "CREATE" ? "CreateOptions" : "UpdateOptions",
+    ...dryRun,
+    ...(info.options.fieldManager?.manager ? { fieldManager: info.options.fieldManager.manager } : {}),
   };
 }
 

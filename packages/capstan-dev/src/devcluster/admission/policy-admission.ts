@@ -3,7 +3,8 @@
  * pkg/admission/plugin/policy/validating, dispatcher.go), over the ValidatingAdmissionPolicies and
  * ValidatingAdmissionPolicyBindings stored in the cluster.
  *
- * ## Expected flow (one create or update, in the validating phase, before validating webhooks)
+ * ## Expected flow (one create, update or DELETE, in the validating phase, before validating webhooks;
+ * a DELETE has `object` null and the stored object as `oldObject`)
  * 1. Bindings are grouped by `policyName`; a policy without a binding, or a binding without its
  *    policy, does nothing. Policies run in name order, each one's bindings in name order.
  * 2. The policy's `matchConstraints` must select the request, then the binding's `matchResources`
@@ -27,7 +28,7 @@
  * ## Caveats (docs/webhooks.md)
  * - ValidatingAdmissionPolicies and their bindings are not themselves subject to policies.
  * - No `authorizer`, `auditAnnotations`, audit annotations of Audit, cost budgets, type-checking
- *   warnings in the policy's status; DELETE and CONNECT are not admitted (the store admits writes).
+ *   warnings in the policy's status; CONNECT is not admitted.
  * - The real server evaluates policies in no fixed order: with several denials, which one is
  *   reported may differ there.
  */
@@ -88,6 +89,9 @@ export class PolicyAdmission implements DynamicAdmission {
   async mutate(_info: AdmissionRequestInfo, obj: JsonObject): Promise<JsonObject> {
     return obj;
   }
+
+  /** ValidatingAdmissionPolicies do not mutate. */
+  async mutateDelete(): Promise<void> {}
 
   async validate(info: AdmissionRequestInfo, obj: JsonObject | undefined, old: JsonObject | undefined): Promise<void> {
     if (info.served.group === GROUP && EXEMPT.has(info.served.plural)) return;

@@ -6,10 +6,20 @@
  * ## Expected flow (one create or update; the store calls it, rest/object-store.ts)
  * 1. `mutate`: the webhooks of every MutatingWebhookConfiguration (configurations in name order,
  *    webhooks in their order) whose rules, namespaceSelector and objectSelector match are called one
- *    after another; each sees the object as the previous one left it; a JSON Patch it answers is
- *    applied. The store then defaults and validates the result again.
+ *    after another; each sees the object as the previous one left it (its selectors and conditions
+ *    are decided on that object too); a JSON Patch it answers is applied. When a webhook changed the
+ *    object, the `reinvocationPolicy: IfNeeded` webhooks called before it are called once more, in
+ *    order, in a second round (webhook-reinvocation.ts). The store then defaults and validates the
+ *    result again.
  * 2. `validate`: the matching webhooks of every ValidatingWebhookConfiguration are called at once
  *    on the final object; the first refusal fails the write.
+ *
+ * ## Expected flow (one DELETE; store.go Delete, before the object is marked or removed)
+ * `mutateDelete` then `validate`, with no object and the stored object as the old one: the webhooks
+ * whose rules say DELETE are called as above (selectors read the stored object's labels), with the
+ * request's DeleteOptions and requester. A mutating webhook may deny; one answering a patch with
+ * operations fails the delete (500, `admission webhook "<name>" attempted to modify the object,
+ * which is not supported for this operation`), as the mutating dispatcher refuses it.
  * A denial fails the write with the webhook's Status (`admission webhook "<name>" denied the
  * request: ...`); a webhook that cannot be called fails it with an internal error
  * (`failed calling webhook "<name>": ...`) under failurePolicy Fail, and is skipped under Ignore.
@@ -24,15 +34,18 @@
  * validating webhooks' conditions are all decided before any of them is called.
  *
  * ## Caveats (docs/webhooks.md)
- * - `reinvocationPolicy: IfNeeded` does not call a webhook again; matchConditions cannot use
- *   `authorizer` (declared, but an expression calling it fails at evaluation).
+ * - matchConditions cannot use `authorizer` (declared, but an expression calling it fails at
+ *   evaluation).
  * - Only `clientConfig.url` can be called (no cluster network for a Service reference).
  * - Objects of a CRD with several versions are sent in the storage version (matchPolicy
  *   Equivalent, the default, matches any version; Exact compares with the storage version).
- * - DELETE and CONNECT are not admitted by webhooks yet.
+ * - CONNECT is not admitted (there is nothing to connect to).
+ * - The devcluster's own controllers delete in process: admission sees them with an empty
+ *   username, as their writes (kube-apiserver sees each controller's service account).
  * - Webhook and policy configurations themselves are never sent to webhooks (as kube-apiserver).
  */
 
+import { jsonEqual } from "../machinery/semantic-equal.ts";
 import { ApiError, failure, forbidden, internalError } from "../machinery/status.ts";
 import { applyJsonPatch, decodeJsonPatch } from "../patch/json-patch.ts";
 import { gr, type JsonObject } from "../registry/served-resource.ts";
@@ -50,6 +63,7 @@ import {
   type MatchCondition,
 } from "./match-conditions.ts";
 import { type CalledWebhook, callWebhook, WebhookAgents, WebhookCallError } from "./webhook-call.ts";
+import { MutatingReinvocation } from "./webhook-reinvocation.ts";
 import { callFailure, rejection } from "./webhook-response.ts";
 import { ruleMatches, type WebhookRule } from "./webhook-rules.ts";
 
@@ -71,11 +85,14 @@ interface StoredWebhook extends CalledWebhook {
   objectSelector?: LabelSelector;
   sideEffects?: string;
   matchConditions?: MatchCondition[];
+  reinvocationPolicy?: string;
 }
 
-/** A webhook whose rules and selectors matched, with its compiled matchConditions. */
+/** A webhook whose rules matched, with its compiled matchConditions. */
 interface MatchedWebhook {
   hook: StoredWebhook;
+  /** `<configuration>/<index>`: which webhook it is across rounds (the accessor's uid). */
+  uid: string;
   conditions: readonly CompiledMatchCondition[];
 }
 
@@ -93,33 +110,53 @@ export class WebhookAdmission implements DynamicAdmission {
   }
 
   async mutate(info: AdmissionRequestInfo, obj: JsonObject, old: JsonObject | undefined): Promise<JsonObject> {
-    const hooks = this.matching("mutatingwebhookconfigurations", info, obj, old);
-    let current = obj;
-    for (const matched of hooks) {
-      // Each webhook's conditions see the object the previous webhooks left, as it would be sent.
-      if (!this.conditionsHold(matched, info, current, old)) continue;
-      const { hook } = matched;
-      const answer = await this.call(hook, info, current, old, true);
-      if (answer?.patch === undefined) continue;
-      try {
-        current = applyJsonPatch(current, decodeJsonPatch(JSON.parse(answer.patch.toString("utf8")))) as JsonObject;
-      } catch (err) {
-        throw internalError(
-          new Error(`JSON Patch of webhook ${JSON.stringify(hook.name)} does not apply: ${(err as Error).message}`),
-        );
-      }
-    }
+    const reinvocation = new MutatingReinvocation();
+    let current = await this.mutatingRound(info, obj, old, reinvocation);
+    if (reinvocation.secondRound()) current = await this.mutatingRound(info, current, old, reinvocation);
     return current;
   }
 
+  /** A DELETE's mutating webhooks: called on the stored object, which none of them may patch. */
+  async mutateDelete(info: AdmissionRequestInfo, old: JsonObject): Promise<void> {
+    // No patch is ever applied, so nothing can call for a second round.
+    await this.mutatingRound(info, undefined, old, new MutatingReinvocation());
+  }
+
   async validate(info: AdmissionRequestInfo, obj: JsonObject | undefined, old: JsonObject | undefined): Promise<void> {
-    const matched = this.matching("validatingwebhookconfigurations", info, obj, old);
+    const matched = this.matching("validatingwebhookconfigurations", info).filter((m) =>
+      this.selects(m.hook, info, obj, old),
+    );
     // Every webhook's conditions are decided before any is called: an error fails the write first.
     const hooks = matched.filter((m) => this.conditionsHold(m, info, obj, old)).map((m) => m.hook);
     if (hooks.length === 0) return;
     const outcomes = await Promise.allSettled(hooks.map((hook) => this.call(hook, info, obj, old, false)));
     const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
     if (refused !== undefined) throw refused.reason;
+  }
+
+  /**
+   * One round of the mutating webhooks, in order, each on the object the previous one left (its
+   * selectors and conditions too, as the dispatcher checks each webhook on the versioned object it
+   * has so far); `obj` is undefined for a DELETE.
+   */
+  private async mutatingRound<T extends JsonObject | undefined>(
+    info: AdmissionRequestInfo,
+    obj: T,
+    old: JsonObject | undefined,
+    reinvocation: MutatingReinvocation,
+  ): Promise<T> {
+    let current: JsonObject | undefined = obj;
+    for (const matched of this.matching("mutatingwebhookconfigurations", info)) {
+      if (!this.selects(matched.hook, info, current, old)) continue;
+      if (!this.conditionsHold(matched, info, current, old)) continue;
+      if (!reinvocation.shouldCall(matched.uid)) continue;
+      const { hook } = matched;
+      const answer = await this.call(hook, info, current, old, true);
+      const patched = answer?.patch === undefined ? current : patchedBy(hook.name, current, answer.patch);
+      reinvocation.called(matched.uid, !jsonEqual(patched, current), hook.reinvocationPolicy === "IfNeeded");
+      current = patched;
+    }
+    return current as T;
   }
 
   /**
@@ -166,13 +203,23 @@ export class WebhookAdmission implements DynamicAdmission {
     return answer;
   }
 
-  /** The webhooks of `plural` configurations whose rules and selectors match this write, in the order they run. */
-  private matching(
-    plural: string,
+  /** Whether a webhook's namespaceSelector and objectSelector select this request's objects. */
+  private selects(
+    hook: StoredWebhook,
     info: AdmissionRequestInfo,
     obj: JsonObject | undefined,
     old: JsonObject | undefined,
-  ): MatchedWebhook[] {
+  ): boolean {
+    // On a DELETE there is no object: a namespace's selector reads the namespace being deleted.
+    const namespaceObject = obj ?? (info.operation === "DELETE" ? old : undefined);
+    return (
+      namespaceSelectorMatches(this.storage, hook.namespaceSelector, info, namespaceObject) &&
+      objectSelectorMatches(hook.objectSelector, obj, old)
+    );
+  }
+
+  /** The webhooks of `plural` configurations whose rules match this request, in the order they run. */
+  private matching(plural: string, info: AdmissionRequestInfo): MatchedWebhook[] {
     if (info.served.group === GROUP && EXEMPT.has(info.served.plural)) return [];
     const configs = this.storage.list(`${GROUP}/${plural}`, "");
     if (configs.length === 0) return [];
@@ -195,15 +242,38 @@ export class WebhookAdmission implements DynamicAdmission {
         const exact = hook.matchPolicy === "Exact";
         const rules = (hook.rules ?? []).map((r) => (exact ? r : { ...r, apiVersions: ["*"] }));
         if (!rules.some((r) => ruleMatches(r, attrs))) return;
-        if (!namespaceSelectorMatches(this.storage, hook.namespaceSelector, info, obj)) return;
-        if (!objectSelectorMatches(hook.objectSelector, obj, old)) return;
         compiled ??= this.conditions.get(key, stored.rev, () =>
           webhooks.map((w) => compileMatchConditions(w.matchConditions, {})),
         );
-        out.push({ hook, conditions: compiled[i] ?? [] });
+        out.push({ hook, uid: `${stored.key}/${i}`, conditions: compiled[i] ?? [] });
       });
     }
     this.conditions.retain(live);
     return out;
+  }
+}
+
+/**
+ * `obj` with a mutating webhook's JSON Patch applied. A DELETE has no object to patch: a patch with
+ * operations fails it, as the mutating dispatcher refuses one (an empty patch changes nothing).
+ */
+function patchedBy(name: string, obj: JsonObject | undefined, patch: Buffer): JsonObject | undefined {
+  let ops: ReturnType<typeof decodeJsonPatch>;
+  try {
+    ops = decodeJsonPatch(JSON.parse(patch.toString("utf8")));
+    if (ops.length === 0) return obj;
+    if (obj === undefined) {
+      throw internalError(
+        new Error(
+          `admission webhook ${JSON.stringify(name)} attempted to modify the object, which is not supported for this operation`,
+        ),
+      );
+    }
+    return applyJsonPatch(obj, ops) as JsonObject;
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw internalError(
+      new Error(`JSON Patch of webhook ${JSON.stringify(name)} does not apply: ${(err as Error).message}`),
+    );
   }
 }

@@ -545,7 +545,10 @@ export class CrdLifecycle extends LoopController implements Controller {
           const instance = JSON.parse(stored.data) as JsonObject;
           if (metaOf(instance).deletionTimestamp) continue;
           const { namespace, name: instanceName } = splitKey(stored.key);
-          await ignoreGoneOrChanged(() => this.ctx.store.delete(instanceServed, namespace, instanceName, {}));
+          // Straight through the storage, without admission, as apiextensions' finalizer deletes them.
+          await ignoreGoneOrChanged(() =>
+            this.ctx.store.delete(instanceServed, namespace, instanceName, { skipAdmission: true }),
+          );
         }
       }
       if (this.ctx.store.storage.count(bucket) > 0) return { requeueAfterMs: INSTANCE_RECHECK_MS };

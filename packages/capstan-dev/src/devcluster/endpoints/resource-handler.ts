@@ -18,7 +18,7 @@ import {
 import { toTable } from "../printers/table.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import { scaleOf } from "../registry/scale.ts";
-import { gr, groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import { gr, groupVersion, type JsonObject, type Requester, type ServedResource } from "../registry/served-resource.ts";
 import { pageNotFound } from "../request/page-not-found.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
 import { queryBool } from "../request/query-params.ts";
@@ -203,19 +203,18 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     case "delete": {
       if (subresource !== "") throw methodNotSupported(gr(served), "delete");
       const options = await deleteOptionsOf(ctx, query);
-      const result = await store.delete(served, namespace, name, { ...options, dryRun: dryRunOf(query) });
+      const result = await store.delete(served, namespace, name, options);
       // 202 only when not deleted yet and the client asked for orphanDependents=false (handlers/delete.go).
       const code = !result.deleted && options.orphanDependents === false ? 202 : 200;
+      setWarnings(ctx.res, options.warnings ?? []);
       return sendJson(ctx.res, code, JSON.stringify(result.body));
     }
     case "deletecollection": {
       if (subresource !== "") throw methodNotSupported(gr(served), "deletecollection");
       const options = await deleteOptionsOf(ctx, query);
-      const list = await store.deleteCollection(served, namespace, listQueryOf(query), {
-        ...options,
-        dryRun: dryRunOf(query),
-      });
+      const list = await store.deleteCollection(served, namespace, listQueryOf(query), options);
       const items = (list["items"] as JsonObject[]).map((item) => listItemObject(served, item));
+      setWarnings(ctx.res, options.warnings ?? []);
       return sendJson(ctx.res, 200, JSON.stringify({ ...list, items }));
     }
     default:
@@ -372,13 +371,28 @@ function includeObjectOf(query: URLSearchParams): "None" | "Metadata" | "Object"
   return value === "None" || value === "Object" ? value : "Metadata";
 }
 
+/**
+ * The DeleteOptions of a DELETE: the body's known fields (kubectl sends them there, `dryRun: ["All"]`
+ * included), then the query's; with the requester, for admission, and a place for its warnings.
+ */
 async function deleteOptionsOf(ctx: RequestContext, query: URLSearchParams): Promise<DeleteOptions> {
   const body = await readBody(ctx.req);
-  let options: DeleteOptions = {};
+  const options: DeleteOptions = { warnings: [] };
+  let bodyDryRun = false;
   if (body.length > 0) {
-    const decoded = decodeObject(body, ctx.req.headers["content-type"]) as DeleteOptions & { kind?: string };
-    options = decoded;
+    // Only DeleteOptions' own fields: the rest of the options (requester, skipAdmission) are the server's.
+    const decoded = decodeObject(body, ctx.req.headers["content-type"]) as Record<string, unknown>;
+    const { propagationPolicy, orphanDependents, gracePeriodSeconds, preconditions, dryRun } = decoded;
+    if (propagationPolicy !== undefined && propagationPolicy !== null)
+      options.propagationPolicy = propagationPolicy as DeleteOptions["propagationPolicy"];
+    if (typeof orphanDependents === "boolean") options.orphanDependents = orphanDependents;
+    if (typeof gracePeriodSeconds === "number") options.gracePeriodSeconds = gracePeriodSeconds;
+    if (typeof preconditions === "object" && preconditions !== null)
+      options.preconditions = preconditions as DeleteOptions["preconditions"];
+    bodyDryRun = Array.isArray(dryRun) && dryRun.includes("All");
   }
+  options.dryRun = bodyDryRun || dryRunOf(query);
+  if (ctx.user) options.requester = requesterOf(ctx.user);
   const policy = query.get("propagationPolicy");
   if (policy !== null) options.propagationPolicy = policy as DeleteOptions["propagationPolicy"];
   const grace = query.get("gracePeriodSeconds");
@@ -465,9 +479,14 @@ function writeRequestOf(ctx: RequestContext, query: URLSearchParams): WriteReque
     warnings,
     owned: true,
     fieldManager: { manager },
-    ...(ctx.user ? { requester: { username: ctx.user.username, groups: ctx.user.groups } } : {}),
+    ...(ctx.user ? { requester: requesterOf(ctx.user) } : {}),
   };
   return { writeOptions, warnings, manager };
+}
+
+/** The authenticated (or impersonated) user, as strategies and admission record it. */
+function requesterOf(user: { username: string; groups: string[] }): Requester {
+  return { username: user.username, groups: user.groups };
 }
 
 function dryRunOf(query: URLSearchParams): boolean {

@@ -16,13 +16,26 @@ import type { DeleteOptions, DeleteResult, MutableMeta } from "./types.ts";
 export const FINALIZER_ORPHAN = "orphan";
 export const FINALIZER_FOREGROUND = "foregroundDeletion";
 
-/** One attempt at deleting an object; the store retries it when another writer got in between. */
+/**
+ * Admission of a delete (rest.ValidateObjectFunc): given the stored object, rejects with the error
+ * the delete fails with. It must not keep or change the object.
+ */
+export type DeleteValidation = (stored: JsonObject) => Promise<void>;
+
+/**
+ * One attempt at deleting an object; the store retries it when another writer got in between, and
+ * `validate` then runs again on the object read anew (store.go calls deleteValidation inside
+ * GuaranteedUpdate and storage Delete, which retry the same way). It runs after the preconditions
+ * and before anything is marked or removed; not for a graceful deletion already pending that the
+ * request does not shorten, which store.go Delete answers (`pendingGraceful`) without admission.
+ */
 export async function deleteOnce(
   storage: Storage,
   served: ServedResource,
   namespace: string,
   name: string,
   options: DeleteOptions,
+  validate?: DeleteValidation,
 ): Promise<DeleteResult> {
   const bucket = bucketOf(served);
   const key = keyOf(served, namespace, name);
@@ -31,6 +44,8 @@ export async function deleteOnce(
   const obj = JSON.parse(present(served, current.data)) as JsonObject;
   const meta = obj.metadata as MutableMeta;
   checkDeletePreconditions(served, name, meta, options.preconditions);
+  // Awaited to the end before the object is changed below: admission sees it as stored.
+  if (validate && !pendingGraceful(served, meta, options.gracePeriodSeconds)) await validate(obj);
 
   // Finalizers the garbage collector needs for the requested propagation (deletionFinalizersForGarbageCollection).
   const finalizers = new Set(Array.isArray(meta.finalizers) ? (meta.finalizers as string[]) : []);
@@ -95,6 +110,18 @@ export async function deleteOnce(
     return serialize(normalize(obj));
   });
   return { deleted: false, body: JSON.parse(present(served, stored.data)) as JsonObject };
+}
+
+/**
+ * rest.BeforeDelete's gracefulPending: a kind with graceful deletion whose object is already being
+ * deleted with a grace period, and a request that does not shorten it (a negative one counts as 1 s).
+ */
+function pendingGraceful(served: ServedResource, meta: MutableMeta, requested: number | undefined): boolean {
+  if (!served.gracePeriod || !meta.deletionTimestamp) return false;
+  const pending = meta.deletionGracePeriodSeconds;
+  if (typeof pending !== "number" || pending === 0) return false;
+  if (requested === undefined) return true;
+  return (requested < 0 ? 1 : requested) >= pending;
 }
 
 /** Whether an update deletes the object: it removed the last hold of an object whose deletion grace is over. */

@@ -20,6 +20,8 @@
  *   GuaranteedUpdate skips identical bytes.
  * - Deleting an object with finalizers marks it (deletionTimestamp) and keeps it; the update that removes
  *   its last finalizer deletes it.
+ * - Writes and deletes go through `admission` (a delete: on the stored object, before anything is marked
+ *   or removed, again on each retry); a refusal changes nothing.
  *
  * ## Assumptions
  * - Objects are stored serialized (see storage.ts); every read that needs fields parses once.
@@ -55,7 +57,7 @@ import {
 import type { Change, Storage, StoredObject } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage.ts";
 import { decodeContinue, encodeContinue } from "./continue-token.ts";
-import { deleteOnce, shouldDeleteDuringUpdate } from "./deletion.ts";
+import { type DeleteValidation, deleteOnce, shouldDeleteDuringUpdate } from "./deletion.ts";
 import { present, serialize } from "./encoding.ts";
 import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field-selector.ts";
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
@@ -67,8 +69,11 @@ import {
   prepareUpdate,
   reportUnknownFields,
   runMutators,
+  validateCreated,
+  validateUpdated,
 } from "./strategy.ts";
 import type {
+  AdmissionRequestInfo,
   CustomResourceConverter,
   DeleteOptions,
   DeleteResult,
@@ -240,7 +245,8 @@ export class ObjectStore {
     const { dryRun = false } = opts;
     // Admission (NamespaceLifecycle) runs before the strategy validates or names the object.
     if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, admissionName(input));
-    let obj = prepareCreate(this, served, namespace, input, opts);
+    // With dynamic admission, validation waits for the mutating webhooks (kube-apiserver's order).
+    let obj = prepareCreate(this, served, namespace, input, opts, this.admission === undefined);
     if (this.admission !== undefined) {
       const info = {
         served,
@@ -251,8 +257,9 @@ export class ObjectStore {
         options: opts,
       };
       const mutated = await this.admission.mutate(info, obj, undefined);
-      // A mutated object is defaulted and validated again, as kube-apiserver validates after mutating admission.
+      // A mutated object is prepared again; either way it is validated now, after mutating admission.
       if (mutated !== obj) obj = prepareCreate(this, served, namespace, mutated, opts);
+      else validateCreated(this, served, obj);
       await this.admission.validate(info, obj, undefined);
     }
     const meta = obj.metadata as MutableMeta;
@@ -444,9 +451,26 @@ export class ObjectStore {
       const [shown] = await presentConverted(this.converter, served, conversion, [JSON.stringify(body)]);
       return { ...result, body: JSON.parse(shown!) as JsonObject };
     }
+    return this.deleteStored(served, namespace, name, options, name);
+  }
+
+  /**
+   * Deletes an object of a resource stored as served (no conversion view), retrying when another
+   * writer got in between. Admission sees the request's name, `admissionName`: the object's for a
+   * DELETE of one object, `""` for each object of a collection delete (the handler's static
+   * attributes name none there).
+   */
+  private async deleteStored(
+    served: ServedResource,
+    namespace: string,
+    name: string,
+    options: DeleteOptions,
+    admissionName: string,
+  ): Promise<DeleteResult> {
+    const validate = this.deleteValidation(served, namespace, admissionName, options);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await deleteOnce(this.storage, served, namespace, name, options);
+        return await deleteOnce(this.storage, served, namespace, name, options, validate);
       } catch (err) {
         if (err instanceof StorageError && err.code === "Conflict" && attempt < MAX_PATCH_RETRIES) continue;
         if (err instanceof StorageError && err.code === "KeyNotFound") throw notFound(gr(served), name);
@@ -483,10 +507,11 @@ export class ObjectStore {
       const obj = JSON.parse(data) as JsonObject;
       const meta = obj.metadata as Record<string, string>;
       try {
-        const result = await this.delete(served, meta["namespace"] ?? "", meta["name"]!, {
-          ...options,
-          preconditions: undefined,
-        });
+        const itemName = meta["name"]!;
+        const refusal = served.refuseDelete?.(itemName);
+        if (refusal !== undefined) throw forbidden(gr(served), itemName, refusal);
+        const itemOptions = { ...options, preconditions: undefined };
+        const result = await this.deleteStored(served, meta["namespace"] ?? "", itemName, itemOptions, "");
         items.push(result.deleted ? obj : result.body);
       } catch (err) {
         if (err instanceof ApiError && err.code === 404) continue; // deleted meanwhile: nothing to do
@@ -498,6 +523,38 @@ export class ObjectStore {
       apiVersion: groupVersion(served),
       metadata: { resourceVersion: String(this.storage.currentRevision()) },
       items,
+    };
+  }
+
+  /**
+   * The admission of a delete (rest.AdmissionToValidateObjectDeleteFunc): the mutating webhooks,
+   * then the validating policies and webhooks, on the stored object with no new one; undefined when
+   * there is none to run.
+   */
+  private deleteValidation(
+    served: ServedResource,
+    namespace: string,
+    name: string,
+    options: DeleteOptions,
+  ): DeleteValidation | undefined {
+    const admission = this.admission;
+    if (admission === undefined || options.skipAdmission) return undefined;
+    return async (stored) => {
+      const info: AdmissionRequestInfo = {
+        served,
+        namespace,
+        name,
+        operation: "DELETE",
+        subresource: "",
+        options: {
+          dryRun: options.dryRun,
+          ...(options.requester ? { requester: options.requester } : {}),
+          ...(options.warnings ? { warnings: options.warnings } : {}),
+        },
+        deleteOptions: withDefaultedGrace(served, stored, options),
+      };
+      await admission.mutateDelete(info, stored);
+      await admission.validate(info, undefined, stored);
     };
   }
 
@@ -643,13 +700,16 @@ export class ObjectStore {
   ): Promise<string> {
     const dryRun = options.dryRun ?? false;
     const old = JSON.parse(current.data) as JsonObject;
-    let prepared = prepareUpdate(this, served, old, input, target, String(current.rev), options);
-    if (this.admission !== undefined && target !== "finalize") {
+    // With dynamic admission, validation of the object waits for the mutating webhooks.
+    const admitted = this.admission !== undefined && target !== "finalize";
+    let prepared = prepareUpdate(this, served, old, input, target, String(current.rev), options, !admitted);
+    if (this.admission !== undefined && admitted) {
       const subresource = target === "main" ? "" : target;
       const info = { served, namespace, name, operation: "UPDATE" as const, subresource, options };
       const mutated = await this.admission.mutate(info, prepared, old);
       if (mutated !== prepared)
         prepared = prepareUpdate(this, served, old, mutated, target, String(current.rev), options);
+      else if (target === "main") validateUpdated(this, served, prepared, old);
       await this.admission.validate(info, prepared, old);
     }
     const next = trackWrite(served, old, prepared, input, target, options.fieldManager);
@@ -680,6 +740,16 @@ export class ObjectStore {
 }
 
 // ---------------------------------------------------------------- helpers of this module
+
+/**
+ * The options admission is shown: a graceful kind's first deletion carries the grace period its
+ * strategy chose (rest.BeforeDelete's CheckGracefulDelete fills in the very options the admission
+ * attributes hold), any other what the client sent.
+ */
+function withDefaultedGrace(served: ServedResource, stored: JsonObject, options: DeleteOptions): DeleteOptions {
+  if (!served.gracePeriod || (stored.metadata as MutableMeta).deletionTimestamp) return options;
+  return { ...options, gracePeriodSeconds: served.gracePeriod(stored, options.gracePeriodSeconds) };
+}
 
 /**
  * Whether a stored namespace is terminating, cached per storage, namespace and revision (every

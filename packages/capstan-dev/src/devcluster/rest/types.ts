@@ -30,12 +30,26 @@ export interface ListPage {
   remainingItemCount?: number;
 }
 
+/**
+ * Options of a delete: what the client sent (the DeleteOptions admission is shown), and who asks.
+ * The HTTP handler builds it from the request's known fields only, so a body cannot set `requester`
+ * or `skipAdmission`.
+ */
 export interface DeleteOptions {
   propagationPolicy?: "Orphan" | "Background" | "Foreground";
   orphanDependents?: boolean;
   gracePeriodSeconds?: number;
   preconditions?: { uid?: string; resourceVersion?: string };
   dryRun?: boolean;
+  /** The authenticated user of the request, sent to admission as `userInfo`; absent for in-process deletes. */
+  requester?: Requester;
+  /** Receives admission's warnings, for the response's `Warning` headers. */
+  warnings?: string[];
+  /**
+   * Deletes without admission, as apiextensions' CRD finalizer deletes a CRD's objects through the
+   * storage with rest.ValidateAllObjectFunc (crd_finalizer.go) rather than through the API.
+   */
+  skipAdmission?: boolean;
 }
 
 /** The outcome of a delete: the body the server answers with and whether the object is gone. */
@@ -81,24 +95,35 @@ export interface ObjectDecoder {
   decode(served: ServedResource, obj: JsonObject): string[] | undefined;
 }
 
-/** One write as dynamic admission (webhooks) sees it. */
+/** One write or delete as dynamic admission (webhooks, policies) sees it. */
 export interface AdmissionRequestInfo {
   served: ServedResource;
   namespace: string;
+  /** `""` for each object of a collection delete, as kube-apiserver's handler names none there. */
   name: string;
   operation: "CREATE" | "UPDATE" | "DELETE";
   /** `""` for the object itself. */
   subresource: string;
+  /** A write's options; for a DELETE, its `dryRun`, `requester` and `warnings`. */
   options: WriteOptions;
+  /** DELETE: what the client asked for, sent to admission as its DeleteOptions. */
+  deleteOptions?: DeleteOptions;
 }
 
 /**
  * Dynamic admission the store runs on a write (admission/webhook-admission.ts): mutating webhooks
  * on the defaulted object, then the store validates again, then validating webhooks on the result.
+ * On a DELETE (rest.AdmissionToValidateObjectDeleteFunc): `mutateDelete`, then `validate` with no
+ * object, both with the stored object as `old`.
  */
 export interface DynamicAdmission {
   /** Resolves with the object to go on with (`obj` itself when nothing changed it). */
   mutate(info: AdmissionRequestInfo, obj: JsonObject, old: JsonObject | undefined): Promise<JsonObject>;
+  /**
+   * The mutating phase of a DELETE: mutating webhooks are called (they may deny) but there is no
+   * object to change. Rejects with the ApiError the delete fails with.
+   */
+  mutateDelete(info: AdmissionRequestInfo, old: JsonObject): Promise<void>;
   /** Rejects with the ApiError the write fails with. */
   validate(info: AdmissionRequestInfo, obj: JsonObject | undefined, old: JsonObject | undefined): Promise<void>;
 }
