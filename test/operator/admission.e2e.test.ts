@@ -210,6 +210,69 @@ describe("admission handlers of an operator", () => {
     }
   });
 
+  it("runs controller-runtime-style validator and defaulter objects, asking only for their operations", async () => {
+    await namespace(cluster, "typed");
+    const op = operator({ name: "typed" });
+    const seen: string[] = [];
+    op.validator(Machine, {
+      validateCreate(obj) {
+        seen.push(`create ${obj.metadata.name}`);
+        if (obj.spec.switchPosition === "sideways") throw new AdmissionDenied("sideways is not a position");
+        return obj.spec.switchPosition === "up" ? ["up will be switched off"] : undefined;
+      },
+      validateUpdate(oldObj, obj) {
+        seen.push(`update ${oldObj.spec.switchPosition} -> ${obj.spec.switchPosition}`);
+        if (oldObj.spec.switchPosition === "down" && obj.spec.switchPosition === "up") {
+          throw new AdmissionDenied("a switch that is down stays down");
+        }
+      },
+    });
+    op.defaulter(Machine, {
+      default(obj) {
+        obj.spec.switchPosition ??= "down";
+      },
+    });
+    expect(op.webhooks().map((w) => [w.type, w.id, w.options.operations])).toEqual([
+      ["validating", "validator", ["CREATE", "UPDATE"]],
+      ["mutating", "defaulter", undefined],
+    ]);
+    const running = await cluster.run(op);
+    try {
+      const machines = cluster.client.resource(Machine, "typed");
+      const defaulted = await machines.create(Machine.make({ metadata: { name: "d" }, spec: {} as never }));
+      expect(defaulted.spec.switchPosition).toBe("down");
+      const refused = await machines
+        .create(Machine.make({ metadata: { name: "s" }, spec: { switchPosition: "sideways" } }))
+        .catch((err: { message: string }) => err.message);
+      expect(refused).toBe(
+        'admission webhook "validator.machines.typed.capstan.dev" denied the request: sideways is not a position',
+      );
+      const kubectl = await cluster.kubectl(["create", "-n", "typed", "-f", "-"], {
+        stdin: JSON.stringify(Machine.make({ metadata: { name: "u" }, spec: { switchPosition: "up" } })),
+      });
+      expect(kubectl).toMatchObject({ code: 0, stderr: "Warning: up will be switched off\n" });
+      const flip = await cluster.kubectl([
+        "patch",
+        "machine",
+        "d",
+        "-n",
+        "typed",
+        "--type=merge",
+        "-p",
+        '{"spec":{"switchPosition":"up"}}',
+      ]);
+      expect(flip.stderr).toContain(
+        'admission webhook "validator.machines.typed.capstan.dev" denied the request: a switch that is down stays down',
+      );
+      expect(seen).toEqual(["create d", "create s", "create u", "update down -> up"]);
+    } finally {
+      await running.stop();
+    }
+    expect(() => operator({ name: "empty" }).validator(Machine, {})).toThrow(
+      "a validator needs at least one of validateCreate, validateUpdate, validateDelete",
+    );
+  });
+
   it("refuses two handlers of one kind with one id, and a timeout the API server would not accept", () => {
     const op = operator({ name: "strict" });
     op.on.validate(Machine, { id: "check" }, () => {});

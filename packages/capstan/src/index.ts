@@ -52,6 +52,7 @@ export type {
   TimerOptions,
 } from "./operator/handlers.ts";
 export { Operator, type OperatorOptions, operator } from "./operator/operator.ts";
+export type { Defaulter, ValidationResult, Validator } from "./operator/typed-admission.ts";
 export { toCrd } from "./resources/crd.ts";
 // Resources: defined once, giving types, CRD and validation.
 export { defineResource } from "./resources/define-resource.ts";

@@ -82,6 +82,13 @@ import {
   operatorRequirements,
   type PermissionOptions,
 } from "./requirements.ts";
+import {
+  type Defaulter,
+  defaulterHandler,
+  type Validator,
+  validatorHandler,
+  validatorOperations,
+} from "./typed-admission.ts";
 import { type WebhookClientConfig, withWebhookConversion } from "./webhook-configurations.ts";
 import { registerWebhookConfigurations } from "./webhook-registration.ts";
 
@@ -307,6 +314,46 @@ export class Operator {
   /** The port the webhook server listens on (once `start` has started it). */
   get webhookPort(): number | undefined {
     return this.webhookServer?.listening ? this.webhookServer.port : undefined;
+  }
+
+  /**
+   * controller-runtime's CustomValidator, as an object: `validateCreate`, `validateUpdate` and
+   * `validateDelete` (each optional) return to allow, optionally with warnings, and throw
+   * `AdmissionDenied` to deny. One validating webhook, asking the API server only for the
+   * operations whose methods are given. Options as `op.on.validate`'s (`id` defaults to `validator`).
+   */
+  validator<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    validator: Validator<T>,
+    options: Omit<AdmissionHandlerOptions, "operations"> = {},
+  ): void {
+    this.assertNotStarted();
+    const operations = validatorOperations(validator);
+    this.admission.add(
+      "validating",
+      kind,
+      { id: "validator", ...options, operations },
+      validatorHandler(validator) as unknown as ValidatingHandler,
+    );
+  }
+
+  /**
+   * controller-runtime's CustomDefaulter, as an object: `default(obj, ctx)` fills in `obj` (a
+   * copy) in place, and Capstan answers with the JSON Patch. One mutating webhook on CREATE and
+   * UPDATE (kubebuilder's default). Options as `op.on.mutate`'s (`id` defaults to `defaulter`).
+   */
+  defaulter<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    defaulter: Defaulter<T>,
+    options: AdmissionHandlerOptions = {},
+  ): void {
+    this.assertNotStarted();
+    this.admission.add(
+      "mutating",
+      kind,
+      { id: "defaulter", ...options },
+      defaulterHandler(defaulter) as unknown as MutatingHandler,
+    );
   }
 
   /**

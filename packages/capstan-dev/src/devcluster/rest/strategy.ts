@@ -74,6 +74,7 @@ export function prepareCreate(
   namespace: string,
   input: JsonObject,
   options: WriteOptions,
+  validate = true,
 ): JsonObject {
   checkMetadataTypes(served, input);
   const source = options.owned ? input : structuredClone(input);
@@ -111,7 +112,20 @@ export function prepareCreate(
   // The field manager sees the decoded, defaulted object: what PrepareForCreate adds is nobody's.
   trackCreate(served, obj, options.fieldManager);
   served.defaultOnCreate?.(obj, options.requester);
-  const errors = validateObjectMeta(obj.metadata as ObjectMeta, {
+  if (validate) validateCreated(hooks, served, obj);
+  // Holds resourceVersion's place in ObjectMeta's order; the write fills it in (create) without normalizing again.
+  (obj.metadata as MutableMeta).resourceVersion = "";
+  return normalize(obj);
+}
+
+/**
+ * The strategy's Validate of a prepared create. Run by {@link prepareCreate} unless told not to:
+ * with dynamic admission, mutating webhooks come first and validation after them, as in
+ * kube-apiserver (a required field a webhook defaults is not refused before it can).
+ */
+export function validateCreated(hooks: StrategyHooks, served: ServedResource, obj: JsonObject): void {
+  const meta = obj.metadata as ObjectMeta;
+  const errors = validateObjectMeta(meta, {
     namespaced: served.namespaced,
     // RBAC objects only need URL-safe names (ValidateRBACName): `system:discovery` is valid.
     nameRule:
@@ -122,10 +136,15 @@ export function prepareCreate(
           : "dns1123subdomain",
   });
   for (const validate of hooks.validators) errors.push(...validate(served, obj, undefined));
-  if (errors.length > 0) throw invalid(served, String(inMeta["name"] ?? ""), errors);
-  // Holds resourceVersion's place in ObjectMeta's order; the write fills it in (create) without normalizing again.
-  (obj.metadata as MutableMeta).resourceVersion = "";
-  return normalize(obj);
+  if (errors.length > 0) throw invalid(served, String(meta.name ?? ""), errors);
+}
+
+/** The strategy's ValidateUpdate of a prepared update of the object itself; see {@link validateCreated}. */
+export function validateUpdated(hooks: StrategyHooks, served: ServedResource, next: JsonObject, old: JsonObject): void {
+  const meta = next.metadata as MutableMeta;
+  const errors = validateObjectMetaUpdateCommon(meta, old.metadata as MutableMeta, served.namespaced);
+  for (const validate of hooks.validators) errors.push(...validate(served, next, old));
+  if (errors.length > 0) throw invalid(served, String(meta.name ?? ""), errors);
 }
 
 /** Runs the mutators, then applies `fieldValidation` to the unknown fields they dropped. */
@@ -152,6 +171,7 @@ export function prepareUpdate(
   target: WriteTarget,
   rv: string,
   options: WriteOptions,
+  validate = true,
 ): JsonObject {
   let next: JsonObject;
   if (target === "status") {
@@ -199,9 +219,7 @@ export function prepareUpdate(
   served.updateStrategy?.main?.(next, old);
   served.defaults?.(next);
   runMutators(hooks, served, next, options);
-  const errors = validateObjectMetaUpdateCommon(meta, oldMeta, served.namespaced);
-  for (const validate of hooks.validators) errors.push(...validate(served, next, old));
-  if (errors.length > 0) throw invalid(served, String(meta.name ?? ""), errors);
+  if (validate) validateUpdated(hooks, served, next, old);
   if (oldMeta.generation !== undefined && generationChanged(served, old, next)) {
     meta.generation = (oldMeta.generation ?? 0) + 1;
   }
