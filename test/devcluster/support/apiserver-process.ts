@@ -1,7 +1,8 @@
 /**
  * `capstan apiserver` as a child process, for the tests of that command itself (its flags, its
- * admin endpoint, a SIGKILL amid writes): the one place where a cluster is not started in-process
- * with `capstan-dev/testing`, because the process is what those tests are about.
+ * admin endpoint, a SIGKILL amid writes), and as the "existing cluster" of the kubeconfig backend's
+ * tests (test/testing/kubeconfig-backend.test.ts): the places where a cluster is not started
+ * in-process with `capstan-dev/testing`, because a separate process is what those tests need.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 

@@ -47,7 +47,13 @@ type Run = (args: readonly string[], options?: KubectlOptions) => Promise<Kubect
 export async function generatedRbac<Identity>(
   operatorFile: string,
   options: { namespace?: string; args?: readonly string[] },
-  deps: { capstan: Run; kubectl: Run; serviceAccount(key: string): Promise<Identity> },
+  deps: {
+    capstan: Run;
+    kubectl: Run;
+    serviceAccount(key: string): Promise<Identity>;
+    /** Sees (and may label) the manifests before kubectl applies them: a shared cluster records what it creates. */
+    beforeApply?(manifests: readonly GeneratedManifest[]): Promise<GeneratedManifest[]>;
+  },
 ): Promise<GeneratedRbac<Identity>> {
   const args = ["generate", "rbac", operatorFile, ...(options.namespace ? ["--namespace", options.namespace] : [])];
   const generated = await deps.capstan([...args, ...(options.args ?? [])]);
@@ -66,11 +72,12 @@ export async function generatedRbac<Identity>(
     serviceAccount,
     rules: manifests.filter(isRole).flatMap((m) => m.rules ?? []),
     async apply(edit) {
-      const docs = manifests.map((m) =>
+      const edited = manifests.map((m) =>
         isRole(m) && edit !== undefined
           ? { ...m, rules: (m.rules ?? []).map((r) => edit(structuredClone(r))).filter((r) => r !== undefined) }
           : m,
       );
+      const docs = deps.beforeApply === undefined ? edited : await deps.beforeApply(edited);
       const applied = await deps.kubectl(["apply", "-f", "-"], {
         stdin: docs.map((d) => stringify(d)).join("---\n"),
       });

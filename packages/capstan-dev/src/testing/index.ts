@@ -23,9 +23,25 @@
  * });
  * ```
  *
- * Operator logs are silent unless `CAPSTAN_TEST_LOG=<level>` is set.
+ * Operator logs are silent unless `CAPSTAN_TEST_LOG=<level>` is set. The same tests run against an
+ * existing cluster with `CAPSTAN_TEST_BACKEND=kubeconfig CAPSTAN_TEST_KUBECONFIG=<file>`, each
+ * TestCluster in a namespace of its own (`cluster.namespace`) that `stop()` deletes.
  */
 
+export { TEST_BACKENDS, type TestBackendName } from "./backends/backend-selection.ts";
+export {
+  CapabilityError,
+  capabilitiesOf,
+  missingCapability,
+  type TestCapabilities,
+  type TestCapability,
+} from "./backends/capabilities.ts";
+export {
+  DEFAULT_STALE_AFTER,
+  DEFAULT_TEARDOWN_TIMEOUT,
+  type KubeconfigBackendOptions,
+} from "./backends/kubeconfig-backend.ts";
+export { RUN_LABEL, STARTED_LABEL } from "./backends/run-labels.ts";
 export type { GeneratedManifest, GeneratedRbac, GeneratedRule } from "./generated-rbac.ts";
 export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
 export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";

@@ -1,6 +1,8 @@
 /**
- * `startTestCluster`: the embedded API server started in-process for an operator's tests, with a
- * client, a kubeconfig file for kubectl, operators run against it, and watch-based waits.
+ * `startTestCluster`: a cluster for an operator's tests, with a client, a kubeconfig file for
+ * kubectl, operators run against it, and watch-based waits. By default the embedded API server,
+ * started in-process; with `backend: "kubeconfig"` (or `CAPSTAN_TEST_BACKEND=kubeconfig`) an existing
+ * cluster, in a namespace of the run's own (backends/kubeconfig-backend.ts).
  *
  * ## Expected flow
  * ```ts
@@ -13,8 +15,10 @@
  *
  * ## Guarantees
  * - `stop()` stops every operator started with `run` (each gets its graceful shutdown), kills
- *   kubectl commands still running, closes the client, stops the server and removes the kubeconfig's temporary folder; afterwards nothing of
- *   the cluster holds a timer, socket or file. It may be called more than once.
+ *   kubectl commands still running, closes the clients, stops the embedded server (or, on the
+ *   kubeconfig backend, deletes what the run created and waits until it is gone) and removes the
+ *   kubeconfig's temporary folder; afterwards nothing of the cluster holds a timer, socket or file.
+ *   It may be called more than once.
  * - When an operator started with `run` fails (its `start` rejects) after `run` resolved, every
  *   `cluster.waitFor` in progress or started later rejects with that failure instead of timing
  *   out. One that fails before (CRDs not served) rejects `run` instead.
@@ -23,8 +27,11 @@
  *   in system:masters; a ServiceAccount's client (`cluster.serviceAccount`) may do what its bindings
  *   grant; a request without a token is system:anonymous.
  *
+ * - On every backend the same API; what only the embedded server has (`faults`, `server`, `kubelet`)
+ *   throws a `CapabilityError` naming the backend elsewhere (`capabilities` says beforehand).
+ *
  * ## Caveats
- * - The server is the devcluster: what it does not emulate is listed in docs/limitations.md.
+ * - The embedded server is the devcluster: what it does not emulate is listed in docs/limitations.md.
  * - Operators run in the test's process and share its event loop; a handler that blocks the loop
  *   blocks the server too.
  */
@@ -33,16 +40,20 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AdmissionWebhook, ConversionWebhook, Duration, KubeObject, ResourceKind } from "capstan";
-import { isAlreadyExists, KubeClient } from "capstan";
-import { loadClientConfig } from "capstan/client";
+import { isAlreadyExists, type KubeClient, toMilliseconds } from "capstan";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
 import { CAPSTAN_BIN, registerWebhookConfigurations, removeWebhookConfigurations } from "capstan/internal";
 import type { CustomResourceDefinition as CustomResourceDefinitionObject } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
-import { type ApiServer, type ApiServerOptions, startApiServer } from "../devcluster/index.ts";
+import type { ApiServer, ApiServerOptions } from "../devcluster/index.ts";
 import { createServingCertificates } from "../devcluster/tls.ts";
+import { selectBackend, type TestBackendName } from "./backends/backend-selection.ts";
+import { CapabilityError, type TestCapabilities, type TestCapability } from "./backends/capabilities.ts";
+import { startEmbeddedBackend } from "./backends/embedded-backend.ts";
+import { connectKubeconfigBackend, type KubeconfigBackendOptions } from "./backends/kubeconfig-backend.ts";
+import type { TestBackend } from "./backends/test-backend.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
@@ -68,6 +79,17 @@ export const DEFAULT_CAPSTAN_TIMEOUT: Duration = "60s";
 /** Options of {@link startTestCluster}. */
 export interface TestClusterOptions {
   /**
+   * Where the cluster comes from: `"embedded"` (default: the embedded API server in this process)
+   * or `"kubeconfig"` (an existing cluster, see {@link kubeconfig}); default the
+   * `CAPSTAN_TEST_BACKEND` environment variable, else `"embedded"`. Any other name is an error.
+   */
+  backend?: TestBackendName;
+  /**
+   * The kubeconfig backend's cluster (default `CAPSTAN_TEST_KUBECONFIG` and `CAPSTAN_TEST_CONTEXT`),
+   * the prefix of the run's namespace, when earlier runs count as crashed, how long `stop()` waits.
+   */
+  kubeconfig?: KubeconfigBackendOptions;
+  /**
    * Log level of the operators `run` starts when no logger is given: default `"silent"` (test output
    * stays readable), or the `CAPSTAN_TEST_LOG` environment variable (`CAPSTAN_TEST_LOG=debug npx vitest`).
    */
@@ -80,7 +102,7 @@ export interface TestClusterOptions {
    */
   namespaceDefaults?: boolean;
   /**
-   * More options of the embedded API server, for tests of the server itself: `builtinPlugins: false`
+   * More options of the embedded API server (embedded backend only), for tests of the server itself: `builtinPlugins: false`
    * (the bare REST layer), `historySize`, `bookmarkIntervalMs`, `dataDir`, extra `plugins`, kubelet
    * delays (`kubelet: { readyDelayMs: 10 }`), a `kubeconfigPath` of the test's choosing (then
    * `cluster.kubeconfigPath`). `kubelet` and `namespaceDefaults` given beside `server` win over the
@@ -185,10 +207,23 @@ export interface ServiceAccountIdentity {
 
 /** A running test cluster; see the module documentation. */
 export interface TestCluster {
-  /** A client with the cluster's admin credentials. */
+  /** A client with the cluster's admin credentials; its default namespace is {@link namespace}. */
   readonly client: KubeClient;
-  /** `https://127.0.0.1:<port>` */
+  /** `https://127.0.0.1:<port>`, or the existing cluster's URL. */
   readonly url: string;
+  /** The backend this cluster runs on and what it can do beyond the Kubernetes API. */
+  readonly capabilities: TestCapabilities;
+  /**
+   * The namespace for the test's objects, also the default of `client` and `kubectl`: `default` on
+   * the embedded backend; on the kubeconfig backend one made for this run (`capstan-test-<id>`),
+   * deleted by `stop()`.
+   */
+  readonly namespace: string;
+  /**
+   * Default timeout of `waitFor`, `waitForDeletion` and `run`'s wait for CRDs:
+   * {@link DEFAULT_WAIT_TIMEOUT} on the embedded backend, three times that on a real cluster.
+   */
+  readonly waitTimeout: Duration;
   /** The kubeconfig YAML (CA, URL, admin token). */
   readonly kubeconfig: string;
   /** The kubeconfig written to a temporary file, for kubectl (`kubectl --kubeconfig <path>`). */
@@ -201,11 +236,13 @@ export interface TestCluster {
   /**
    * The devcluster's fault-injection handle: fail the next N requests or a fraction of them with
    * 500 or 429, add latency, drop watches, compact history (410s), restart (docs/faults.md).
+   * Embedded backend only: elsewhere reading it throws a `CapabilityError`.
    */
   readonly faults: ApiServer["faults"];
   /**
    * The embedded API server itself: its CA (`caPem`), admin `token`, and `internals` (registry,
    * store, storage) for tests of the server's own behaviour. The internals are not a stable API.
+   * Embedded backend only: elsewhere reading it throws a `CapabilityError`.
    */
   readonly server: ApiServer;
   /**
@@ -245,47 +282,59 @@ export interface TestCluster {
     operatorFile: string,
     options?: { namespace?: string; args?: readonly string[] },
   ): Promise<GeneratedRbac<ServiceAccountIdentity>>;
-  /** The simulated kubelet (absent with `{ kubelet: false }`): make a container exit (docs/kubelet.md). */
+  /**
+   * The simulated kubelet (absent with `{ kubelet: false }`): make a container exit (docs/kubelet.md).
+   * Embedded backend only: elsewhere reading it throws a `CapabilityError`.
+   */
   readonly kubelet: KubeletHandle | undefined;
   /** {@link waitForDeletion} with this cluster's client. */
   waitForDeletion(kind: ResourceKind, key: string, options?: WaitForOptions): Promise<void>;
-  /** Stops operators, client and server; see the module documentation. */
+  /**
+   * Stops operators, commands and clients, then the embedded server, or on the kubeconfig backend
+   * deletes what the run created and waits for it to be gone; see the module documentation.
+   */
   stop(): Promise<void>;
 }
 
 /**
- * Starts the embedded Kubernetes API server in this process (random port, HTTPS with its own CA,
- * its built-in controllers: garbage collector, namespace lifecycle, CRD lifecycle) for a test.
- * Stop it with `cluster.stop()` in `afterEach`/`afterAll`.
+ * Starts a cluster for a test: by default the embedded Kubernetes API server in this process
+ * (random port, HTTPS with its own CA, its built-in controllers: garbage collector, namespace
+ * lifecycle, CRD lifecycle); with the kubeconfig backend, a namespace of its own on an existing
+ * cluster. Stop it with `cluster.stop()` in `afterEach`/`afterAll`.
  */
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
+  const backendName = selectBackend(options.backend);
+  if (backendName !== "embedded" && options.server !== undefined) {
+    throw new CapabilityError("serverOptions", backendName);
+  }
   const dir = await mkdtemp(join(tmpdir(), "capstan-test-cluster-"));
-  const serverOptions = options.server ?? {};
-  const kubeconfigPath = serverOptions.kubeconfigPath ?? join(dir, "kubeconfig");
-  const rbac = serverOptions.rbac !== false;
-  let server: ApiServer;
+  let backend: TestBackend;
   try {
-    server = await startApiServer({
-      port: 0,
-      ...serverOptions,
-      kubeconfigPath,
-      rbac,
-      kubelet: options.kubelet ?? serverOptions.kubelet ?? true,
-      namespaceDefaults: options.namespaceDefaults ?? serverOptions.namespaceDefaults ?? false,
-    });
+    backend =
+      backendName === "kubeconfig"
+        ? await connectKubeconfigBackend(options.kubeconfig ?? {}, dir)
+        : await startEmbeddedBackend({
+            ...options,
+            defaultKubeconfigPath: join(dir, "kubeconfig"),
+          });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
-  const client = new KubeClient(loadClientConfig({ kubeconfig: kubeconfigPath }));
+  const { client, kubeconfigPath, rbac } = backend;
+  const waitTimeout: Duration = `${toMilliseconds(DEFAULT_WAIT_TIMEOUT) * backend.waitScale}ms`;
   try {
-    for (const crd of options.crds ?? []) await client.resource(CustomResourceDefinition).create(crd);
     for (const crd of options.crds ?? []) {
-      await waitFor(client, CustomResourceDefinition, crd.metadata?.name ?? "", isEstablished);
+      // On a shared cluster the CRD may exist already: used as it is, and left there at the end.
+      await createIfMissing(() => client.resource(CustomResourceDefinition).create(crd));
+    }
+    for (const crd of options.crds ?? []) {
+      await waitFor(client, CustomResourceDefinition, crd.metadata?.name ?? "", isEstablished, {
+        timeout: waitTimeout,
+      });
     }
   } catch (err) {
-    await client.close();
-    await server.stop();
+    await backend.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
@@ -372,14 +421,14 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     try {
       for (const crd of runOptions.registerCrds === false ? [] : (op.requirements?.().crds ?? [])) {
         await waitFor(client, CustomResourceDefinition, crd.crdName, isEstablished, {
-          timeout: readyTimeout ?? DEFAULT_WAIT_TIMEOUT,
+          timeout: readyTimeout ?? waitTimeout,
           signal: stopped.signal,
         });
       }
       if (webhookCa !== undefined) {
         await waitUntil(() => op.webhookPort !== undefined, {
           what: `operator ${op.name}'s webhook server`,
-          timeout: readyTimeout ?? DEFAULT_WAIT_TIMEOUT,
+          timeout: readyTimeout ?? waitTimeout,
           signal: stopped.signal,
         });
         // Replaces one a crashed earlier run left behind.
@@ -420,9 +469,11 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       await Promise.all([...running].map((r) => r.stop()));
       await Promise.all([kubectl.stopAll(), capstan.stopAll()]);
       await Promise.all(extraClients.map((c) => c.close()));
-      await client.close();
-      await server.stop();
-      await rm(dir, { recursive: true, force: true });
+      try {
+        await backend.stop();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     })();
     return stopping;
   };
@@ -445,22 +496,34 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     );
     const username = `system:serviceaccount:${namespace}:${name}`;
     const path = join(dir, `kubeconfig-${namespace}-${name}`);
-    await writeFile(path, kubeconfigWithToken(server.kubeconfig, username, review.status.token, namespace), {
+    await writeFile(path, kubeconfigWithToken(backend.kubeconfig, username, review.status.token, namespace), {
       mode: 0o600,
     });
-    const saClient = new KubeClient(loadClientConfig({ kubeconfig: path }));
+    const saClient = backend.newClient(path);
     extraClients.push(saClient);
     return { username, client: saClient, kubeconfigPath: path };
   };
 
+  // What only the embedded server has: read elsewhere, it says which backend lacks it.
+  const embeddedServer = (capability: TestCapability): ApiServer => {
+    if (backend.server === undefined) throw new CapabilityError(capability, backend.name);
+    return backend.server;
+  };
   return {
     client,
-    url: server.url,
-    kubeconfig: server.kubeconfig,
+    url: backend.url,
+    capabilities: backend.capabilities,
+    namespace: backend.namespace,
+    waitTimeout,
+    kubeconfig: backend.kubeconfig,
     kubeconfigPath,
     dir,
-    faults: server.faults,
-    server,
+    get faults() {
+      return embeddedServer("faults").faults;
+    },
+    get server() {
+      return embeddedServer("serverInternals");
+    },
     run,
     kubectl: (args, opts) => kubectl.run(args, opts),
     capstan: (args, opts) => capstan.run(args, opts),
@@ -470,12 +533,19 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         capstan: (args, o) => capstan.run(args, o),
         kubectl: (args, o) => kubectl.run(args, o),
         serviceAccount,
+        beforeApply: (manifests) => backend.beforeApply(manifests),
       }),
-    kubelet: server.kubelet,
+    get kubelet() {
+      return embeddedServer("simulatedKubelet").kubelet;
+    },
     waitFor: (kind, key, predicate, opts = {}) =>
-      withSignals(opts.signal, failure.signal, (signal) => waitFor(client, kind, key, predicate, { ...opts, signal })),
+      withSignals(opts.signal, failure.signal, (signal) =>
+        waitFor(client, kind, key, predicate, { timeout: waitTimeout, ...opts, signal }),
+      ),
     waitForDeletion: (kind, key, opts = {}) =>
-      withSignals(opts.signal, failure.signal, (signal) => waitForDeletion(client, kind, key, { ...opts, signal })),
+      withSignals(opts.signal, failure.signal, (signal) =>
+        waitForDeletion(client, kind, key, { timeout: waitTimeout, ...opts, signal }),
+      ),
     stop,
   };
 }

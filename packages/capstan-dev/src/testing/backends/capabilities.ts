@@ -1,0 +1,74 @@
+/**
+ * What a test backend can do beyond the Kubernetes API. The embedded server is in the test's own
+ * process, so a test can inject faults into it, compact its history, read its internals and make
+ * its simulated kubelet's containers exit; a real cluster offers none of that. A test that needs
+ * one of these asks first and skips with a reason the runner shows; one that does not ask gets a
+ * {@link CapabilityError} naming the backend that lacks it, never a silent no-op.
+ *
+ * ```ts
+ * const reason = missingCapability("faults"); // undefined on the embedded backend
+ * it.skipIf(reason !== undefined)(`retries a 500 ${reason ?? ""}`, ...);
+ * it("retries a 500", (ctx) => { ctx.skip(reason !== undefined, reason); ... });
+ * ```
+ */
+import { selectBackend, type TestBackendName } from "./backend-selection.ts";
+
+/** A feature only some backends have. */
+export type TestCapability = "faults" | "compaction" | "serverInternals" | "simulatedKubelet" | "serverOptions";
+
+/** What one backend can do: `cluster.capabilities`, or {@link capabilitiesOf} before a cluster starts. */
+export interface TestCapabilities extends Readonly<Record<TestCapability, boolean>> {
+  readonly backend: TestBackendName;
+}
+
+/** What each capability is, as the member a test uses: the subject of the error and skip messages. */
+const DESCRIPTIONS: Readonly<Record<TestCapability, string>> = {
+  faults: "fault injection (cluster.faults)",
+  compaction: "history compaction (cluster.faults.compact)",
+  serverInternals: "the API server's internals (cluster.server)",
+  simulatedKubelet: "the simulated kubelet (cluster.kubelet)",
+  serverOptions: "the embedded server's options (startTestCluster({ server }))",
+};
+
+const EMBEDDED_ONLY: readonly TestCapability[] = [
+  "faults",
+  "compaction",
+  "serverInternals",
+  "simulatedKubelet",
+  "serverOptions",
+];
+
+/** The capabilities of `backend`. */
+export function capabilitiesOf(backend: TestBackendName): TestCapabilities {
+  const has = backend === "embedded";
+  return {
+    backend,
+    ...(Object.fromEntries(EMBEDDED_ONLY.map((c) => [c, has])) as Record<TestCapability, boolean>),
+  };
+}
+
+/**
+ * Why `capability` is missing on `backend` (default: the one `startTestCluster()` would choose from
+ * the environment), for a skip message; `undefined` when the backend has it.
+ */
+export function missingCapability(
+  capability: TestCapability,
+  backend: TestBackendName = selectBackend(undefined),
+): string | undefined {
+  if (capabilitiesOf(backend)[capability]) return undefined;
+  return `needs ${DESCRIPTIONS[capability]}, which the ${backend} backend lacks: only the embedded backend has it`;
+}
+
+/** A test used a feature its backend lacks. */
+export class CapabilityError extends Error {
+  override readonly name = "CapabilityError";
+  constructor(
+    readonly capability: TestCapability,
+    readonly backend: TestBackendName,
+  ) {
+    super(
+      `${DESCRIPTIONS[capability]} is not available on the ${backend} backend: only the embedded backend has it ` +
+        `(ask cluster.capabilities.${capability}, or missingCapability("${capability}"), and skip the test)`,
+    );
+  }
+}
