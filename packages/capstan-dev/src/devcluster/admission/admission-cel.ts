@@ -24,7 +24,7 @@ import type { StaticType } from "../validation/cel/check.ts";
 import { type CelProgram, compileExpression } from "../validation/cel/compile.ts";
 import { celGoErrorText } from "../validation/cel/evaluate.ts";
 import { toCelValue } from "../validation/cel/values.ts";
-import type { AdmissionAttributes } from "./webhook-call.ts";
+import { type AdmissionAttributes, admissionRequestFields } from "./webhook-call.ts";
 
 const DYN: StaticType = { kind: "dyn" };
 
@@ -177,15 +177,8 @@ class LazyVariables extends Map<string, unknown> {
 function celRequest(attrs: AdmissionAttributes): Record<string, unknown> {
   const { userInfo } = attrs;
   return {
-    kind: attrs.kind,
-    resource: attrs.resource,
-    ...(attrs.subResource ? { subResource: attrs.subResource } : {}),
-    requestKind: attrs.kind,
-    requestResource: attrs.resource,
-    ...(attrs.subResource ? { requestSubResource: attrs.subResource } : {}),
-    ...(attrs.name ? { name: attrs.name } : {}),
-    ...(attrs.namespace ? { namespace: attrs.namespace } : {}),
-    operation: attrs.operation,
+    ...admissionRequestFields(attrs),
+    // Empty fields left out, as the Go struct's omitempty tags leave them.
     userInfo: {
       ...(userInfo.username ? { username: userInfo.username } : {}),
       ...(userInfo.uid ? { uid: userInfo.uid } : {}),

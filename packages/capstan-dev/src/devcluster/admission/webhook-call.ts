@@ -57,21 +57,31 @@ export function admissionReviewRequest(version: string, uid: string, attrs: Admi
     apiVersion: version,
     request: {
       uid,
-      kind: attrs.kind,
-      resource: attrs.resource,
-      ...(attrs.subResource ? { subResource: attrs.subResource } : {}),
-      requestKind: attrs.kind,
-      requestResource: attrs.resource,
-      ...(attrs.subResource ? { requestSubResource: attrs.subResource } : {}),
-      ...(attrs.name ? { name: attrs.name } : {}),
-      ...(attrs.namespace ? { namespace: attrs.namespace } : {}),
-      operation: attrs.operation,
-      userInfo: attrs.userInfo,
+      ...admissionRequestFields(attrs),
       object: attrs.object,
       oldObject: attrs.oldObject,
       dryRun: attrs.dryRun,
       options: attrs.options,
     },
+  };
+}
+
+/**
+ * The AdmissionRequest's fields that say what is admitted and by whom (no uid, objects or options),
+ * as both the review sent to a webhook and CEL's `request` (admission-cel.ts) carry them.
+ */
+export function admissionRequestFields(attrs: AdmissionAttributes): Record<string, unknown> {
+  return {
+    kind: attrs.kind,
+    resource: attrs.resource,
+    ...(attrs.subResource ? { subResource: attrs.subResource } : {}),
+    requestKind: attrs.kind,
+    requestResource: attrs.resource,
+    ...(attrs.subResource ? { requestSubResource: attrs.subResource } : {}),
+    ...(attrs.name ? { name: attrs.name } : {}),
+    ...(attrs.namespace ? { namespace: attrs.namespace } : {}),
+    operation: attrs.operation,
+    userInfo: attrs.userInfo,
   };
 }
 
