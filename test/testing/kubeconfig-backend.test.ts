@@ -80,15 +80,15 @@ describe("choosing the backend", () => {
     expect(selectBackend("embedded", { CAPSTAN_TEST_BACKEND: "kubeconfig" })).toBe("embedded");
   });
 
-  it("refuses envtest, not built yet, and any unknown name, naming the supported backends", async () => {
-    expect(() => selectBackend(undefined, { CAPSTAN_TEST_BACKEND: "envtest" })).toThrow(
-      'CAPSTAN_TEST_BACKEND is "envtest", which is not a supported test backend; supported: embedded, kubeconfig (envtest (kube-apiserver and etcd from KUBEBUILDER_ASSETS) is planned but not available yet)',
+  it("refuses any unknown name, naming the supported backends", async () => {
+    expect(() => selectBackend(undefined, { CAPSTAN_TEST_BACKEND: "kind" })).toThrow(
+      'CAPSTAN_TEST_BACKEND is "kind", which is not a supported test backend; supported: embedded, kubeconfig, envtest',
     );
     expect(() => selectBackend("kind", {})).toThrow(
-      'the backend option is "kind", which is not a supported test backend; supported: embedded, kubeconfig',
+      'the backend option is "kind", which is not a supported test backend; supported: embedded, kubeconfig, envtest',
     );
-    await expect(startTestCluster({ backend: "envtest" as "embedded" })).rejects.toThrow(
-      "supported: embedded, kubeconfig",
+    await expect(startTestCluster({ backend: "kind" as "embedded" })).rejects.toThrow(
+      "supported: embedded, kubeconfig, envtest",
     );
   });
 
@@ -251,6 +251,8 @@ describe("the kubeconfig backend", () => {
         serverInternals: false,
         simulatedKubelet: false,
         serverOptions: false,
+        garbageCollection: true,
+        namespaceDeletion: true,
       });
       expect(() => cluster.faults).toThrow(CapabilityError);
       expect(() => cluster.faults).toThrow(

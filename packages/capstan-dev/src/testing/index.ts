@@ -36,6 +36,7 @@ export {
   type TestCapabilities,
   type TestCapability,
 } from "./backends/capabilities.ts";
+export type { EnvtestBackendOptions } from "./backends/envtest-backend.ts";
 export {
   DEFAULT_STALE_AFTER,
   DEFAULT_TEARDOWN_TIMEOUT,

@@ -2,7 +2,8 @@
  * `startTestCluster`: a cluster for an operator's tests, with a client, a kubeconfig file for
  * kubectl, operators run against it, and watch-based waits. By default the embedded API server,
  * started in-process; with `backend: "kubeconfig"` (or `CAPSTAN_TEST_BACKEND=kubeconfig`) an existing
- * cluster, in a namespace of the run's own (backends/kubeconfig-backend.ts).
+ * cluster, in a namespace of the run's own (backends/kubeconfig-backend.ts); with `backend: "envtest"`
+ * a kube-apiserver and etcd from `KUBEBUILDER_ASSETS` started for it (backends/envtest-backend.ts).
  *
  * ## Expected flow
  * ```ts
@@ -16,7 +17,8 @@
  * ## Guarantees
  * - `stop()` stops every operator started with `run` (each gets its graceful shutdown), kills
  *   kubectl commands still running, closes the clients, stops the embedded server (or, on the
- *   kubeconfig backend, deletes what the run created and waits until it is gone) and removes the
+ *   kubeconfig backend, deletes what the run created and waits until it is gone; on the envtest
+ *   backend, stops its processes and removes their folder) and removes the
  *   kubeconfig's temporary folder; afterwards nothing of the cluster holds a timer, socket or file.
  *   It may be called more than once.
  * - When an operator started with `run` fails (its `start` rejects) after `run` resolved, every
@@ -52,6 +54,7 @@ import { createServingCertificates } from "../devcluster/tls.ts";
 import { selectBackend, type TestBackendName } from "./backends/backend-selection.ts";
 import { CapabilityError, type TestCapabilities, type TestCapability } from "./backends/capabilities.ts";
 import { startEmbeddedBackend } from "./backends/embedded-backend.ts";
+import { type EnvtestBackendOptions, startEnvtestBackend } from "./backends/envtest-backend.ts";
 import { connectKubeconfigBackend, type KubeconfigBackendOptions } from "./backends/kubeconfig-backend.ts";
 import type { TestBackend } from "./backends/test-backend.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
@@ -79,8 +82,9 @@ export const DEFAULT_CAPSTAN_TIMEOUT: Duration = "60s";
 /** Options of {@link startTestCluster}. */
 export interface TestClusterOptions {
   /**
-   * Where the cluster comes from: `"embedded"` (default: the embedded API server in this process)
-   * or `"kubeconfig"` (an existing cluster, see {@link kubeconfig}); default the
+   * Where the cluster comes from: `"embedded"` (default: the embedded API server in this process),
+   * `"kubeconfig"` (an existing cluster, see {@link kubeconfig}) or `"envtest"` (kube-apiserver and
+   * etcd from `KUBEBUILDER_ASSETS`, started for this cluster, see {@link envtest}); default the
    * `CAPSTAN_TEST_BACKEND` environment variable, else `"embedded"`. Any other name is an error.
    */
   backend?: TestBackendName;
@@ -89,6 +93,11 @@ export interface TestClusterOptions {
    * the prefix of the run's namespace, when earlier runs count as crashed, how long `stop()` waits.
    */
   kubeconfig?: KubeconfigBackendOptions;
+  /**
+   * The envtest backend's binaries (default `KUBEBUILDER_ASSETS`), whether kube-controller-manager
+   * runs, start and stop timeouts, extra flags, the prefix of the run's namespace.
+   */
+  envtest?: EnvtestBackendOptions;
   /**
    * Log level of the operators `run` starts when no logger is given: default `"silent"` (test output
    * stays readable), or the `CAPSTAN_TEST_LOG` environment variable (`CAPSTAN_TEST_LOG=debug npx vitest`).
@@ -215,8 +224,8 @@ export interface TestCluster {
   readonly capabilities: TestCapabilities;
   /**
    * The namespace for the test's objects, also the default of `client` and `kubectl`: `default` on
-   * the embedded backend; on the kubeconfig backend one made for this run (`capstan-test-<id>`),
-   * deleted by `stop()`.
+   * the embedded backend; on the kubeconfig and envtest backends one made for this run
+   * (`capstan-test-<id>`), deleted by `stop()`.
    */
   readonly namespace: string;
   /**
@@ -291,7 +300,8 @@ export interface TestCluster {
   waitForDeletion(kind: ResourceKind, key: string, options?: WaitForOptions): Promise<void>;
   /**
    * Stops operators, commands and clients, then the embedded server, or on the kubeconfig backend
-   * deletes what the run created and waits for it to be gone; see the module documentation.
+   * deletes what the run created and waits for it to be gone, or on the envtest backend stops its
+   * control plane; see the module documentation.
    */
   stop(): Promise<void>;
 }
@@ -300,7 +310,8 @@ export interface TestCluster {
  * Starts a cluster for a test: by default the embedded Kubernetes API server in this process
  * (random port, HTTPS with its own CA, its built-in controllers: garbage collector, namespace
  * lifecycle, CRD lifecycle); with the kubeconfig backend, a namespace of its own on an existing
- * cluster. Stop it with `cluster.stop()` in `afterEach`/`afterAll`.
+ * cluster; with the envtest backend, a control plane of its own. Stop it with `cluster.stop()` in
+ * `afterEach`/`afterAll`.
  */
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
   const backendName = selectBackend(options.backend);
@@ -313,10 +324,12 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     backend =
       backendName === "kubeconfig"
         ? await connectKubeconfigBackend(options.kubeconfig ?? {}, dir)
-        : await startEmbeddedBackend({
-            ...options,
-            defaultKubeconfigPath: join(dir, "kubeconfig"),
-          });
+        : backendName === "envtest"
+          ? await startEnvtestBackend(options.envtest ?? {}, dir)
+          : await startEmbeddedBackend({
+              ...options,
+              defaultKubeconfigPath: join(dir, "kubeconfig"),
+            });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
