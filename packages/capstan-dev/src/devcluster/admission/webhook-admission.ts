@@ -101,6 +101,7 @@ export class WebhookAdmission implements DynamicAdmission {
   private readonly agents = new WebhookAgents();
   /** Each configuration's webhooks' compiled matchConditions, by `<plural>/<name>`. */
   private readonly conditions = new CompiledByRevision<CompiledMatchCondition[][]>();
+  private readonly parsed = new CompiledByRevision<ParsedWebhook[]>();
 
   constructor(private readonly storage: Storage) {}
 
@@ -233,22 +234,21 @@ export class WebhookAdmission implements DynamicAdmission {
     const live = new Set<string>();
     // Configurations run in name order (the storage lists keys in order), webhooks in theirs.
     for (const stored of configs) {
-      const config = JSON.parse(stored.data) as { webhooks?: StoredWebhook[] };
-      const webhooks = config.webhooks ?? [];
       const key = `${plural}/${stored.key}`;
       live.add(key);
+      // Parsed once per configuration version: every write of every kind reads them.
+      const webhooks = this.parsed.get(key, stored.rev, () => parseWebhooks(stored.data));
       let compiled: CompiledMatchCondition[][] | undefined;
-      webhooks.forEach((hook, i) => {
-        const exact = hook.matchPolicy === "Exact";
-        const rules = (hook.rules ?? []).map((r) => (exact ? r : { ...r, apiVersions: ["*"] }));
+      webhooks.forEach(({ hook, rules }, i) => {
         if (!rules.some((r) => ruleMatches(r, attrs))) return;
         compiled ??= this.conditions.get(key, stored.rev, () =>
-          webhooks.map((w) => compileMatchConditions(w.matchConditions, {})),
+          webhooks.map((w) => compileMatchConditions(w.hook.matchConditions, {})),
         );
         out.push({ hook, uid: `${stored.key}/${i}`, conditions: compiled[i] ?? [] });
       });
     }
     this.conditions.retain(live);
+    this.parsed.retain(live);
     return out;
   }
 }
@@ -257,6 +257,20 @@ export class WebhookAdmission implements DynamicAdmission {
  * `obj` with a mutating webhook's JSON Patch applied. A DELETE has no object to patch: a patch with
  * operations fails it, as the mutating dispatcher refuses one (an empty patch changes nothing).
  */
+/** A stored webhook and the rules it matches with (any version under `matchPolicy: Equivalent`). */
+interface ParsedWebhook {
+  hook: StoredWebhook;
+  rules: WebhookRule[];
+}
+
+function parseWebhooks(data: string): ParsedWebhook[] {
+  const config = JSON.parse(data) as { webhooks?: StoredWebhook[] };
+  return (config.webhooks ?? []).map((hook) => {
+    const exact = hook.matchPolicy === "Exact";
+    return { hook, rules: (hook.rules ?? []).map((r) => (exact ? r : { ...r, apiVersions: ["*"] })) };
+  });
+}
+
 function patchedBy(name: string, obj: JsonObject | undefined, patch: Buffer): JsonObject | undefined {
   let ops: ReturnType<typeof decodeJsonPatch>;
   try {
