@@ -56,6 +56,7 @@ import { CapabilityError, type TestCapabilities, type TestCapability } from "./b
 import { startEmbeddedBackend } from "./backends/embedded-backend.ts";
 import { type EnvtestBackendOptions, startEnvtestBackend } from "./backends/envtest-backend.ts";
 import { connectKubeconfigBackend, type KubeconfigBackendOptions } from "./backends/kubeconfig-backend.ts";
+import { trackingKubectl } from "./backends/kubectl-creations.ts";
 import type { TestBackend } from "./backends/test-backend.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
@@ -341,6 +342,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       // On a shared cluster the CRD may exist already: used as it is, and left there at the end.
       await createIfMissing(() => client.resource(CustomResourceDefinition).create(crd));
     }
+    await backend.useCrds?.((options.crds ?? []).map((crd) => crd.metadata?.name ?? ""));
     for (const crd of options.crds ?? []) {
       await waitFor(client, CustomResourceDefinition, crd.metadata?.name ?? "", isEstablished, {
         timeout: waitTimeout,
@@ -351,7 +353,12 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
-  const kubectl = kubectlRunner(kubeconfigPath, dir);
+  const kubectlCommands = kubectlRunner(kubeconfigPath, dir);
+  const { kubectlCreated } = backend;
+  const kubectl =
+    kubectlCreated === undefined
+      ? kubectlCommands
+      : trackingKubectl(kubectlCommands, (outcome) => kubectlCreated.call(backend, outcome));
   const capstan = commandRunner({
     binary: process.execPath,
     prefix: [CAPSTAN_BIN],
@@ -396,6 +403,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
           : {}),
       });
     }
+    // A CRD the operator finds on a shared cluster is kept for this run from now on (see useCrds).
+    const crdNames = runOptions.registerCrds === false ? [] : (op.requirements?.().crds ?? []).map((c) => c.crdName);
+    await backend.useCrds?.(crdNames);
     const abort = new AbortController();
     const capture = logCapture(logLevel);
     const logger = (runOptions.logger as Logger | undefined) ?? capture.logger;
@@ -438,6 +448,8 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
           signal: stopped.signal,
         });
       }
+      // Served now, whoever created it: kept for this run (a no-op for the CRDs it created itself).
+      await backend.useCrds?.(crdNames);
       if (webhookCa !== undefined) {
         await waitUntil(() => op.webhookPort !== undefined, {
           what: `operator ${op.name}'s webhook server`,

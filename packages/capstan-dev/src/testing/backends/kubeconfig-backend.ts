@@ -13,17 +13,18 @@
  * ## Guarantees
  * - Each run has its own namespace, `<namespacePrefix>-<random id>`, labelled with the run's id and
  *   start time; two runs on one cluster never share one.
- * - Deleted at `stop()`: that namespace (with everything in it), the namespaces and cluster-scoped
- *   objects the run's clients created (CRDs from `crds` that did not exist before, the CRDs an
- *   operator it runs registered, webhook configurations), and the ClusterRoles, bindings and
- *   namespaces of `generatedRbac` that did not exist before. Nothing that existed before the run.
+ * - Deleted at `stop()`: that namespace (with everything in it); the namespaces, cluster-scoped
+ *   objects and objects in other namespaces (`default`) that the run's clients or its
+ *   `cluster.kubectl` commands created (`created-objects.ts`, `kubectl-creations.ts`); the
+ *   ClusterRoles, bindings and namespaces of `generatedRbac` that did not exist before. Nothing that
+ *   existed before the run.
+ * - CRDs are shared with the other runs on the cluster (`crd-users.ts`): the run marks those it
+ *   uses, and the last user deletes a CRD a test run created, whichever run that was; one that
+ *   existed before any test run stays.
  *
  * ## Caveats
- * - Objects a test creates in a namespace that is not its own (`default`) stay; so do objects
- *   created by kubectl or a child process, except generatedRbac's.
- * - A CRD is shared by the whole cluster: two runs at once that use the same kind share it, and
- *   the run that created it deletes it at its end. Run such files one after another
- *   (`vitest --no-file-parallelism`) on a shared cluster.
+ * - What a child process other than kubectl creates is not seen, except generatedRbac's manifests.
+ * - Objects outside the run's namespaces are not labelled: a crashed run leaves them.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
@@ -32,8 +33,10 @@ import { loadClientConfig } from "capstan/client";
 import { Namespace } from "capstan/core";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { capabilitiesOf } from "./capabilities.ts";
-import { CreatedObjects, RecordingClient } from "./created-objects.ts";
-import { newRun, sweepStaleRuns } from "./run-labels.ts";
+import { crdUserLabels, joinCrd, leaveCrd, sweepCrdUsers } from "./crd-users.ts";
+import { type CreatedObject, CreatedObjects, RecordingClient } from "./created-objects.ts";
+import type { KubectlOutcome } from "./kubectl-creations.ts";
+import { newRun, STARTED_LABEL, sweepStaleRuns } from "./run-labels.ts";
 import { deleteAndWait } from "./teardown.ts";
 import type { AppliedManifest, TestBackend } from "./test-backend.ts";
 
@@ -105,19 +108,51 @@ export async function connectKubeconfigBackend(
   const kubeconfig = await runKubeconfig(source, options.context ?? nonEmpty(env.CAPSTAN_TEST_CONTEXT), namespace);
   const kubeconfigPath = resolve(dir, "kubeconfig");
   await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
-  const created = new CreatedObjects();
+  const created = new CreatedObjects(namespace);
   const newClient = (path: string) => new RecordingClient(loadClientConfig({ kubeconfig: path }), run, created);
   const client = newClient(kubeconfigPath);
   const teardownMs = toMilliseconds(options.teardownTimeout ?? DEFAULT_TEARDOWN_TIMEOUT);
+  const staleAfterMs = toMilliseconds(options.staleAfter ?? DEFAULT_STALE_AFTER);
+  // Users of a CRD started before this are crashed runs (Unix seconds, as the labels).
+  const staleCutoff = Number(run.labels[STARTED_LABEL]) - Math.floor(staleAfterMs / 1000);
+  /** CRDs the run uses without having created them through its client. */
+  const usedCrds = new Set<string>();
   const stop = async () => {
     try {
-      await deleteAndWait(client, created.list().reverse(), teardownMs);
+      const crds = new Set([...usedCrds, ...created.list().flatMap((o) => (o.crd ? [crdName(o)] : []))]);
+      const released = await Promise.allSettled(
+        [...crds].map(async (name): Promise<CreatedObject | undefined> => {
+          const uid = await leaveCrd(client, name, run, staleCutoff);
+          if (uid === undefined) return undefined;
+          return {
+            path: `${CRDS}/${name}`,
+            description: `customresourcedefinitions/${name}`,
+            namespace: false,
+            crd: true,
+            uid,
+          };
+        }),
+      );
+      const deleted = released.flatMap((r) => (r.status === "fulfilled" && r.value !== undefined ? [r.value] : []));
+      await deleteAndWait(
+        client,
+        created
+          .list()
+          .filter((o) => !o.crd)
+          .reverse(),
+        teardownMs,
+        deleted,
+      );
+      const failed = released.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed !== undefined) throw failed.reason;
     } finally {
       await client.close();
     }
   };
   try {
-    await sweepStaleRuns(client, toMilliseconds(options.staleAfter ?? DEFAULT_STALE_AFTER));
+    await sweepStaleRuns(client, staleAfterMs);
+    // Housekeeping, as sweepStaleRuns: a caller that may not list or patch CRDs can still run its tests.
+    await sweepCrdUsers(client, staleCutoff).catch(() => undefined);
     await client.resource(Namespace).create({ metadata: { name: namespace } });
   } catch (err) {
     await stop().catch(() => undefined);
@@ -148,6 +183,32 @@ export async function connectKubeconfigBackend(
     return out;
   };
 
+  const useCrds = async (names: readonly string[]) => {
+    for (const name of names) {
+      if (await joinCrd(client, name, run)) usedCrds.add(name);
+    }
+  };
+
+  const kubectlCreated = async (outcome: KubectlOutcome) => {
+    for (const { collection, name, namespace: ns } of outcome.creations) {
+      if (ns !== undefined) {
+        if (!created.ownsNamespace(ns)) created.add(collection, name);
+        continue;
+      }
+      created.add(collection, name);
+      // Labelled after the fact (kubectl sent its own body), so a crash leaves it to the sweep.
+      const labels = collection === CRDS ? { ...run.labels, ...crdUserLabels(run) } : run.labels;
+      await client
+        .request("PATCH", `${collection}/${name}`, {
+          body: { metadata: { labels } },
+          contentType: "application/merge-patch+json",
+        })
+        // Recorded either way: a missing label only hides it from the sweep after a crash.
+        .catch(() => undefined);
+    }
+    await useCrds(outcome.appliedCrds);
+  };
+
   return {
     name: "kubeconfig",
     capabilities: capabilitiesOf("kubeconfig"),
@@ -161,8 +222,16 @@ export async function connectKubeconfigBackend(
     waitScale: REAL_CLUSTER_WAIT_SCALE,
     newClient,
     beforeApply,
+    kubectlCreated,
+    useCrds,
     stop,
   };
+}
+
+const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+function crdName(obj: CreatedObject): string {
+  return obj.path.slice(obj.path.lastIndexOf("/") + 1);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -21,7 +21,6 @@ import { isNotFound } from "capstan";
 import {
   ClusterRole,
   ClusterRoleBinding,
-  CustomResourceDefinition,
   MutatingWebhookConfiguration,
   Namespace,
   ValidatingWebhookConfiguration,
@@ -44,14 +43,16 @@ export function newRun(now: number = Date.now()): RunLabels {
   return { id, labels: { [RUN_LABEL]: id, [STARTED_LABEL]: String(Math.floor(now / 1000)) } };
 }
 
-/** The kinds a run labels and the sweep looks at: namespaces and the cluster-scoped kinds tests create. */
+/**
+ * The kinds a run labels and the sweep looks at: namespaces and the cluster-scoped kinds tests
+ * create. CRDs are shared between runs and swept by their users instead (`crd-users.ts`).
+ */
 const SWEPT_KINDS: readonly ResourceKind[] = [
   Namespace,
   ValidatingWebhookConfiguration,
   MutatingWebhookConfiguration,
   ClusterRoleBinding,
   ClusterRole,
-  CustomResourceDefinition,
 ];
 
 /**

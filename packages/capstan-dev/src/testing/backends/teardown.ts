@@ -5,6 +5,8 @@
  * ## Guarantees
  * - Every recorded object is asked to be deleted (background propagation: its dependents go too,
  *   through the cluster's garbage collector), all at once; an object already gone counts as deleted.
+ * - Objects in `deleted` (deleted already by the caller) are only waited for, never deleted again:
+ *   one re-created since (another uid) counts as gone.
  * - Resolves once none of them exists any more; rejects after `timeoutMs` naming those still there
  *   (a namespace stuck Terminating on a finalizer nobody serves, for instance), and with the first
  *   request that failed for another reason than 404. Either way every deletion was attempted.
@@ -25,6 +27,7 @@ export async function deleteAndWait(
   client: KubeClient,
   objects: readonly CreatedObject[],
   timeoutMs: number,
+  deleted: readonly CreatedObject[] = [],
 ): Promise<void> {
   const failures: string[] = [];
   await Promise.all(
@@ -36,14 +39,15 @@ export async function deleteAndWait(
       }
     }),
   );
-  const remaining = new Set(objects);
+  const remaining = new Set([...objects, ...deleted]);
   try {
     await waitUntil(
       async () => {
         await Promise.all(
           [...remaining].map(async (obj) => {
             try {
-              await client.request("GET", obj.path);
+              const current = await client.request<{ metadata?: { uid?: string } }>("GET", obj.path);
+              if (obj.uid !== undefined && current.metadata?.uid !== obj.uid) remaining.delete(obj);
             } catch (err) {
               if (isNotFound(err)) remaining.delete(obj);
             }

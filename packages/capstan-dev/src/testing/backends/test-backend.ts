@@ -8,6 +8,7 @@ import type { KubeClient } from "capstan";
 import type { ApiServer } from "../../devcluster/index.ts";
 import type { TestBackendName } from "./backend-selection.ts";
 import type { TestCapabilities } from "./capabilities.ts";
+import type { KubectlOutcome } from "./kubectl-creations.ts";
 
 /** A manifest a TestCluster helper applies with kubectl on the test's behalf. */
 export interface AppliedManifest {
@@ -41,6 +42,16 @@ export interface TestBackend {
    * records and labels the cluster-scoped ones that do not exist yet, so `stop()` deletes them.
    */
   beforeApply<M extends AppliedManifest>(manifests: readonly M[]): Promise<M[]>;
+  /**
+   * When present, `cluster.kubectl` tracks what its commands create (`kubectl-creations.ts`) and
+   * hands it here: a backend on a shared cluster records it, to delete it at `stop()`.
+   */
+  kubectlCreated?(outcome: KubectlOutcome): Promise<void>;
+  /**
+   * When present, called with the names of the CRDs the run uses (its `crds`, an operator's before it
+   * starts and once they are served): a backend on a shared cluster keeps them while the run lasts.
+   */
+  useCrds?(names: readonly string[]): Promise<void>;
   /** Called once operators and commands have stopped: deletes what the run created, closes the client. */
   stop(): Promise<void>;
 }
