@@ -183,7 +183,9 @@ import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import op, { configMapName, ${spec.kind} } from "./operator.ts";
 
-// An embedded Kubernetes API server, started in milliseconds: no cluster, no Docker.
+// An embedded Kubernetes API server, started in milliseconds: no cluster, no Docker. The same
+// tests run on an existing cluster with CAPSTAN_TEST_BACKEND=kubeconfig (docs: "Backends"), in a
+// namespace of their own: cluster.namespace ("default" on the embedded server).
 let cluster: TestCluster;
 beforeAll(async () => {
   cluster = await startTestCluster();
@@ -194,26 +196,27 @@ afterAll(async () => {
 });
 
 it("writes the message into a ConfigMap it owns, and keeps it in step", async () => {
-  const objects = cluster.client.resource(${spec.kind});
-  await objects.create(${spec.kind}.make({ metadata: { name: "hello", namespace: "default" }, spec: { message: "hi" } }));
-  await cluster.waitFor(ConfigMap, \`default/\${configMapName("hello")}\`, (cm) => cm.data?.["message"] === "hi");
+  const ns = cluster.namespace;
+  const objects = cluster.client.resource(${spec.kind}, ns);
+  await objects.create(${spec.kind}.make({ metadata: { name: "hello" }, spec: { message: "hi" } }));
+  await cluster.waitFor(ConfigMap, \`\${ns}/\${configMapName("hello")}\`, (cm) => cm.data?.["message"] === "hi");
 
-  await objects.patch("hello", { spec: { message: "hello again" } }, { namespace: "default", type: "merge" });
+  await objects.patch("hello", { spec: { message: "hello again" } }, { type: "merge" });
   const cm = await cluster.waitFor(
     ConfigMap,
-    \`default/\${configMapName("hello")}\`,
+    \`\${ns}/\${configMapName("hello")}\`,
     (c) => c.data?.["message"] === "hello again",
   );
   expect(cm.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "${spec.kind}", name: "hello", controller: true });
-  const obj = await cluster.waitFor(${spec.kind}, "default/hello", (o) => o.status?.configMap !== undefined);
+  const obj = await cluster.waitFor(${spec.kind}, \`\${ns}/hello\`, (o) => o.status?.configMap !== undefined);
   expect(obj.status?.configMap).toBe(configMapName("hello"));
 });
 
 it("refuses an object its schema rejects, as a real API server does", async () => {
-  const objects = cluster.client.resource(${spec.kind});
-  await expect(
-    objects.create(${spec.kind}.make({ metadata: { name: "empty", namespace: "default" }, spec: { message: "" } })),
-  ).rejects.toThrow(/spec.message/);
+  const objects = cluster.client.resource(${spec.kind}, cluster.namespace);
+  await expect(objects.create(${spec.kind}.make({ metadata: { name: "empty" }, spec: { message: "" } }))).rejects.toThrow(
+    /spec.message/,
+  );
 });
 `;
 }
