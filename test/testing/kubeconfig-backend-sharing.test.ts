@@ -4,43 +4,20 @@
  * cluster, so the cluster is `capstan apiserver` in a child process (the built dist: `npm run build`
  * first), reached only through the kubeconfig file it wrote, as kubeconfig-backend.test.ts does.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { isNotFound, KubeClient } from "capstan";
-import { loadClientConfig } from "capstan/client";
+import { isNotFound } from "capstan";
 import { ClusterRole, ConfigMap, CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
 import { RUN_LABEL, STARTED_LABEL, startTestCluster, type TestCluster, waitForDeletion } from "capstan-dev/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
 import { CRD_USER_PREFIX } from "../../packages/capstan-dev/src/testing/backends/crd-users.ts";
 import { kubectlCreations } from "../../packages/capstan-dev/src/testing/backends/kubectl-creations.ts";
-import {
-  type ApiserverProcess,
-  startApiserverProcess,
-  stopApiserverProcess,
-} from "../devcluster/support/apiserver-process.ts";
 import { Machine, machineCrd } from "../operator/support/cluster.ts";
+import { externalCluster } from "./support/external-cluster.ts";
 
-let dir: string;
-let apiserver: ApiserverProcess | undefined;
-let kubeconfig: string;
-/** The cluster's admin, looking from outside at what the test clusters leave. */
-let admin: KubeClient;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "capstan-kubeconfig-sharing-"));
-  kubeconfig = join(dir, "kubeconfig");
-  apiserver = await startApiserverProcess(kubeconfig);
-  admin = new KubeClient(loadClientConfig({ kubeconfig }));
-});
-afterAll(async () => {
-  await admin?.close();
-  await stopApiserverProcess(apiserver?.child);
-  await rm(dir, { recursive: true, force: true });
-});
+const external = externalCluster("capstan-kubeconfig-sharing-");
 
-const onCluster = () => startTestCluster({ backend: "kubeconfig", kubeconfig: { path: kubeconfig } });
+const onCluster = () => startTestCluster({ backend: "kubeconfig", kubeconfig: { path: external.kubeconfig } });
 const CRD_NAME = machineCrd.metadata?.name ?? "";
 
 async function exists(get: () => Promise<unknown>): Promise<boolean> {
@@ -123,9 +100,9 @@ describe("reading what a kubectl command created", () => {
 
 describe("the kubeconfig backend on a shared cluster", () => {
   it("deletes at stop() what its kubectl commands created, in every namespace, and leaves what existed before", async () => {
-    await admin.resource(ConfigMap, "default").create({ metadata: { name: "before" }, data: { v: "1" } });
+    await external.admin.resource(ConfigMap, "default").create({ metadata: { name: "before" }, data: { v: "1" } });
     const cluster = await onCluster();
-    const id = (await admin.resource(Namespace).get(cluster.namespace)).metadata?.labels?.[RUN_LABEL] ?? "";
+    const id = (await external.admin.resource(Namespace).get(cluster.namespace)).metadata?.labels?.[RUN_LABEL] ?? "";
     const shop = `shop-${id}`;
     try {
       const manifests = [
@@ -154,27 +131,27 @@ describe("the kubeconfig backend on a shared cluster", () => {
       const exposed = await cluster.kubectl(["expose", "deployment", `web-${id}`, "--port=80", "-n", "default"]);
       expect(exposed.stdout.trim()).toBe(`service/web-${id} exposed`);
       // A cluster-scoped object kubectl created carries the run's labels, for the sweep after a crash.
-      expect((await admin.resource(ClusterRole).get(`reader-${id}`)).metadata?.labels?.[RUN_LABEL]).toBe(id);
+      expect((await external.admin.resource(ClusterRole).get(`reader-${id}`)).metadata?.labels?.[RUN_LABEL]).toBe(id);
     } finally {
       await cluster.stop();
     }
     const gone = [
-      () => admin.resource(Namespace).get(shop),
-      () => admin.resource(ConfigMap, "default").get(`applied-${id}`),
-      () => admin.resource(ConfigMap, "default").get(`made-${id}`),
-      () => admin.request("GET", `/apis/apps/v1/namespaces/default/deployments/web-${id}`),
-      () => admin.request("GET", `/api/v1/namespaces/default/services/web-${id}`),
-      () => admin.resource(ClusterRole).get(`reader-${id}`),
+      () => external.admin.resource(Namespace).get(shop),
+      () => external.admin.resource(ConfigMap, "default").get(`applied-${id}`),
+      () => external.admin.resource(ConfigMap, "default").get(`made-${id}`),
+      () => external.admin.request("GET", `/apis/apps/v1/namespaces/default/deployments/web-${id}`),
+      () => external.admin.request("GET", `/api/v1/namespaces/default/services/web-${id}`),
+      () => external.admin.resource(ClusterRole).get(`reader-${id}`),
     ];
     for (const get of gone) expect(await exists(get)).toBe(false);
-    const before = await admin.resource(ConfigMap, "default").get("before");
+    const before = await external.admin.resource(ConfigMap, "default").get("before");
     expect(before.metadata?.deletionTimestamp).toBeUndefined();
-    await admin.resource(ConfigMap, "default").delete("before");
+    await external.admin.resource(ConfigMap, "default").delete("before");
   });
 
   it("deletes at stop() the objects its clients wrote into namespaces it does not own, and leaves theirs", async () => {
-    await admin.resource(Namespace).create({ metadata: { name: "someones" } });
-    await admin.resource(ServiceAccount, "someones").create({ metadata: { name: "theirs" } });
+    await external.admin.resource(Namespace).create({ metadata: { name: "someones" } });
+    await external.admin.resource(ServiceAccount, "someones").create({ metadata: { name: "theirs" } });
     const cluster = await onCluster();
     try {
       await cluster.client.resource(ConfigMap, "default").create({ metadata: { name: "written-by-test" } });
@@ -184,16 +161,16 @@ describe("the kubeconfig backend on a shared cluster", () => {
     } finally {
       await cluster.stop();
     }
-    expect(await exists(() => admin.resource(ConfigMap, "default").get("written-by-test"))).toBe(false);
-    expect(await exists(() => admin.resource(ServiceAccount, "someones").get("ours"))).toBe(false);
-    expect(await exists(() => admin.resource(ServiceAccount, "someones").get("theirs"))).toBe(true);
-    await admin.resource(Namespace).delete("someones");
+    expect(await exists(() => external.admin.resource(ConfigMap, "default").get("written-by-test"))).toBe(false);
+    expect(await exists(() => external.admin.resource(ServiceAccount, "someones").get("ours"))).toBe(false);
+    expect(await exists(() => external.admin.resource(ServiceAccount, "someones").get("theirs"))).toBe(true);
+    await external.admin.resource(Namespace).delete("someones");
   });
 
   it("keeps a CRD two TestClusters use until the last one stops, whichever created it", async () => {
     const first = await startTestCluster({
       backend: "kubeconfig",
-      kubeconfig: { path: kubeconfig },
+      kubeconfig: { path: external.kubeconfig },
       crds: [machineCrd],
     });
     let second: TestCluster | undefined;
@@ -202,11 +179,13 @@ describe("the kubeconfig backend on a shared cluster", () => {
       const op = operator({ name: "second-user" });
       op.on.create(Machine, async () => undefined);
       await second.run(op); // finds the CRD the first cluster created, and uses it
-      const users = Object.keys((await admin.resource(CustomResourceDefinition).get(CRD_NAME)).metadata?.labels ?? {});
+      const users = Object.keys(
+        (await external.admin.resource(CustomResourceDefinition).get(CRD_NAME)).metadata?.labels ?? {},
+      );
       expect(users.filter((k) => k.startsWith(CRD_USER_PREFIX))).toHaveLength(2);
 
       await first.stop(); // the creator leaves first
-      const crd = await admin.resource(CustomResourceDefinition).get(CRD_NAME);
+      const crd = await external.admin.resource(CustomResourceDefinition).get(CRD_NAME);
       expect(crd.metadata?.deletionTimestamp).toBeUndefined();
       await second.client
         .resource(Machine, second.namespace)
@@ -216,14 +195,14 @@ describe("the kubeconfig backend on a shared cluster", () => {
       await second?.stop();
     }
     // The last user deletes it: a test run created it.
-    expect(await exists(() => admin.resource(CustomResourceDefinition).get(CRD_NAME))).toBe(false);
+    expect(await exists(() => external.admin.resource(CustomResourceDefinition).get(CRD_NAME))).toBe(false);
   });
 
   it("does not count the user label of a run that crashed over an hour ago, and the sweep removes it", async () => {
     const now = Math.floor(Date.now() / 1000);
     const crashed = String(now - 2 * 3600);
     // A CRD a crashed run created and used, and a pre-existing one a crashed run used.
-    await admin.resource(CustomResourceDefinition).create({
+    await external.admin.resource(CustomResourceDefinition).create({
       ...machineCrd,
       metadata: {
         ...machineCrd.metadata,
@@ -232,30 +211,30 @@ describe("the kubeconfig backend on a shared cluster", () => {
     });
     const cluster = await onCluster();
     try {
-      await waitForDeletion(admin, CustomResourceDefinition, CRD_NAME);
+      await waitForDeletion(external.admin, CustomResourceDefinition, CRD_NAME);
     } finally {
       await cluster.stop();
     }
-    await admin.resource(CustomResourceDefinition).create({
+    await external.admin.resource(CustomResourceDefinition).create({
       ...machineCrd,
       metadata: { ...machineCrd.metadata, labels: { [`${CRD_USER_PREFIX}dead0001`]: crashed } },
     });
     try {
       const again = await startTestCluster({
         backend: "kubeconfig",
-        kubeconfig: { path: kubeconfig },
+        kubeconfig: { path: external.kubeconfig },
         crds: [machineCrd],
       });
-      const labels = (await admin.resource(CustomResourceDefinition).get(CRD_NAME)).metadata?.labels ?? {};
+      const labels = (await external.admin.resource(CustomResourceDefinition).get(CRD_NAME)).metadata?.labels ?? {};
       expect(labels[`${CRD_USER_PREFIX}dead0001`]).toBeUndefined();
       await again.stop();
       // Not created by a test run: it stays, without the run's label.
-      const kept = await admin.resource(CustomResourceDefinition).get(CRD_NAME);
+      const kept = await external.admin.resource(CustomResourceDefinition).get(CRD_NAME);
       expect(kept.metadata?.deletionTimestamp).toBeUndefined();
       expect(Object.keys(kept.metadata?.labels ?? {}).filter((k) => k.startsWith(CRD_USER_PREFIX))).toEqual([]);
     } finally {
-      await admin.resource(CustomResourceDefinition).delete(CRD_NAME);
-      await waitForDeletion(admin, CustomResourceDefinition, CRD_NAME);
+      await external.admin.resource(CustomResourceDefinition).delete(CRD_NAME);
+      await waitForDeletion(external.admin, CustomResourceDefinition, CRD_NAME);
     }
   });
 });

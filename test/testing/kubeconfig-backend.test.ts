@@ -4,13 +4,9 @@
  * process (the built dist: `npm run build` first), as a user would point the backend at kind or a
  * staging cluster; the backend is given nothing but the kubeconfig file that process wrote.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ResourceKind } from "capstan";
-import { isNotFound, KubeClient } from "capstan";
-import { loadClientConfig } from "capstan/client";
+import { isNotFound } from "capstan";
 import {
   ClusterRole,
   ClusterRoleBinding,
@@ -29,46 +25,27 @@ import {
   type TestCluster,
   waitForDeletion,
 } from "capstan-dev/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
 import { AdmissionDenied } from "../../packages/capstan/src/webhooks/admission.ts";
 import { selectBackend } from "../../packages/capstan-dev/src/testing/backends/backend-selection.ts";
-import {
-  type ApiserverProcess,
-  startApiserverProcess,
-  stopApiserverProcess,
-} from "../devcluster/support/apiserver-process.ts";
 import { Machine, machineCrd } from "../operator/support/cluster.ts";
+import { externalCluster } from "./support/external-cluster.ts";
 
 const GUITAR_OPERATOR = fileURLToPath(new URL("../../examples/guitar/operator.ts", import.meta.url));
 
-let dir: string;
-let apiserver: ApiserverProcess | undefined;
-let kubeconfig: string;
-/** The cluster's admin, looking from outside at what the test clusters leave. */
-let admin: KubeClient;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "capstan-kubeconfig-backend-"));
-  kubeconfig = join(dir, "kubeconfig");
-  apiserver = await startApiserverProcess(kubeconfig);
-  admin = new KubeClient(loadClientConfig({ kubeconfig }));
-});
-afterAll(async () => {
-  await admin?.close();
-  await stopApiserverProcess(apiserver?.child);
-  await rm(dir, { recursive: true, force: true });
-});
+const external = externalCluster("capstan-kubeconfig-backend-");
 
-const onCluster = () => startTestCluster({ backend: "kubeconfig", kubeconfig: { path: kubeconfig } });
+const onCluster = () => startTestCluster({ backend: "kubeconfig", kubeconfig: { path: external.kubeconfig } });
 
 /** Names of the objects of `kind` labelled with the run `id`. */
 async function labelled(kind: ResourceKind, id: string): Promise<string[]> {
-  const list = await admin.resource(kind).list({ labelSelector: `${RUN_LABEL}=${id}` });
+  const list = await external.admin.resource(kind).list({ labelSelector: `${RUN_LABEL}=${id}` });
   return list.items.map((o) => o.metadata?.name ?? "");
 }
 
 async function runId(cluster: TestCluster): Promise<string> {
-  const ns = await admin.resource(Namespace).get(cluster.namespace);
+  const ns = await external.admin.resource(Namespace).get(cluster.namespace);
   return ns.metadata?.labels?.[RUN_LABEL] ?? "";
 }
 
@@ -103,19 +80,19 @@ describe("choosing the backend", () => {
       if (saved !== undefined) process.env.CAPSTAN_TEST_KUBECONFIG = saved;
     }
     await expect(
-      startTestCluster({ backend: "kubeconfig", kubeconfig: { path: kubeconfig, context: "nope" } }),
-    ).rejects.toThrow(`the kubeconfig ${kubeconfig} has no context "nope"`);
+      startTestCluster({ backend: "kubeconfig", kubeconfig: { path: external.kubeconfig, context: "nope" } }),
+    ).rejects.toThrow(`the kubeconfig ${external.kubeconfig} has no context "nope"`);
   });
 
   it("runs on the cluster of CAPSTAN_TEST_KUBECONFIG when CAPSTAN_TEST_BACKEND=kubeconfig", async () => {
     const saved = { backend: process.env.CAPSTAN_TEST_BACKEND, path: process.env.CAPSTAN_TEST_KUBECONFIG };
     process.env.CAPSTAN_TEST_BACKEND = "kubeconfig";
-    process.env.CAPSTAN_TEST_KUBECONFIG = kubeconfig;
+    process.env.CAPSTAN_TEST_KUBECONFIG = external.kubeconfig;
     let cluster: TestCluster | undefined;
     try {
       cluster = await startTestCluster();
       expect(cluster.capabilities.backend).toBe("kubeconfig");
-      expect(cluster.url).toBe(apiserver?.url);
+      expect(cluster.url).toBe(external.apiserver.url);
       expect(cluster.waitTimeout).toBe("30000ms");
     } finally {
       await cluster?.stop();
@@ -137,12 +114,12 @@ describe("the kubeconfig backend", () => {
     try {
       expect(a.namespace).toMatch(/^capstan-test-[0-9a-f]{8}$/);
       expect(b.namespace).not.toBe(a.namespace);
-      const ns = await admin.resource(Namespace).get(a.namespace);
+      const ns = await external.admin.resource(Namespace).get(a.namespace);
       expect(ns.metadata?.labels?.[RUN_LABEL]).toBe(a.namespace.slice("capstan-test-".length));
       expect(Number(ns.metadata?.labels?.[STARTED_LABEL])).toBeCloseTo(Date.now() / 1000, -2);
 
       await a.client.resource(ConfigMap, a.namespace).create({ metadata: { name: "mine" }, data: { owner: "a" } });
-      expect((await admin.resource(ConfigMap, a.namespace).get("mine")).data).toEqual({ owner: "a" });
+      expect((await external.admin.resource(ConfigMap, a.namespace).get("mine")).data).toEqual({ owner: "a" });
       await expect(b.client.resource(ConfigMap, b.namespace).get("mine")).rejects.toSatisfy(isNotFound);
       expect((await a.kubectl(["get", "configmap", "mine", "-o", "name"])).stdout.trim()).toBe("configmap/mine");
       expect((await b.kubectl(["get", "configmaps", "-o", "name"])).stdout).not.toContain("configmap/mine");
@@ -155,7 +132,7 @@ describe("the kubeconfig backend", () => {
   it("deletes at stop() what the run created: its namespaces, its CRDs, webhook configurations, generated RBAC", async () => {
     const cluster = await startTestCluster({
       backend: "kubeconfig",
-      kubeconfig: { path: kubeconfig },
+      kubeconfig: { path: external.kubeconfig },
       crds: [machineCrd],
     });
     let id = "";
@@ -190,18 +167,18 @@ describe("the kubeconfig backend", () => {
     ]) {
       expect(await labelled(kind, id), kind.kind).toEqual([]);
     }
-    await expect(admin.resource(CustomResourceDefinition).get(machineCrd.metadata?.name ?? "")).rejects.toSatisfy(
-      isNotFound,
-    );
+    await expect(
+      external.admin.resource(CustomResourceDefinition).get(machineCrd.metadata?.name ?? ""),
+    ).rejects.toSatisfy(isNotFound);
   });
 
   it("leaves a CRD that existed before the run, whether given in crds or registered by an operator", async () => {
     const crdName = machineCrd.metadata?.name ?? "";
-    await admin.resource(CustomResourceDefinition).create(machineCrd);
+    await external.admin.resource(CustomResourceDefinition).create(machineCrd);
     try {
       const cluster = await startTestCluster({
         backend: "kubeconfig",
-        kubeconfig: { path: kubeconfig },
+        kubeconfig: { path: external.kubeconfig },
         crds: [machineCrd],
       });
       try {
@@ -214,30 +191,30 @@ describe("the kubeconfig backend", () => {
       } finally {
         await cluster.stop();
       }
-      const crd = await admin.resource(CustomResourceDefinition).get(crdName);
+      const crd = await external.admin.resource(CustomResourceDefinition).get(crdName);
       expect(crd.metadata?.deletionTimestamp).toBeUndefined();
     } finally {
-      await admin.resource(CustomResourceDefinition).delete(crdName);
-      await waitForDeletion(admin, CustomResourceDefinition, crdName);
+      await external.admin.resource(CustomResourceDefinition).delete(crdName);
+      await waitForDeletion(external.admin, CustomResourceDefinition, crdName);
     }
   });
 
   it("sweeps at start the namespace of a run that crashed over an hour ago, and leaves a younger run's", async () => {
     const now = Math.floor(Date.now() / 1000);
     const run = (name: string, started: number) =>
-      admin.resource(Namespace).create({
+      external.admin.resource(Namespace).create({
         metadata: { name, labels: { [RUN_LABEL]: name.slice(-8), [STARTED_LABEL]: String(started) } },
       });
     await run("capstan-test-dead0000", now - 2 * 3600);
     await run("capstan-test-alive000", now - 60);
     const cluster = await onCluster();
     try {
-      await waitForDeletion(admin, Namespace, "capstan-test-dead0000");
-      const alive = await admin.resource(Namespace).get("capstan-test-alive000");
+      await waitForDeletion(external.admin, Namespace, "capstan-test-dead0000");
+      const alive = await external.admin.resource(Namespace).get("capstan-test-alive000");
       expect(alive.metadata?.deletionTimestamp).toBeUndefined();
     } finally {
       await cluster.stop();
-      await admin.resource(Namespace).delete("capstan-test-alive000");
+      await external.admin.resource(Namespace).delete("capstan-test-alive000");
     }
   });
 
@@ -268,7 +245,11 @@ describe("the kubeconfig backend", () => {
       await cluster.stop();
     }
     await expect(
-      startTestCluster({ backend: "kubeconfig", kubeconfig: { path: kubeconfig }, server: { kubelet: false } }),
+      startTestCluster({
+        backend: "kubeconfig",
+        kubeconfig: { path: external.kubeconfig },
+        server: { kubelet: false },
+      }),
     ).rejects.toThrow(CapabilityError);
     expect(missingCapability("faults", "kubeconfig")).toBe(
       "needs fault injection (cluster.faults), which the kubeconfig backend lacks: only the embedded backend has it",
