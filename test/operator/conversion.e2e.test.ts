@@ -176,7 +176,19 @@ describe("conversion webhooks", () => {
     expect(refused.stderr).toContain(
       `Error from server (InternalError): Internal error occurred: conversion webhook for ${GROUP}/v1, Kind=Gadget failed: converting Gadget ${ns}/x from v1 to v2: cannot convert an exploding switch`,
     );
+    // A watch of v2 open while the operator stops ends at the first event it cannot convert, with no
+    // ERROR event (kube-apiserver's watch server logs the encoding failure and ends the stream).
+    // (From the storage version's resourceVersion: a v2 list would need the exploding conversion.)
+    const from = (await cluster.client.resource(v1, ns).list()).metadata.resourceVersion;
+    const events = await gadgets.watch({ resourceVersion: from });
+    const types: string[] = [];
+    const ended = (async () => {
+      for await (const event of events) types.push(event.type);
+    })();
     await running.stop();
+    await cluster.client.resource(v1, ns).patch("x", { metadata: { labels: { touched: "yes" } } }, { type: "merge" });
+    await ended;
+    expect(types).toEqual([]);
     // The CRD still calls the stopped operator: v2 is unreadable, v1 (stored) is not.
     await expect(gadgets.get("x")).rejects.toThrow(
       /conversion webhook for conversion\.capstan\.test\/v1, Kind=Gadget failed: Post "https:\/\/127\.0\.0\.1:\d+\/convert-conversion-capstan-test-gadget\?timeout=30s": dial tcp 127\.0\.0\.1:\d+: connect: connection refused/,

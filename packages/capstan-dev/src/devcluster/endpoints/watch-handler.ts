@@ -269,6 +269,7 @@ export function serveWatch(
           write(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
           close();
         },
+        end: () => close(),
       },
       sendInitialEvents,
     );

@@ -63,6 +63,11 @@ export interface WatchSink {
   event(type: "ADDED" | "MODIFIED" | "DELETED", object: string): void;
   /** The watch cannot continue (410 and such); the consumer sends an ERROR event and closes. */
   error(status: Status): void;
+  /**
+   * The watch ends with no ERROR event, as kube-apiserver's watch server ends one whose event it
+   * cannot encode (a failed conversion); consumers without it get `error` instead.
+   */
+  end?(): void;
 }
 
 /**

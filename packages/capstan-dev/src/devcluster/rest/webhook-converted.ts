@@ -6,7 +6,8 @@
  * (conversion/conversion-webhook.ts), which sends only the objects not already in that version.
  *
  * Guarantees: a watch's events reach the client in the order they happened, each converted; a
- * conversion that fails fails the request (500) or, in a watch, ends it with an ERROR event.
+ * conversion that fails fails the request (500) or, in a watch, ends it without an ERROR event, as
+ * kube-apiserver's watch server does when it cannot encode an event (the client watches again).
  */
 import { ApiError, internalError } from "../machinery/status.ts";
 import {
@@ -48,7 +49,7 @@ export async function presentConverted(
 
 /**
  * A sink that converts each event before passing it on, one at a time so that the order holds. A
- * failed conversion ends the watch with the error's Status; nothing is passed on after it.
+ * failed conversion ends the watch (`end`, else `error` with its Status); nothing is passed on after it.
  */
 export function convertingSink(
   converter: CustomResourceConverter | undefined,
@@ -61,7 +62,9 @@ export function convertingSink(
   const end = (err: unknown) => {
     if (ended) return;
     ended = true;
-    sink.error((err instanceof ApiError ? err : internalError(err)).status);
+    // kube-apiserver logs "Failed to encode watch event" and ends the stream, with no ERROR event.
+    if (sink.end) sink.end();
+    else sink.error((err instanceof ApiError ? err : internalError(err)).status);
   };
   return {
     event(type, object) {
