@@ -76,6 +76,15 @@ export {
   type ReconcileTarget,
   TerminalError,
 } from "./runtime/reconcile.ts";
+// What the operator did, run by run (the dashboard's reconcile timeline).
+export {
+  type ClientWrite,
+  observeReconciles,
+  type ReconcileObserver,
+  type ReconcileRun,
+  type RunObject,
+  type RunOutcome,
+} from "./runtime/run-trace.ts";
 export {
   type AdmissionContext,
   AdmissionDenied,

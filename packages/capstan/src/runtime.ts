@@ -91,5 +91,14 @@ export {
   type ReconcileTarget,
   TerminalError,
 } from "./runtime/reconcile.ts";
+export {
+  type ClientWrite,
+  MAX_WRITES_PER_RUN,
+  observeReconciles,
+  type ReconcileObserver,
+  type ReconcileRun,
+  type RunObject,
+  type RunOutcome,
+} from "./runtime/run-trace.ts";
 export { clientListerWatchers, SharedInformerFactory } from "./runtime/shared-informers.ts";
 export { WorkQueue, type WorkQueueMetrics } from "./runtime/workqueue.ts";

@@ -28,6 +28,7 @@ import {
   TypedResourceClient,
 } from "./typed-resource-client.ts";
 import type { KubeObject, ResourceKind } from "./types.ts";
+import { noteRequest } from "./write-trace.ts";
 
 /** Observer of every attempt's outcome, for metrics (`rest_client_requests_total{code,method}`). */
 export type ResponseObserver = (method: string, code: string, durationMs: number) => void;
@@ -210,15 +211,20 @@ export class KubeClient {
         status = result.status;
       } catch (err) {
         this.#onResponse?.(method, "<error>", performance.now() - started);
-        if (opts.signal?.aborted) throw opts.signal.reason;
-        if (idempotent && attempt < this.#retry.maxAttempts && isRetryableNetworkError(err)) {
+        const aborted = opts.signal?.aborted === true;
+        if (!aborted && idempotent && attempt < this.#retry.maxAttempts && isRetryableNetworkError(err)) {
           await sleep(retryDelayMs(attempt, this.#retry), opts.signal);
           continue;
         }
+        noteRequest(method, fullPath, opts.body, 0);
+        if (aborted) throw opts.signal?.reason;
         throw this.#networkError(err, method, fullPath, req.timeoutMs);
       }
       this.#onResponse?.(method, String(status), performance.now() - started);
-      if (status >= 200 && status < 300) return result;
+      if (status >= 200 && status < 300) {
+        noteRequest(method, fullPath, opts.body, status);
+        return result;
+      }
       const text = stream ? await readBody((result as StreamResponse).body) : (result as TransportResponse).body;
       if (status === 401 && !reauthenticated && this.config.credentials.invalidate()) {
         reauthenticated = true;
@@ -238,6 +244,7 @@ export class KubeClient {
         await sleep(retryDelayMs(attempt, this.#retry, error.retryAfterSeconds), opts.signal);
         continue;
       }
+      noteRequest(method, fullPath, opts.body, status);
       throw error;
     }
   }

@@ -7,10 +7,11 @@
  * wait ends the execution; the processor (processing.ts, step 5) asks for a visit after the delay.
  */
 import type { Logger } from "pino";
-import type { KubeObject } from "../client/types.ts";
+import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { TerminalError } from "../runtime/reconcile.ts";
+import { type RunOutcome, RunTrace, runErrorMessage } from "../runtime/run-trace.ts";
 import {
   applyMergePatch,
   type ContextSources,
@@ -64,6 +65,10 @@ export type CauseOutcome = { obj: KubeObject; delayMs?: number; abandoned?: bool
 /** What executing a cause needs of the processor: its settings, and its writes, which it tracks. */
 export interface CauseRunner {
   readonly names: OperatorNames;
+  /** Names the runs in run traces (run-trace.ts): the kind's controller. */
+  readonly controller: string;
+  /** The handled kind, for run traces. */
+  readonly kind: ResourceKind;
   readonly logger: Logger;
   readonly recorder: EventRecorder;
   /** Whether the kind has a status subresource (see `ProcessorOptions.statusSubresource`). */
@@ -143,23 +148,37 @@ export async function executeCause(
       patch: { value: patch, enumerable: true },
     }) as ChangeContext<KubeObject, unknown>;
 
+    const trace = RunTrace.begin({
+      type: "handler",
+      controller: runner.controller,
+      handler: h.id,
+      cause: purpose,
+      object: runObject(runner.kind, obj),
+    });
     let result: unknown;
     let error: unknown;
     let threw = false;
     try {
-      result = await h.fn(ctx);
+      result = await (trace === undefined ? h.fn(ctx) : trace.run(() => h.fn(ctx)));
     } catch (err) {
       error = err;
       threw = true;
     }
     // Stopping (leadership lost, drain timed out): leave no record; the next leader re-runs it.
-    if (threw && signal.aborted) return { obj, abandoned: true };
+    if (threw && signal.aborted) {
+      trace?.end({ result: "error", message: `abandoned, the operator is stopping: ${runErrorMessage(error)}` });
+      return { obj, abandoned: true };
+    }
     const hook = await runner.hooks?.beforeBookkeeping?.({ handlerId: h.id, cause: purpose, obj, error });
-    if (hook === "abandon") return { obj, abandoned: true };
+    if (hook === "abandon") {
+      trace?.end({ result: "error", message: "abandoned before its outcome was written" });
+      return { obj, abandoned: true };
+    }
 
     const stoppedAt = new Date().toISOString();
     let next: ProgressRecord;
     let delayMs: number | undefined;
+    let traced: RunOutcome = { result: "ok" };
     if (!threw) {
       next = { purpose, started: started.toISOString(), retries: retry, success: true, stopped: stoppedAt };
       logger.info("handler succeeded");
@@ -185,6 +204,7 @@ export async function executeCause(
               ? "has exhausted its retries"
               : `would exceed its timeout of ${timeoutMs} ms`;
         logger.error({ err: error, retries }, `handler ${why}`);
+        traced = { result: "error", message: runErrorMessage(error) };
         runner.recorder.event(obj, "Warning", "HandlerFailed", `Handler '${h.id}' ${why}: ${message}`);
       } else {
         delayMs = retryDelay;
@@ -196,6 +216,7 @@ export async function executeCause(
           message,
         };
         logger.error({ err: error, retries, retryInMs: delayMs }, "handler failed; will retry");
+        traced = { result: "error", message: runErrorMessage(error), retryInMs: delayMs };
         runner.recorder.event(
           obj,
           "Warning",
@@ -214,7 +235,15 @@ export async function executeCause(
     const endsCause = done && !laterPending && purpose !== "delete";
     const state = { ...purge, ...(endsCause ? finishEntries(obj, names, handled) : progressEntries(h.id, next)) };
     purge = {};
-    obj = await writeOutcome(runner, obj, { state, status, parts }, signal, logger);
+    const write = () => writeOutcome(runner, obj, { state, status, parts }, signal, logger);
+    try {
+      obj = await (trace === undefined ? write() : trace.run(write));
+    } catch (err) {
+      traced = { result: "error", message: `writing the handler's outcome failed: ${runErrorMessage(err)}` };
+      throw err;
+    } finally {
+      trace?.end(traced);
+    }
     if (!done) return { obj, delayMs };
     if (endsCause) return { obj, failed };
   }
@@ -304,4 +333,17 @@ function absorbOwnChanges(essence: Essence, parts: ReturnType<typeof splitObject
 
 function toMs(d: Duration): number {
   return toMilliseconds(d);
+}
+
+/** The object of a run trace (run-trace.ts). */
+export function runObject(kind: ResourceKind, obj: KubeObject) {
+  const uid = obj.metadata?.uid;
+  return {
+    group: kind.group,
+    version: kind.version,
+    kind: kind.kind,
+    namespace: obj.metadata?.namespace ?? "",
+    name: obj.metadata?.name ?? "",
+    ...(uid === undefined ? {} : { uid }),
+  };
 }

@@ -576,6 +576,7 @@ export class Operator {
     const name = `${kind.kind.toLowerCase()}-handlers${namespace === undefined ? "" : `-${namespace}`}`;
     const processor = new KindProcessor({
       kind,
+      controller: name,
       names: this.names,
       changeHandlers: entry.change,
       timers: entry.timers,

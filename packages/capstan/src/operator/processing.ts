@@ -54,13 +54,14 @@ import type { ReconcileContext } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { DeletedFinalStateUnknown, type InformerEventHandler } from "../runtime/informer.ts";
 import { isDeleted, type ReconcileResult, type ReconcileTarget } from "../runtime/reconcile.ts";
+import { RunTrace, runErrorMessage } from "../runtime/run-trace.ts";
 import { detectCause } from "./causes.ts";
 import { type ContextSources, newObjectPatch, objectContext, objectLogger, splitObjectPatch } from "./context.ts";
 import { DaemonRun } from "./daemons.ts";
 import { type Diff, jsonEqual } from "./diff.ts";
 import { errorMessage, TemporaryError } from "./errors.ts";
 import { type Essence, essenceOf } from "./essence.ts";
-import { type CauseOutcome, type CauseRunner, executeCause, type OperatorTestHooks } from "./execution.ts";
+import { type CauseOutcome, type CauseRunner, executeCause, type OperatorTestHooks, runObject } from "./execution.ts";
 import { matchesFilters } from "./filters.ts";
 import type {
   ChangeHandlerSpec,
@@ -93,6 +94,8 @@ const MAX_BUFFERED_EVENTS = 100;
 /** What a processor needs. */
 export interface ProcessorOptions {
   kind: ResourceKind;
+  /** The name of the controller that runs this processor: names its runs in run traces (run-trace.ts). */
+  controller?: string;
   names: OperatorNames;
   changeHandlers: readonly ChangeHandlerSpec[];
   timers: readonly TimerSpec[];
@@ -137,7 +140,11 @@ export class KindProcessor {
   /** Where handler state goes (state-storage.ts); annotations once the cluster pruned it from status. */
   private storage: StateStorage;
 
+  /** Names this processor's runs in run traces. */
+  private readonly controllerName: string;
+
   constructor(private readonly options: ProcessorOptions) {
+    this.controllerName = options.controller ?? `${options.kind.kind.toLowerCase()}-handlers`;
     this.storage = options.statusSubresource ? stateStorageFor(options.kind) : "annotations";
   }
 
@@ -495,6 +502,8 @@ export class KindProcessor {
     const { names, logger, recorder, statusSubresource, hooks } = this.options;
     const runner: CauseRunner = {
       names,
+      controller: this.controllerName,
+      kind: this.options.kind,
       logger,
       recorder,
       statusSubresource,
@@ -533,27 +542,51 @@ export class KindProcessor {
         handlerId: { value: t.id, enumerable: true },
         patch: { value: patch, enumerable: true },
       }) as TimerContext<KubeObject>;
+      const trace = RunTrace.begin({
+        type: "timer",
+        controller: this.controllerName,
+        handler: t.id,
+        object: runObject(this.options.kind, obj),
+      });
       let retryDelay: number | undefined;
       let result: unknown;
       let ok = false;
+      let failure: string | undefined;
       try {
-        result = await t.fn(ctx);
+        result = await (trace === undefined ? t.fn(ctx) : trace.run(() => t.fn(ctx)));
         ok = true;
       } catch (err) {
-        if (signal.aborted) return undefined;
+        if (signal.aborted) {
+          trace?.end({ result: "error", message: `abandoned, the operator is stopping: ${runErrorMessage(err)}` });
+          return undefined;
+        }
         if (err instanceof TemporaryError) retryDelay = err.delayMs;
+        failure = runErrorMessage(err);
         logger.error({ err }, "timer failed");
         this.options.recorder.event(obj, "Warning", "TimerFailed", `Timer '${t.id}' failed: ${errorMessage(err)}`);
       }
-      obj = await this.writeTimerPatch(
-        obj,
-        patch,
-        ok && t.options.storeResult !== false ? { [t.id]: result } : {},
-        result,
-        signal,
-        mem,
+      const write = () =>
+        this.writeTimerPatch(
+          obj,
+          patch,
+          ok && t.options.storeResult !== false ? { [t.id]: result } : {},
+          result,
+          signal,
+          mem,
+        );
+      try {
+        obj = await (trace === undefined ? write() : trace.run(write));
+      } catch (err) {
+        trace?.end({ result: "error", message: `writing the timer's outcome failed: ${runErrorMessage(err)}` });
+        throw err;
+      }
+      const nextIn = recordTimerRun(t, schedule, Date.now(), retryDelay);
+      trace?.end(
+        failure === undefined
+          ? { result: "requeue", afterMs: nextIn }
+          : { result: "error", message: failure, retryInMs: nextIn },
       );
-      earliest = Math.min(earliest, recordTimerRun(t, schedule, Date.now(), retryDelay));
+      earliest = Math.min(earliest, nextIn);
     }
     return Number.isFinite(earliest) ? earliest : undefined;
   }

@@ -50,6 +50,7 @@ import {
   type ReconcileTarget,
   TerminalError,
 } from "./reconcile.ts";
+import { type RunObject, type RunOutcome, RunTrace, runErrorMessage } from "./run-trace.ts";
 import { WorkQueue } from "./workqueue.ts";
 
 /** What a controller needs of an informer: its events and its cache. */
@@ -356,30 +357,52 @@ export class Controller<T extends KubeObject = KubeObject> {
     const target: ReconcileTarget<T> = cached ?? ({ deleted: true, ...ref } satisfies DeletedObject);
     const ctx = this.context(ref, cached);
     let outcome: ReconcileOutcome = "success";
+    const trace = RunTrace.begin({ type: "reconcile", controller: this.name, object: this.runObject(ref, cached) });
+    let traced: RunOutcome = { result: "ok" };
     this.observer?.activeWorkers(1);
     try {
-      const result = (await this.options.reconcile(target, ctx)) ?? undefined;
+      const result =
+        (await (trace === undefined
+          ? this.options.reconcile(target, ctx)
+          : trace.run(() => this.options.reconcile(target, ctx)))) ?? undefined;
       const requeueAfter = result?.requeueAfter === undefined ? 0 : toMilliseconds(result.requeueAfter);
       if (requeueAfter > 0) {
         this.queue.forget(key);
         this.queue.addAfter(key, requeueAfter);
         outcome = "requeue_after";
+        traced = { result: "requeue", afterMs: requeueAfter };
       } else if (result?.requeue === true) {
-        this.queue.addRateLimited(key);
+        const delay = this.queue.addRateLimited(key);
         outcome = "requeue";
+        if (delay !== undefined) traced = { result: "requeue", afterMs: delay };
       } else {
         this.queue.forget(key);
       }
     } catch (err) {
       outcome = "error";
       const terminal = err instanceof TerminalError;
-      if (!terminal) this.queue.addRateLimited(key);
+      const retryInMs = terminal ? undefined : this.queue.addRateLimited(key);
+      traced = { result: "error", message: runErrorMessage(err), ...(retryInMs === undefined ? {} : { retryInMs }) };
       this.observer?.failed(terminal);
       ctx.logger.error({ err, terminal }, "Reconciler error");
     } finally {
       this.observer?.activeWorkers(-1);
       this.observer?.reconciled(outcome, (performance.now() - started) / 1000);
+      trace?.end(traced);
     }
+  }
+
+  /** The object of a run trace (run-trace.ts): the cached object, or the key of a deleted one. */
+  private runObject(ref: ObjectRef, cached: T | undefined): RunObject {
+    const uid = cached?.metadata?.uid;
+    return {
+      group: this.kind.group,
+      version: this.kind.version,
+      kind: this.kind.kind,
+      namespace: ref.namespace,
+      name: ref.name,
+      ...(uid === undefined ? {} : { uid }),
+    };
   }
 
   private requireClient(): KubeClient {

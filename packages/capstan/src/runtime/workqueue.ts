@@ -180,10 +180,15 @@ export class WorkQueue<K = string> {
     this.armTimer();
   }
 
-  /** Adds `key` after the delay the rate limiter gives it (counting one more failure). */
-  addRateLimited(key: K): void {
-    if (this.shutting) return;
-    this.addAfter(key, this.rateLimiter.when(key));
+  /**
+   * Adds `key` after the delay the rate limiter gives it (counting one more failure). Returns that
+   * delay in ms (`undefined` once shut down: not added).
+   */
+  addRateLimited(key: K): number | undefined {
+    if (this.shutting) return undefined;
+    const delay = this.rateLimiter.when(key);
+    this.addAfter(key, delay);
+    return delay;
   }
 
   /** Clears the failure history of `key` in the rate limiter (call it on success). */
