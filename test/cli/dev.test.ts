@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -21,6 +21,9 @@ import { GadgetKind, gadget, gadgetOperatorSource } from "./fixtures/gadget-oper
 
 const repo = new URL("../..", import.meta.url).pathname;
 const bin = join(repo, "packages/capstan/bin/capstan.js");
+
+/** The dashboard's address as `capstan dev` prints it: [1] without the token, [2] the token. */
+const DASHBOARD_LINE = / {2}Dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\?token=([A-Za-z0-9_-]{43})\n/;
 
 /** Resolves once `output()` matches `pattern`; fails after `timeoutMs` showing the output so far. */
 async function outputMatching(output: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
@@ -50,8 +53,20 @@ describe("capstan dev's dashboard flags", () => {
     expect(parseDevFlags(["--dashboard-port", "0"])).toMatchObject({ dashboard: true, dashboardPort: 0 });
     expect(parseDevFlags(["--dashboard-port", "8123"])).toMatchObject({ dashboardPort: 8123 });
     expect(parseDevFlags(["--no-dashboard"])).toMatchObject({ dashboard: false });
+    expect(parseDevFlags([])).toMatchObject({ readOnly: false });
+    expect(parseDevFlags(["--read-only"])).toMatchObject({ dashboard: true, readOnly: true });
     expect(() => parseDevFlags(["--dashboard-port", "http"])).toThrow(/--dashboard-port must be an integer/);
     expect(() => parseDevFlags(["--dashboard-port", "70000"])).toThrow(/--dashboard-port/);
+  });
+
+  it("keeps the cluster in data beside the kubeconfig unless --data-dir says where; --fresh empties it first", () => {
+    expect(parseDevFlags([])).toMatchObject({ dataDir: ".capstan/data", fresh: false });
+    expect(parseDevFlags(["--kubeconfig", "tmp/kc"])).toMatchObject({ dataDir: "tmp/data" });
+    expect(parseDevFlags(["--data-dir", "/var/tmp/d", "--fresh"])).toMatchObject({
+      dataDir: "/var/tmp/d",
+      fresh: true,
+    });
+    expect(() => parseDevFlags(["--data-dir", ""])).toThrow(/--data-dir must name a directory/);
   });
 
   it("tees an operator's JSON log line to the dashboard as a record and to the terminal as a readable line", () => {
@@ -151,15 +166,17 @@ describe("capstan dev", () => {
     await waitFor(client, ConfigMap, "default/g1-size", (cm) => cm.data?.version === "1", { timeout: "20s" });
 
     // The dashboard it prints shows the operator's kind and object, and the operator's log lines.
-    const dashboardUrl = (await outputMatching(output, / {2}Dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\n/))[1] as string;
+    const printed = await outputMatching(output, DASHBOARD_LINE);
+    const dashboardUrl = printed[1] as string;
+    const auth = { headers: { authorization: `Bearer ${printed[2]}` } };
     let keys: string[] = [];
     for (const deadline = Date.now() + 10_000; !keys.includes("default/g1") && Date.now() < deadline; ) {
-      const res = await fetch(new URL("/api/objects?kind=gadgets.capstan.test/v1/gadgets", dashboardUrl));
+      const res = await fetch(new URL("/api/objects?kind=gadgets.capstan.test/v1/gadgets", dashboardUrl), auth);
       if (res.ok) keys = ((await res.json()) as { rows: { key: string }[] }).rows.map((r) => r.key);
       else await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(keys).toContain("default/g1");
-    const logs = (await (await fetch(new URL("/api/logs?source=operator.ts", dashboardUrl))).json()) as {
+    const logs = (await (await fetch(new URL("/api/logs?source=operator.ts", dashboardUrl), auth)).json()) as {
       lines: { level?: string; text: string }[];
     };
     expect(logs.lines.some((l) => l.level !== undefined)).toBe(true); // records, parsed from the child's JSON
@@ -230,12 +247,10 @@ describe("capstan dev", () => {
         out += chunk.toString();
       });
       const exited = new Promise<number | null>((resolve) => proc.once("exit", (c) => resolve(c)));
-      const url = (await outputMatching(
-        () => out,
-        / {2}Dashboard: (http:\/\/127\.0\.0\.1:(\d+)\/)\n/,
-      )) as RegExpMatchArray;
-      expect(Number(url[2])).not.toBe(DEFAULT_DEV_DASHBOARD_PORT);
-      expect((await fetch(new URL("/api/kinds", url[1] as string))).status).toBe(200);
+      const url = await outputMatching(() => out, DASHBOARD_LINE);
+      expect(Number(new URL(url[1] as string).port)).not.toBe(DEFAULT_DEV_DASHBOARD_PORT);
+      const auth = { headers: { authorization: `Bearer ${url[2]}` } };
+      expect((await fetch(new URL("/api/kinds", url[1] as string), auth)).status).toBe(200);
       proc.kill("SIGINT");
       expect(await exited).toBe(0);
     } finally {
@@ -275,4 +290,119 @@ describe("capstan dev", () => {
     while (running().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(running()).toEqual([]);
   }, 90_000);
+});
+
+describe("capstan dev's state", () => {
+  let dir: string;
+  const running: ChildProcess[] = [];
+  const clients: KubeClient[] = [];
+
+  /** `capstan dev` with `args` in the test's folder (no operator): its output, and its exit code once it exits. */
+  function startDev(args: string[]) {
+    let out = "";
+    const proc = spawn(process.execPath, [bin, "dev", "--dashboard-port", "0", ...args], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    running.push(proc);
+    for (const stream of [proc.stdout, proc.stderr]) {
+      stream?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+    }
+    const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+    return { proc, exited, output: () => out };
+  }
+
+  /** Starts `capstan dev`, waits for its banner; an admin client of it and the dashboard token it printed. */
+  async function startReady(args: string[] = []) {
+    const dev = startDev(args);
+    const token = (await outputMatching(dev.output, DASHBOARD_LINE, 30_000))[2] as string;
+    const client = new KubeClient(loadClientConfig({ kubeconfig: join(dir, ".capstan/kubeconfig") }));
+    clients.push(client);
+    return { ...dev, client, token };
+  }
+
+  /** Ctrl-C, and its exit code. */
+  async function stop(dev: { proc: ChildProcess; exited: Promise<number | null> }): Promise<number | null> {
+    dev.proc.kill("SIGINT");
+    return dev.exited;
+  }
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "capstan-dev-state-"));
+  });
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+    for (const proc of running.splice(0)) {
+      if (proc.exitCode !== null || proc.signalCode !== null) continue;
+      const exited = new Promise((resolve) => proc.once("exit", resolve));
+      proc.kill("SIGKILL");
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("keeps objects, resourceVersions and the dashboard token across a stop and a start; --fresh starts empty", async () => {
+    const first = await startReady();
+    expect(first.output()).toContain("Objects are kept in .capstan/data across restarts");
+    const created = await first.client
+      .resource(ConfigMap, "default")
+      .create(ConfigMap.make({ metadata: { name: "kept", namespace: "default" }, data: { a: "1" } }));
+    const updated = await first.client
+      .resource(ConfigMap, "default")
+      .patch("kept", { data: { a: "2" } }, { type: "merge" });
+    expect(Number(updated.metadata?.resourceVersion)).toBeGreaterThan(Number(created.metadata?.resourceVersion));
+    expect(await stop(first)).toBe(0);
+    // Owner-only, as the kubeconfig.
+    expect((await stat(join(dir, ".capstan/dashboard-token"))).mode & 0o777).toBe(0o600);
+
+    const second = await startReady();
+    const kept = await second.client.resource(ConfigMap, "default").get("kept");
+    expect(kept.data).toEqual({ a: "2" });
+    expect(kept.metadata?.uid).toMatch(/./);
+    expect(kept.metadata?.uid).toBe(created.metadata?.uid);
+    expect(kept.metadata?.resourceVersion).toBe(updated.metadata?.resourceVersion);
+    // The revision counter continues: a write now is newer than any of the last run.
+    const after = await second.client
+      .resource(ConfigMap, "default")
+      .patch("kept", { data: { a: "3" } }, { type: "merge" });
+    expect(Number(after.metadata?.resourceVersion)).toBeGreaterThan(Number(updated.metadata?.resourceVersion));
+    // A tab opened with the first run's address keeps working: same token.
+    expect(second.token).toBe(first.token);
+    expect(await stop(second)).toBe(0);
+
+    const fresh = await startReady(["--fresh"]);
+    await expect(fresh.client.resource(ConfigMap, "default").get("kept")).rejects.toMatchObject({ code: 404 });
+    // Still a whole cluster: its namespaces were made again.
+    expect((await fresh.client.resource(ConfigMap, "kube-system").list()).items).toBeDefined();
+    expect(fresh.token).toBe(first.token);
+    expect(await stop(fresh)).toBe(0);
+  }, 120_000); // four `capstan dev` start-ups on a shared 2-core machine
+
+  it("refuses a second capstan dev on the same data dir, naming the first one's pid, and leaves the first intact", async () => {
+    const first = await startReady();
+    await first.client
+      .resource(ConfigMap, "default")
+      .create(ConfigMap.make({ metadata: { name: "mine", namespace: "default" }, data: { a: "1" } }));
+    const kubeconfig = await readFile(join(dir, ".capstan/kubeconfig"), "utf8");
+
+    for (const args of [[], ["--fresh"]]) {
+      const second = startDev(args);
+      expect(await second.exited, args.join(" ")).toBe(1);
+      expect(second.output()).toContain(
+        `capstan dev: the data dir .capstan/data is in use by process ${first.proc.pid} (another capstan dev in this folder?)`,
+      );
+      expect(second.output()).not.toContain("API server ready");
+    }
+    // Nothing of the first was touched: its kubeconfig, its objects, its server.
+    expect(await readFile(join(dir, ".capstan/kubeconfig"), "utf8")).toBe(kubeconfig);
+    expect((await first.client.resource(ConfigMap, "default").get("mine")).data).toEqual({ a: "1" });
+    expect(await stop(first)).toBe(0);
+
+    // Elsewhere it may run at the same time: another data dir and kubeconfig.
+    const other = startDev(["--data-dir", "other/data", "--kubeconfig", "other/kubeconfig"]);
+    await outputMatching(other.output, DASHBOARD_LINE, 30_000);
+    expect(await stop(other)).toBe(0);
+  }, 120_000);
 });

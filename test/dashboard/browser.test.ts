@@ -62,6 +62,22 @@ it("shows a new object's row and its printer columns changing, live, and its YAM
   expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
 }, 20_000);
 
+it("lets in only a browser that opened the address with the token, and takes the token out of the address", async () => {
+  const stranger = await browser.newPage();
+  try {
+    const refused = await stranger.goto(new URL("/", dashboard.url).href);
+    expect(refused?.status()).toBe(401);
+    expect(await stranger.textContent("body")).toMatch(/open the dashboard at the address capstan dev printed/);
+    expect(await stranger.evaluate(() => fetch("/api/kinds").then((r) => r.status))).toBe(401);
+  } finally {
+    await stranger.close();
+  }
+  // The page of the first test opened dashboard.url: the token went into its cookie, out of the address.
+  await page.goto(dashboard.url);
+  expect(page.url()).toBe(new URL("/", dashboard.url).href);
+  expect(await page.evaluate(() => fetch("/api/kinds").then((r) => r.status))).toBe(200);
+}, 20_000);
+
 it("shows the operator's log lines in the logs panel, filterable by operator", async () => {
   await page.goto(dashboard.url);
   await waitForText(page, "#logs .line", /useless-machine.*Starting workers/);

@@ -17,6 +17,7 @@ import {
 import { defineResource, toCrd } from "../../packages/capstan/src/resources/index.ts";
 import { type Dashboard, LogFeed, startDashboard } from "../../packages/capstan-dev/src/dashboard/index.ts";
 import { isEstablished, startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
+import { apiUrl } from "./support/dashboard-url.ts";
 import { openSse } from "./support/sse-client.ts";
 
 const Gizmo = defineResource({
@@ -40,11 +41,15 @@ const GIZMOS = "dashboard.capstan.test/v1/gizmos";
 // biome-ignore lint/suspicious/noExplicitAny: test-side view of the routes' JSON, checked by the assertions
 type Body = any;
 
-/** GET `path` on the dashboard with an optional Host header; the status and parsed JSON body. */
+/**
+ * GET `path` on the dashboard with its access token (as a script sends it) and an optional Host
+ * header; the status and parsed JSON body.
+ */
 function getJson(dashboard: Dashboard, path: string, host?: string): Promise<{ status: number; body: Body }> {
   return new Promise((resolve, reject) => {
     const url = new URL(path, dashboard.url);
-    const req = request(url, { headers: host ? { host } : {} }, (res) => {
+    const headers = { authorization: `Bearer ${dashboard.token}`, ...(host ? { host } : {}) };
+    const req = request(url, { headers }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => {
@@ -109,7 +114,7 @@ describe("dashboard kinds", () => {
 
 describe("dashboard objects", () => {
   it("the objects route and the stream see a create, an update and a delete, in order", async () => {
-    const stream = await openSse(new URL(`/api/stream/objects?kind=${GIZMOS}`, dashboard.url).href);
+    const stream = await openSse(apiUrl(dashboard, `/api/stream/objects?kind=${GIZMOS}`));
     try {
       expect(stream.status).toBe(200);
       await stream.next("snapshot");
@@ -240,9 +245,7 @@ describe("dashboard object detail", () => {
     const obj = await cluster.client
       .resource(Gizmo)
       .create(Gizmo.make({ metadata: { name: "watched", namespace: "default" }, spec: { size: 1 } }));
-    const stream = await openSse(
-      new URL(`/api/stream/object?kind=${GIZMOS}&namespace=default&name=watched`, dashboard.url).href,
-    );
+    const stream = await openSse(apiUrl(dashboard, `/api/stream/object?kind=${GIZMOS}&namespace=default&name=watched`));
     try {
       expect(((await stream.next("detail")).data as Body).events).toEqual([]);
       await cluster.client.resource(Event).create(
@@ -377,7 +380,7 @@ describe("dashboard logs", () => {
       expect.objectContaining({ source: "gizmos", level: "info", msg: "reconciled", fields: { controller: "gizmo" } }),
     ]);
 
-    const stream = await openSse(new URL("/api/stream/logs?name=g9", dashboard.url).href);
+    const stream = await openSse(apiUrl(dashboard, "/api/stream/logs?name=g9"));
     try {
       expect(((await stream.next("lines")).data as Body).lines).toEqual([]);
       logger.info({ namespace: "default", name: "g8" }, "not this one");
@@ -402,7 +405,7 @@ describe("dashboard guards", () => {
 
   it("is read-only: any method but GET and HEAD gets 405", async () => {
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(new URL("/api/kinds", dashboard.url), { method: "POST" }, (res) => {
+      const req = request(apiUrl(dashboard, "/api/kinds"), { method: "POST" }, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
       });

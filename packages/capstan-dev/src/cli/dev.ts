@@ -5,8 +5,14 @@
  * files changes; Ctrl-C stops everything. Admission handlers and conversions are served on loopback
  * and registered by the operator itself (dev-webhooks.ts).
  *
- * Expected flow: check the operator files exist, start the API server, write the kubeconfig, start
- * the dashboard, print how to use kubectl and where the dashboard is, start the operators, watch
+ * State: the API server keeps objects, CA and certificate in a data dir (`.capstan/data`, beside the
+ * kubeconfig), so a restart continues where the last run stopped, with the same resourceVersions;
+ * `--fresh` empties it first. The dashboard's access token is kept beside them
+ * (`.capstan/dashboard-token`, mode 0600), so a tab opened with the printed address survives too.
+ *
+ * Expected flow: check the operator files exist, (`--fresh`: empty the data dir,) start the API
+ * server on the data dir, write the kubeconfig, start the dashboard with the kept token, print how
+ * to use kubectl and where the dashboard is, start the operators, watch
  * what each loads (source-watcher.ts); on SIGINT/SIGTERM stop watching, stop the operators (each
  * gets its graceful stop), then the dashboard, then the server.
  *
@@ -20,16 +26,18 @@
  *
  * Guarantees: exit code 0 after Ctrl-C with every child exited, the dashboard and the server
  * stopped; 2 for bad arguments or missing files; 1 when an explicitly chosen dashboard port is
- * busy. An operator that crashes stays down until a file changes (no restart loop that floods the
- * terminal).
+ * busy, or the data dir is in use by another process (a second `capstan dev` in the same folder:
+ * refused before it writes anything, the kubeconfig included). An operator that crashes stays
+ * down until a file changes (no restart loop that floods the terminal).
  */
 import { existsSync, realpathSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LOG_FORMATS, LOG_LEVELS, parseCommandArgs, prettyLine } from "capstan/internal";
 import { type Dashboard, LogFeed, startDashboard } from "../dashboard/index.ts";
-import { startApiServer } from "../devcluster/index.ts";
+import { type ApiServer, DataDirInUseError, discardDataDir, startApiServer } from "../devcluster/index.ts";
 import { readDigest } from "./content-digest.ts";
+import { loadOrCreateDashboardToken } from "./dashboard-token-file.ts";
 import { devWebhookArgs, devWebhookCertificates, freeLoopbackPort } from "./dev-webhooks.ts";
 import { OperatorProcess } from "./operator-process.ts";
 import { SourceWatcher } from "./source-watcher.ts";
@@ -48,8 +56,15 @@ web page on 127.0.0.1: objects, events, operator logs), runs each operator again
 restarts an operator when one of its source files changes (its module, or a project file it
 imports). Ctrl-C stops everything.
 
+The cluster's objects are kept in a data dir (.capstan/data): stopped and started again, capstan dev
+continues with the same objects and resourceVersions. The dashboard's address carries an access
+token, kept in .capstan/dashboard-token (owner-only) so that an open tab survives a restart.
+
 Options:
   --kubeconfig FILE    where to write the kubeconfig (default .capstan/kubeconfig)
+  --data-dir DIR       where the API server keeps objects, CA and certificate (default: data beside
+                       the kubeconfig, .capstan/data); one capstan dev at a time per data dir
+  --fresh              start with an empty cluster: the data dir's contents are deleted first
   --port P             API server port (default 0: a free one)
   --log-level L        operators' log level (default info)
   --log-format F       pretty (default) or json
@@ -68,6 +83,10 @@ export interface DevFlags {
   /** `undefined`: the default port with fallback; a number: exactly that port (0: any free one). */
   dashboardPort: number | undefined;
   dashboard: boolean;
+  /** The API server's data dir. */
+  dataDir: string;
+  /** Empty the data dir before starting. */
+  fresh: boolean;
 }
 
 /** `capstan dev`. */
@@ -76,8 +95,8 @@ export async function run(args: string[]): Promise<number> {
   if (!parsed.ok) return parsed.exitCode;
   const flags = parsed.value;
   const print = (line: string) => process.stdout.write(`${line}\n`);
-  // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
-  const server = await startApiServer({ port: flags.port, kubeconfigPath: flags.kubeconfig, namespaceDefaults: true });
+  const server = await startDevApiServer(flags);
+  if (server === undefined) return 1;
   const kubeconfigPath = resolve(flags.kubeconfig);
   // Operators with admission handlers or conversions serve them on loopback and register them
   // (before anything is printed: a Ctrl-C after the banner finds the signal handlers in place).
@@ -89,7 +108,8 @@ export async function run(args: string[]): Promise<number> {
   let dashboard: Dashboard | undefined;
   if (flags.dashboard) {
     try {
-      dashboard = await startDevDashboard(kubeconfigPath, flags.dashboardPort, logs);
+      const token = await loadOrCreateDashboardToken(join(dirname(kubeconfigPath), "dashboard-token"));
+      dashboard = await startDevDashboard(kubeconfigPath, flags.dashboardPort, logs, token);
     } catch (err) {
       process.stderr.write(`capstan dev: the dashboard cannot start: ${(err as Error).message}\n`);
       await server.stop();
@@ -100,6 +120,7 @@ export async function run(args: string[]): Promise<number> {
   print("  Use it with kubectl:");
   print(`    kubectl --kubeconfig ${flags.kubeconfig} get crds`);
   print(`    export KUBECONFIG=${kubeconfigPath}`);
+  print(`  Objects are kept in ${flags.dataDir} across restarts (--fresh starts empty).`);
   if (dashboard) print(`  Dashboard: ${dashboard.url}`);
   if (flags.files.length === 0) print("  No operator given: serving the API server only. Ctrl-C stops it.");
 
@@ -168,16 +189,46 @@ export function outputLabels(files: readonly string[]): string[] {
 }
 
 /**
+ * The API server on the data dir (emptied first with `--fresh`), or `undefined` after saying on
+ * stderr why it cannot start (the data dir in use by another process, or not usable).
+ */
+async function startDevApiServer(flags: DevFlags): Promise<ApiServer | undefined> {
+  try {
+    if (flags.fresh) await discardDataDir(flags.dataDir);
+    return await startApiServer({
+      port: flags.port,
+      kubeconfigPath: flags.kubeconfig,
+      dataDir: flags.dataDir,
+      // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
+      namespaceDefaults: true,
+    });
+  } catch (err) {
+    const why =
+      err instanceof DataDirInUseError
+        ? `the data dir ${flags.dataDir} is in use by process ${err.pid} (another capstan dev in this folder?): ` +
+          "stop that one, or give this one another --data-dir and --kubeconfig"
+        : `the API server cannot start: ${(err as Error).message}`;
+    process.stderr.write(`capstan dev: ${why}\n`);
+    return undefined;
+  }
+}
+
+/**
  * The dashboard on `port`, or on {@link DEFAULT_DEV_DASHBOARD_PORT} falling back to a free port
  * when that one is busy (`port` undefined).
  */
-async function startDevDashboard(kubeconfigPath: string, port: number | undefined, logs: LogFeed): Promise<Dashboard> {
-  if (port !== undefined) return startDashboard({ kubeconfigPath, port, logs });
+async function startDevDashboard(
+  kubeconfigPath: string,
+  port: number | undefined,
+  logs: LogFeed,
+  token: string,
+): Promise<Dashboard> {
+  if (port !== undefined) return startDashboard({ kubeconfigPath, port, logs, token });
   try {
-    return await startDashboard({ kubeconfigPath, port: DEFAULT_DEV_DASHBOARD_PORT, logs });
+    return await startDashboard({ kubeconfigPath, port: DEFAULT_DEV_DASHBOARD_PORT, logs, token });
   } catch (err) {
     if ((err as { code?: unknown }).code !== "EADDRINUSE") throw err;
-    return startDashboard({ kubeconfigPath, port: 0, logs });
+    return startDashboard({ kubeconfigPath, port: 0, logs, token });
   }
 }
 
@@ -212,6 +263,8 @@ export function parseDevFlags(args: string[]): DevFlags | "help" {
       "log-format": { type: "string", default: "pretty" },
       "dashboard-port": { type: "string" },
       "no-dashboard": { type: "boolean", default: false },
+      "data-dir": { type: "string" },
+      fresh: { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -236,6 +289,7 @@ export function parseDevFlags(args: string[]): DevFlags | "help" {
   for (const file of positionals) {
     if (!existsSync(file)) throw new Error(`${file}: no such file`);
   }
+  if (values["data-dir"] === "") throw new Error("--data-dir must name a directory");
   return {
     files: positionals,
     kubeconfig: values.kubeconfig,
@@ -244,5 +298,7 @@ export function parseDevFlags(args: string[]): DevFlags | "help" {
     logFormat: values["log-format"],
     dashboardPort,
     dashboard: !values["no-dashboard"],
+    dataDir: values["data-dir"] ?? join(dirname(values.kubeconfig), "data"),
+    fresh: values.fresh,
   };
 }

@@ -6,13 +6,15 @@
  * ```ts
  * const logs = new LogFeed();                       // fed by the operators' output
  * const dashboard = await startDashboard({ kubeconfigPath, logs });
- * console.log(dashboard.url);                       // http://127.0.0.1:7150/
+ * console.log(dashboard.url);                       // http://127.0.0.1:7150/?token=...
  * await dashboard.stop();
  * ```
  *
  * ## Guarantees
  * - Listens on a loopback address only (a non-loopback `host` is refused) and answers only
  *   requests whose `Host` header names that address or `localhost` (DNS-rebinding guard).
+ * - Answers only requests carrying its access token (access-token.ts): `url` carries it, a browser
+ *   that opened `url` once keeps it in a cookie; anything else gets 401.
  * - Read-only: the only requests it sends to the cluster are list, watch and get.
  * - `stop()` (or the `signal` aborting) ends every page stream, closes the server and its
  *   connections, stops every watch and timer, and closes the client when the dashboard built it;
@@ -27,6 +29,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { KubeClient } from "capstan";
 import { loadClientConfig } from "capstan/client";
+import { AccessGuard, newAccessToken, tokenUrl } from "./access-token.ts";
 import { ClusterView } from "./cluster-view.ts";
 import { allowedHostHeaders, isLoopbackHost } from "./host-guard.ts";
 import { LogFeed } from "./log-feed.ts";
@@ -49,13 +52,20 @@ export interface DashboardOptions {
   logs?: LogFeed;
   /** Stops the dashboard when aborted, as `stop()` does. */
   signal?: AbortSignal;
+  /**
+   * The access token requests must carry (base64url, at least 128 bits; see access-token.ts).
+   * Default: a new random one. `capstan dev` passes the one it keeps, so open tabs survive a restart.
+   */
+  token?: string;
 }
 
 /** A running dashboard. */
 export interface Dashboard {
-  /** `http://127.0.0.1:<port>/` */
+  /** `http://127.0.0.1:<port>/?token=<token>`: the address to open (the token in it lets it in). */
   readonly url: string;
   readonly port: number;
+  /** The access token; scripts may send it as `Authorization: Bearer <token>`. */
+  readonly token: string;
   /** The feed of the logs panel: write operator output lines here. */
   readonly logs: LogFeed;
   /** Stops everything the dashboard started; see the module documentation. */
@@ -71,6 +81,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   if (options.client === undefined && options.kubeconfigPath === undefined) {
     throw new Error("startDashboard needs a client or a kubeconfigPath");
   }
+  const token = options.token ?? newAccessToken();
+  const access = new AccessGuard(token); // before anything starts: a bad token is a clear error
   const ownClient = options.client === undefined;
   const client = options.client ?? new KubeClient(loadClientConfig({ kubeconfig: options.kubeconfigPath }));
   const logs = options.logs ?? new LogFeed();
@@ -79,7 +91,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   setMaxListeners(0, abort.signal);
   const allowedHosts = new Set<string>();
   const view = new ClusterView(client);
-  const server = createServer(dashboardRoutes({ view, client, logs, allowedHosts, signal: abort.signal }));
+  const server = createServer(dashboardRoutes({ view, client, logs, allowedHosts, access, signal: abort.signal }));
   try {
     server.listen(options.port ?? 0, host);
     await once(server, "listening");
@@ -108,5 +120,5 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   else options.signal?.addEventListener("abort", onAbort, { once: true });
 
   const shownHost = host.includes(":") ? `[${host}]` : host;
-  return { url: `http://${shownHost}:${port}/`, port, logs, stop };
+  return { url: tokenUrl(`http://${shownHost}:${port}/`, token), port, token, logs, stop };
 }

@@ -12,6 +12,8 @@
  * - `GET /api/stream/kinds`, `/api/stream/objects?kind=`, `/api/stream/object?kind=&namespace=&name=`,
  *   `/api/stream/logs?source=&namespace=&name=`: the same, live (text/event-stream).
  *
+ * Every request must carry the access token (access-token.ts): without it, 401 before any route.
+ *
  * Guarantees: every error is an answer, never a crash: a request with a foreign `Host` gets 403,
  * another method 405, an unknown route 404, and an error of the cluster a JSON body
  * `{ "error": { "code", "reason", "message" } }` with the cluster's HTTP code (403, 404, ...) or
@@ -20,6 +22,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { KubeClient, KubeObject } from "capstan";
+import type { AccessGuard } from "./access-token.ts";
 import type { ClusterView, ViewChange, ViewedKind } from "./cluster-view.ts";
 import { hostAllowed } from "./host-guard.ts";
 import type { CustomResourceDefinition, PrinterColumn } from "./kinds.ts";
@@ -72,6 +75,8 @@ export interface RoutesOptions {
   logs: LogFeed;
   /** `Host` header values to accept (see host-guard.ts). */
   allowedHosts: ReadonlySet<string>;
+  /** Admits only requests carrying the access token (see access-token.ts). */
+  access: AccessGuard;
   /** Aborted when the dashboard stops: every stream ends. */
   signal: AbortSignal;
 }
@@ -109,6 +114,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
       });
       return;
     }
+    if (!options.access.admit(req, res)) return;
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.setHeader("allow", "GET, HEAD");
       sendJson(res, 405, { error: { code: 405, reason: "MethodNotAllowed", message: "the dashboard is read-only" } });

@@ -25,3 +25,5 @@ export type {
   ServerPlugin,
 } from "./server.ts";
 export { startApiServer } from "./server.ts";
+export { discardDataDir } from "./storage/data-dir.ts";
+export { DataDirInUseError } from "./storage/file-storage.ts";

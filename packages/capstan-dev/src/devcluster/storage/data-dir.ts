@@ -6,6 +6,7 @@
  * `openDataDir(dir)` opens the persistent storage (file-storage.ts), then loads `pki/ca.crt`,
  * `pki/server.crt`, `pki/server.key` and `token`, creating and saving whatever is missing. The server
  * uses them instead of making fresh ones; `close()` flushes and closes the storage.
+ * `discardDataDir(dir)` (`capstan dev --fresh`) deletes all of it, for a start from nothing.
  *
  * ## Guarantees
  * - Files are written with mode 0600, to a temporary name, fsynced and renamed: a crash leaves either
@@ -17,11 +18,14 @@
  *   localhost); starting later with another `--host` keeps it. Delete `pki/` to make new ones.
  * - The kubeconfig also names the port: use a fixed `--port` for it to stay valid across restarts.
  */
-import { mkdir, open, readFile, rename } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, open, readdir, readFile, rename, rm, rmdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { newBearerToken } from "../kubeconfig.ts";
 import { createServingCertificates, type ServingCertificates } from "../tls.ts";
-import { FileStorage, type FileStorageOptions } from "./file-storage.ts";
+import { FileStorage, type FileStorageOptions, isStorageFile, takeLock } from "./file-storage.ts";
+
+/** The certificate files under `pki/`. */
+const PKI_FILES = ["ca.crt", "server.crt", "server.key"];
 
 /** An opened data directory. */
 export interface DataDir {
@@ -50,6 +54,31 @@ export async function openDataDir(dir: string, options: DataDirOptions = {}): Pr
     await storage.closed();
     throw err;
   }
+}
+
+/**
+ * Deletes what a data directory keeps (objects, CA, certificate, token) so that the next open starts
+ * from nothing (`capstan dev --fresh`). Refuses, as opening does, while a live process holds the
+ * directory's LOCK: its objects are that process's, and deleting them under it would corrupt its log.
+ * Deletes only the files a data directory holds, so a mistyped directory loses nothing else; the
+ * LOCK stays taken by this process, for the open that follows. A missing directory is left missing.
+ */
+export async function discardDataDir(dir: string): Promise<void> {
+  const root = resolve(dir);
+  let names: string[];
+  try {
+    names = await readdir(root);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  await takeLock(root);
+  for (const name of names) {
+    if (isStorageFile(name) || name === "token" || name === "token.tmp") await rm(join(root, name), { force: true });
+  }
+  const pki = join(root, "pki");
+  for (const name of PKI_FILES.flatMap((f) => [f, `${f}.tmp`])) await rm(join(pki, name), { force: true });
+  await rmdir(pki).catch(() => undefined); // absent, or holding files of someone else's: left alone
 }
 
 async function loadOrCreateCertificates(dir: string, host: string): Promise<ServingCertificates> {

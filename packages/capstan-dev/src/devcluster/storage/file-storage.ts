@@ -101,6 +101,11 @@ interface OverlayEntry {
 
 const SEGMENT = /^wal-(\d{16})\.log$/;
 const SNAPSHOT = /^snapshot-(\d{16})\.snap$/;
+/** True for the files the store writes in its directory: log segments, snapshots, their temporary files. */
+export function isStorageFile(name: string): boolean {
+  const base = name.endsWith(".tmp") ? name.slice(0, -".tmp".length) : name;
+  return SEGMENT.test(base) || SNAPSHOT.test(base);
+}
 const segmentName = (seq: number) => `wal-${String(seq).padStart(16, "0")}.log`;
 const snapshotName = (seq: number) => `snapshot-${String(seq).padStart(16, "0")}.snap`;
 
@@ -628,8 +633,20 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/** A data directory's LOCK is held by another live process. */
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dir: string,
+    /** The process holding it. */
+    readonly pid: number,
+  ) {
+    super(`data dir ${dir} is in use by process ${pid}`);
+    this.name = "DataDirInUseError";
+  }
+}
+
 /** Takes the directory's LOCK, refusing when a live process holds it (a dead holder's lock is stale). */
-async function takeLock(dir: string): Promise<void> {
+export async function takeLock(dir: string): Promise<void> {
   const path = join(dir, "LOCK");
   try {
     await writeFile(path, String(process.pid), { flag: "wx", mode: 0o600 });
@@ -639,7 +656,7 @@ async function takeLock(dir: string): Promise<void> {
   }
   const holder = Number((await readFile(path, "utf8")).trim());
   if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-    throw new Error(`data dir ${dir} is in use by process ${holder}`);
+    throw new DataDirInUseError(dir, holder);
   }
   await writeFile(path, String(process.pid), { mode: 0o600 });
 }
