@@ -20,6 +20,9 @@
  * reports them (loaded-files-hooks.ts): not a folder's contents, not `node_modules`. A save of a file
  * two operators import restarts both; a save of a file only one imports restarts that one.
  *
+ * Each child also reports every reconcile, handler and timer run of its operator when it ends
+ * (run-reports.ts): the dashboard keeps them per object for its reconcile timeline.
+ *
  * Operators always log JSON to this process: each line goes to the dashboard's logs panel as a
  * structured record (level, message, the object it is about), and to the terminal as is
  * (`--log-format json`) or as the same readable line `capstan run` would print (`pretty`).
@@ -151,6 +154,8 @@ export async function run(args: string[]): Promise<number> {
       // before loading it, without a cluster, still restarts on its save).
       onStart: () => watcher.reset(op, [[modulePath, readDigest(modulePath)]]),
       onLoaded: (path, digest) => watcher.track(op, path, digest),
+      // Its runs, streamed on the report pipe (run-reports.ts), make the dashboard's timeline.
+      onRun: (run) => dashboard?.runs.add(label, run),
     });
     operators.push(op);
     modules.set(op, modulePath);

@@ -5,7 +5,7 @@
  * Usage: `node operator-child-main.js [dependency-url ...]`.
  *
  * Expected flow: register loaded-files-hooks.ts (before tsx, see there), load Capstan's entry points
- * and tsx's API (what takes most of a cold start), then the operator's dependencies given on the
+ * (and register the observer that reports the operator's runs, run-reports.ts) and tsx's API (what takes most of a cold start), then the operator's dependencies given on the
  * command line (modules of `node_modules` that the previous child's project files imported), then
  * wait on the IPC channel for the {@link StartMessage}; on it, run the `capstan` command with its
  * arguments in this process, as `node capstan.js <args>` would.
@@ -25,6 +25,7 @@ import { dirname, extname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { LoadedFilesHooksData } from "./loaded-files-hooks.ts";
 import { isStartMessage, REPORT_FD, type StartMessage } from "./operator-child-protocol.ts";
+import { reportRuns } from "./run-reports.ts";
 
 // Listening first: a start message that arrives while Capstan loads must not be dropped.
 const started = new Promise<StartMessage>((resolve) => {
@@ -51,7 +52,9 @@ if (typeof register === "function") {
 let bin: string | undefined;
 try {
   ({ CAPSTAN_BIN: bin } = await import("capstan/internal"));
-  await import("capstan");
+  // Every run of the operator goes to the dashboard's reconcile timeline (run-reports.ts).
+  const { observeReconciles } = await import("capstan");
+  reportRuns(observeReconciles, REPORT_FD);
   await import("capstan/core");
   await import("tsx/esm/api");
 } catch {

@@ -30,6 +30,7 @@
  *   for the save that fixes it); `onStart` says when a new child begins reporting.
  */
 import { basename } from "node:path";
+import type { ReconcileRun } from "capstan";
 import type { ContentDigest } from "./content-digest.ts";
 import { OperatorChild } from "./operator-child.ts";
 
@@ -69,6 +70,8 @@ export interface OperatorProcessOptions {
   onStart?(): void;
   /** The running (or last started) child loaded `path` with this content (`null`: looked for, absent). */
   onLoaded?(path: string, digest: ContentDigest): void;
+  /** A child finished a reconcile, handler or timer run (also a child that is stopping). */
+  onRun?(run: ReconcileRun): void;
 }
 
 /** Supervises one operator's child processes; see the module documentation. */
@@ -179,6 +182,10 @@ export class OperatorProcess {
         }
       },
       onReport: (report) => {
+        if (report.kind === "run") {
+          this.options.onRun?.(report.run);
+          return;
+        }
         if (child !== this.reporting) return;
         if (report.kind === "file") this.options.onLoaded?.(report.path, report.digest);
         else this.dependencies.add(report.url);

@@ -33,6 +33,7 @@ import { AccessGuard, newAccessToken, tokenUrl } from "./access-token.ts";
 import { ClusterView } from "./cluster-view.ts";
 import { allowedHostHeaders, isLoopbackHost } from "./host-guard.ts";
 import { LogFeed } from "./log-feed.ts";
+import { RunStore } from "./run-store.ts";
 import { dashboardRoutes } from "./server.ts";
 
 /** The host the dashboard listens on unless told otherwise. */
@@ -53,6 +54,11 @@ export interface DashboardOptions {
   /** Stops the dashboard when aborted, as `stop()` does. */
   signal?: AbortSignal;
   /**
+   * Where the reconcile timeline's runs come from (default: a new, empty store, returned as `runs`):
+   * `capstan dev` adds its operators' runs here.
+   */
+  runs?: RunStore;
+  /**
    * The access token requests must carry (base64url, at least 128 bits; see access-token.ts).
    * Default: a new random one. `capstan dev` passes the one it keeps, so open tabs survive a restart.
    */
@@ -68,6 +74,8 @@ export interface Dashboard {
   readonly token: string;
   /** The feed of the logs panel: write operator output lines here. */
   readonly logs: LogFeed;
+  /** The runs of the reconcile timeline: add operator runs here. */
+  readonly runs: RunStore;
   /** Stops everything the dashboard started; see the module documentation. */
   stop(): Promise<void>;
 }
@@ -86,12 +94,13 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const ownClient = options.client === undefined;
   const client = options.client ?? new KubeClient(loadClientConfig({ kubeconfig: options.kubeconfigPath }));
   const logs = options.logs ?? new LogFeed();
+  const runs = options.runs ?? new RunStore();
   const abort = new AbortController();
   // One listener per watched kind and per open page stream: a dozen is normal, not a leak.
   setMaxListeners(0, abort.signal);
   const allowedHosts = new Set<string>();
   const view = new ClusterView(client);
-  const server = createServer(dashboardRoutes({ view, client, logs, allowedHosts, access, signal: abort.signal }));
+  const server = createServer(dashboardRoutes({ view, client, logs, runs, allowedHosts, access, signal: abort.signal }));
   try {
     server.listen(options.port ?? 0, host);
     await once(server, "listening");
@@ -120,5 +129,5 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   else options.signal?.addEventListener("abort", onAbort, { once: true });
 
   const shownHost = host.includes(":") ? `[${host}]` : host;
-  return { url: tokenUrl(`http://${shownHost}:${port}/`, token), port, token, logs, stop };
+  return { url: tokenUrl(`http://${shownHost}:${port}/`, token), port, token, logs, runs, stop };
 }

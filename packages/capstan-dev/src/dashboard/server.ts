@@ -11,6 +11,8 @@
  * - `GET /api/logs?source=&namespace=&name=&limit=`: the newest operator log lines that match.
  * - `GET /api/stream/kinds`, `/api/stream/objects?kind=`, `/api/stream/object?kind=&namespace=&name=`,
  *   `/api/stream/logs?source=&namespace=&name=`: the same, live (text/event-stream).
+ * - `GET /api/runs?kind=&namespace=&name=&uid=`, `/api/stream/runs?...`: the object's reconcile
+ *   timeline (run-routes.ts).
  *
  * Every request must carry the access token (access-token.ts): without it, 401 before any route.
  *
@@ -30,6 +32,8 @@ import { type LogFeed, type LogFilter, matchesLogFilter } from "./log-feed.ts";
 import { type ObjectDetail, objectDetail } from "./object-detail.ts";
 import { type FeedError, feedError, type ObjectFeed, objectKey } from "./object-feed.ts";
 import { columnError, objectRow } from "./object-row.ts";
+import { runRoutes } from "./run-routes.ts";
+import type { RunStore } from "./run-store.ts";
 import { SseStream } from "./sse.ts";
 
 /**
@@ -66,6 +70,7 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   "/": { file: "index.html", type: "text/html; charset=utf-8" },
   "/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/style.css": { file: "style.css", type: "text/css; charset=utf-8" },
+  "/timeline.js": { file: "timeline.js", type: "text/javascript; charset=utf-8" },
 };
 
 /** What the routes need. */
@@ -73,6 +78,8 @@ export interface RoutesOptions {
   view: ClusterView;
   client: KubeClient;
   logs: LogFeed;
+  /** The operators' runs for the reconcile timeline (run-routes.ts); none when absent. */
+  runs?: RunStore;
   /** `Host` header values to accept (see host-guard.ts). */
   allowedHosts: ReadonlySet<string>;
   /** Admits only requests carrying the access token (see access-token.ts). */
@@ -94,6 +101,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
     stream.onClose(() => streams.delete(stream));
     return stream;
   };
+  const runs = runRoutes({ view: options.view, runs: options.runs, sendJson, open });
 
   return (req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -159,6 +167,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
       case "/api/stream/logs":
         return streamLogs(open(res), logFilter(q));
       default:
+        if (runs(url.pathname, q, res)) return;
         sendJson(res, 404, { error: { code: 404, reason: "NotFound", message: `no route ${url.pathname}` } });
     }
   }

@@ -2,6 +2,8 @@
 // dashboard server's JSON routes and Server-Sent Event streams (see src/dashboard/server.ts).
 // Text from the cluster is only ever set as textContent, never parsed as HTML.
 
+import { openTimeline } from "./timeline.js";
+
 /** Age cells are refreshed this often: "5s" turning into "10s" is enough precision for a glance. */
 const AGE_REFRESH_MS = 5_000;
 /** Log lines kept in the panel: the newest, so a chatty operator cannot make the page slow. */
@@ -62,6 +64,8 @@ const state = {
   selected: undefined,
   objectsStream: undefined,
   detailStream: undefined,
+  /** The selected object's reconcile timeline (timeline.js): { element, close }. */
+  timeline: undefined,
   logsStream: undefined,
 };
 
@@ -257,6 +261,8 @@ function selectObject(ref) {
   const query = `kind=${encodeURIComponent(ref.kindId)}&namespace=${encodeURIComponent(ref.namespace)}&name=${encodeURIComponent(ref.name)}`;
   const stream = new EventSource(`/api/stream/object?${query}`);
   state.detailStream = stream;
+  state.timeline?.close();
+  state.timeline = openTimeline(ref);
   stream.addEventListener("detail", (e) => renderDetail(JSON.parse(e.data)));
   stream.addEventListener("gone", (e) => {
     stream.close();
@@ -368,6 +374,7 @@ function renderDetail(d) {
         ),
       ),
     ),
+    state.timeline?.element,
     section("YAML", "yaml", h("pre", {}, d.yaml)),
   );
 }

@@ -1,0 +1,64 @@
+/**
+ * The reconcile timeline's routes (run-store.ts holds the runs):
+ * - `GET /api/runs?kind=&namespace=&name=&uid=`: `{ available, runs }`, the object's kept runs,
+ *   newest first (`available: false` when the dashboard was started without a run store: its
+ *   operators' runs do not reach it).
+ * - `GET /api/stream/runs?kind=&namespace=&name=&uid=`: the same live (text/event-stream): a
+ *   `runs` event with that list, then a `run` event per new run of the object.
+ *
+ * `kind` is a kind id as elsewhere (`example.com/v1/widgets`); runs are matched by the kind's group
+ * and name, whatever version the operator watched.
+ */
+import type { ServerResponse } from "node:http";
+import type { ClusterView } from "./cluster-view.ts";
+import { matchesRunFilter, type RunFilter, type RunStore } from "./run-store.ts";
+import type { SseStream } from "./sse.ts";
+
+/** What the routes need of the server. */
+export interface RunRoutesOptions {
+  view: ClusterView;
+  /** Where the runs are; absent: the dashboard gets none. */
+  runs: RunStore | undefined;
+  sendJson(res: ServerResponse, code: number, body: unknown): void;
+  open(res: ServerResponse): SseStream;
+}
+
+/** The routes' handler: answers `/api/runs` and `/api/stream/runs`, returns false for any other path. */
+export function runRoutes(
+  options: RunRoutesOptions,
+): (path: string, q: URLSearchParams, res: ServerResponse) => boolean {
+  return (path, q, res) => {
+    if (path !== "/api/runs" && path !== "/api/stream/runs") return false;
+    const id = q.get("kind") ?? "";
+    const viewed = options.view.kind(id);
+    if (viewed === undefined) {
+      options.sendJson(res, 404, {
+        error: { code: 404, reason: "NotFound", message: `the dashboard does not watch kind "${id}"` },
+      });
+      return true;
+    }
+    const uid = q.get("uid");
+    const filter: RunFilter = {
+      group: viewed.kind.group,
+      kind: viewed.kind.kind,
+      namespace: viewed.kind.namespaced ? (q.get("namespace") ?? "") : "",
+      name: q.get("name") ?? "",
+      ...(uid ? { uid } : {}),
+    };
+    const store = options.runs;
+    const body = { available: store !== undefined, runs: store?.runs(filter) ?? [] };
+    if (path === "/api/runs") {
+      options.sendJson(res, 200, body);
+      return true;
+    }
+    const stream = options.open(res);
+    stream.send("runs", body);
+    if (store !== undefined) {
+      const unsubscribe = store.subscribe((run) => {
+        if (matchesRunFilter(run, filter)) stream.send("run", run);
+      });
+      stream.onClose(unsubscribe);
+    }
+    return true;
+  };
+}
