@@ -100,7 +100,9 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   setMaxListeners(0, abort.signal);
   const allowedHosts = new Set<string>();
   const view = new ClusterView(client);
-  const server = createServer(dashboardRoutes({ view, client, logs, runs, allowedHosts, access, signal: abort.signal }));
+  const server = createServer(
+    dashboardRoutes({ view, client, logs, runs, allowedHosts, access, signal: abort.signal }),
+  );
   try {
     server.listen(options.port ?? 0, host);
     await once(server, "listening");
