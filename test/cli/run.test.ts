@@ -81,6 +81,8 @@ describe("capstan run", () => {
       "--namespace",
       "default",
       "--leader-elect",
+      "--leader-elect-lease-duration",
+      "20s",
       "--health-port",
       String(healthPort),
       "--metrics-port",
@@ -95,10 +97,17 @@ describe("capstan run", () => {
     // --leader-elect: it acted while holding the Lease in the kubeconfig context's namespace.
     const lease = await cluster.client.resource(Lease).get("gadgets-leader", { namespace: "default" });
     expect(lease.spec?.holderIdentity).toBeTruthy();
+    expect(lease.spec?.leaseDurationSeconds).toBe(20); // --leader-elect-lease-duration
     // --health-port and --metrics-port serve the manager's endpoints, with the client's request metrics.
     expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(200);
     expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain(
       "rest_client_requests_total",
+    );
+    expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain(
+      'leader_election_master_status{name="gadgets-leader"} 1',
+    );
+    expect(await (await fetch(`http://127.0.0.1:${healthPort}/readyz?verbose`)).text()).toContain(
+      "[+]informer:gadgets.capstan.test/v1/namespaces/default/gadgets ok",
     );
 
     child?.kill("SIGTERM");
@@ -202,6 +211,43 @@ describe("capstan run flags", () => {
       leaderElect: false,
       registerCrds: true,
     });
+  });
+
+  it("reads leader election timings (client-go's checks, naming the flags) and watch health bounds", () => {
+    expect(
+      parseRunFlags([
+        "op.ts",
+        "--leader-elect",
+        "--leader-elect-lease-duration=30s",
+        "--leader-elect-renew-deadline=20s",
+        "--leader-elect-retry-period=4s",
+        "--watch-not-ready-after=12s",
+        "--watch-not-live-after=10m",
+      ]),
+    ).toMatchObject({
+      leaderElectTimings: { leaseDuration: "30s", renewDeadline: "20s", retryPeriod: "4s" },
+      watchHealth: { notReadyAfter: "12s", notLiveAfter: "10m" },
+    });
+    const plain = parseRunFlags(["op.ts", "--leader-elect"]);
+    expect(plain !== "help" && [plain.leaderElectTimings, plain.watchHealth]).toEqual([undefined, undefined]);
+    expect(() => parseRunFlags(["op.ts", "--leader-elect", "--leader-elect-lease-duration=10s"])).toThrow(
+      "leader election: --leader-elect-lease-duration (10000 ms) must be greater than --leader-elect-renew-deadline (10000 ms)",
+    );
+    expect(() => parseRunFlags(["op.ts", "--leader-elect", "--leader-elect-retry-period=9s"])).toThrow(
+      "--leader-elect-renew-deadline (10000 ms) must be greater than --leader-elect-retry-period * 1.2 (10800 ms)",
+    );
+    expect(() => parseRunFlags(["op.ts", "--leader-elect", "--leader-elect-retry-period=0"])).toThrow(
+      "leader election: --leader-elect-retry-period must be greater than zero",
+    );
+    expect(() => parseRunFlags(["op.ts", "--leader-elect", "--leader-elect-retry-period=2"])).toThrow(
+      '--leader-elect-retry-period must be a duration such as "15s" or "1m30s", got "2"',
+    );
+    expect(() => parseRunFlags(["op.ts", "--leader-elect-renew-deadline=5s"])).toThrow(
+      "--leader-elect-renew-deadline needs --leader-elect",
+    );
+    expect(() => parseRunFlags(["op.ts", "--watch-not-live-after=5s"])).toThrow(
+      "--watch-not-live-after (5000 ms) must be greater than --watch-not-ready-after (10000 ms)",
+    );
   });
 
   it("reads --max-concurrent-reconciles as a positive integer, absent by default", () => {

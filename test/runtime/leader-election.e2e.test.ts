@@ -6,6 +6,7 @@ import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts
 import { LEASE_KIND, LeadershipLostError, Manager } from "../../packages/capstan/src/runtime/manager.ts";
 import { isDeleted } from "../../packages/capstan/src/runtime/reconcile.ts";
 import { fileFixture } from "../support/file-fixture.ts";
+import { TcpProxy } from "./support/tcp-proxy.ts";
 import { Widget, widgetCrd } from "./support/widget.ts";
 
 // Lease 1 s > renew deadline 0.5 s > retry 0.1 s * 1.2: client-go's proportions, scaled down so
@@ -28,6 +29,13 @@ function replica(identity: string, lease: string, reconciled: string[]) {
     if (!isDeleted(target)) reconciled.push(`${identity}:${target.metadata?.name}`);
   });
   return { client, mgr };
+}
+
+/** `leader_election_master_status{name=lease}` of a manager, as a scrape shows it. */
+async function leaderGauge(mgr: Manager, lease: string): Promise<string | undefined> {
+  const prefix = `leader_election_master_status{name="${lease}"} `;
+  const line = (await mgr.metrics.text()).split("\n").find((l) => l.startsWith(prefix));
+  return line?.slice(prefix.length);
 }
 
 /** Polls both replicas and counts moments where both claimed to lead. */
@@ -101,6 +109,63 @@ describe("leader election between two managers on one Lease", () => {
       await one.mgr.stop();
       await two.mgr.stop();
       await two.client.close();
+    }
+  });
+  it("hands over within leaseDuration + 2 x 2.2 x retryPeriod when the leader's API server vanishes, never before the lease expired", async () => {
+    // Lease 2 s > renew deadline 1.5 s > retry 0.3 s * 1.2.
+    const fast = { leaseDuration: "2s", renewDeadline: 1500, retryPeriod: 300 };
+    const config = loadClientConfig({ kubeconfig: cluster.kubeconfigPath });
+    const proxy = await TcpProxy.start(config.server);
+    const clients = [new KubeClient({ ...config, server: proxy.url }), new KubeClient(config)];
+    const [one, two] = clients.map(
+      (client, i) =>
+        new Manager({
+          client,
+          name: "widgets",
+          logger: pino({ level: "silent" }),
+          leaderElection: { ...fast, identity: `replica-${i}`, name: "handover-timed", namespace: "default" },
+        }),
+    ) as [Manager, Manager];
+    const overlap = watchOverlap(one, two);
+    let oneStoppedAt = 0;
+    let twoLeadsAt = 0;
+    const sampler = setInterval(() => {
+      if (oneStoppedAt === 0 && !one.isLeader && one.state !== "candidate") oneStoppedAt = performance.now();
+      if (twoLeadsAt === 0 && two.isLeader) twoLeadsAt = performance.now();
+    }, 2);
+    try {
+      const runOne = one.start();
+      await waitUntil(() => one.isLeader, { what: "one leads" });
+      const runTwo = two.start();
+      await waitUntil(() => two.state === "candidate", { what: "two waits" });
+      expect(await leaderGauge(one, "handover-timed")).toBe("1");
+      expect(await leaderGauge(two, "handover-timed")).toBe("0");
+
+      // As a kill -9 would look from the cluster: the leader's connections are gone, nothing is released.
+      await proxy.down();
+      const goneAt = performance.now();
+      await expect(runOne).rejects.toBeInstanceOf(LeadershipLostError);
+      await waitUntil(() => two.isLeader, { what: "two took over", timeout: 10_000 });
+      const handoverMs = twoLeadsAt - goneAt;
+      // Never before the lease could have expired (it was renewed at most one retry period before)...
+      expect(handoverMs).toBeGreaterThanOrEqual(2000 - 300);
+      // ...and within client-go's bound (plus slack for a loaded machine).
+      expect(handoverMs).toBeLessThan(2000 + 2 * 2.2 * 300 + 2000);
+      // The old leader had stopped acting before the new one started.
+      expect(oneStoppedAt).toBeGreaterThan(0);
+      expect(oneStoppedAt).toBeLessThan(twoLeadsAt);
+      expect(overlap.overlaps()).toBe(0);
+      expect(await leaderGauge(one, "handover-timed")).toBe("0");
+      expect(await leaderGauge(two, "handover-timed")).toBe("1");
+      await two.stop();
+      await runTwo;
+    } finally {
+      clearInterval(sampler);
+      overlap.stop();
+      await one.stop();
+      await two.stop();
+      await proxy.stop();
+      for (const c of clients) await c.close();
     }
   });
 });

@@ -1,6 +1,11 @@
 import { waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { type LeaderElectionOptions, LeaderElector } from "../../packages/capstan/src/runtime/leader-election.ts";
+import {
+  LEADER_ELECTION_DEFAULTS,
+  type LeaderElectionOptions,
+  LeaderElector,
+  leaderElectionTimings,
+} from "../../packages/capstan/src/runtime/leader-election.ts";
 import { FakeLeases } from "./support/fake-leases.ts";
 import { trackRuntimeTimers } from "./support/fake-lister-watcher.ts";
 
@@ -193,12 +198,49 @@ describe("LeaderElector", () => {
       onStartedLeading: () => {},
     };
     expect(() => new LeaderElector({ ...base, leaseDuration: "10s", renewDeadline: "10s" })).toThrow(
-      /leaseDuration must be greater than renewDeadline/,
+      "leader election: leaseDuration (10000 ms) must be greater than renewDeadline (10000 ms)",
     );
-    expect(() => new LeaderElector({ ...base, renewDeadline: "2s", retryPeriod: "2s" })).toThrow(/retryPeriod \* 1.2/);
+    expect(() => new LeaderElector({ ...base, renewDeadline: "2s", retryPeriod: "2s" })).toThrow(
+      "leader election: renewDeadline (2000 ms) must be greater than retryPeriod * 1.2 (2400 ms)",
+    );
+    // Exactly 1.2 x is refused too (client-go: renewDeadline <= JitterFactor * retryPeriod).
+    expect(() => leaderElectionTimings({ renewDeadline: 1200, retryPeriod: 1000, leaseDuration: 5000 })).toThrow(
+      /retryPeriod \* 1.2/,
+    );
+    for (const name of ["leaseDuration", "renewDeadline", "retryPeriod"]) {
+      expect(() => leaderElectionTimings({ [name]: 0 })).toThrow(`leader election: ${name} must be greater than zero`);
+    }
+    expect(() => leaderElectionTimings({ retryPeriod: -1 })).toThrow(/invalid duration -1/);
     expect(() => new LeaderElector({ ...base, identity: "" })).toThrow(/identity/);
     // client-go's defaults are valid.
     expect(new LeaderElector(base).state).toBe("idle");
+  });
+
+  it("defaults to client-go's 15 s / 10 s / 2 s", () => {
+    expect(LEADER_ELECTION_DEFAULTS).toEqual({ leaseDuration: "15s", renewDeadline: "10s", retryPeriod: "2s" });
+    expect(leaderElectionTimings()).toEqual({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    expect(leaderElectionTimings({ retryPeriod: "500ms" })).toMatchObject({
+      leaseDurationMs: 15_000,
+      retryPeriodMs: 500,
+    });
+  });
+
+  it("stops leading on resuming from a pause longer than renewDeadline, without renewing first", async () => {
+    const leases = new FakeLeases();
+    const a = arena();
+    const leader = a.candidate(leases, "paused");
+    await waitUntil(() => leader.elector.state === "leader", { what: "leads", timeout: 3000 });
+    await waitUntil(() => leases.writes.length >= 3, { what: "renewals", timeout: 3000 });
+    // Freeze the whole thread for longer than renewDeadline (500 ms), as a GC pause or SIGSTOP
+    // would. Nobody else could take the Lease meanwhile, so renewing on resume would succeed:
+    // client-go would start a fresh renew round and lead on. The deadline has passed all the same.
+    const writesBefore = leases.writes.length;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 800);
+    await leader.run;
+    expect(leader.signal()?.aborted).toBe(true);
+    expect(a.log).toEqual(["paused leads", "paused stops", "paused stopped"]);
+    expect(leases.writes.length).toBe(writesBefore); // no renewal after the pause, no release either
+    expect(leases.lease?.spec?.holderIdentity).toBe("paused");
   });
 
   it("leaves no timer behind once stopped, as candidate or as leader", async () => {

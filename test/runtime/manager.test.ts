@@ -33,6 +33,8 @@ function fakeClient(lw: FakeListerWatcher, leases = new FakeLeases()) {
       }
       return lw;
     },
+    // The API server probe of the watch health checks: always answered.
+    request: async () => "ok",
     close: async () => {},
   } as unknown as KubeClient;
   return { client, view, events };
@@ -87,13 +89,13 @@ describe("endpoints", () => {
     expect(await get(healthProbe, "/healthz")).toEqual({ status: 200, body: "ok" });
     const notReady = await get(healthProbe, "/readyz?verbose");
     expect(notReady.status).toBe(500);
-    expect(notReady.body).toContain("[-]informers-synced failed");
+    expect(notReady.body).toContain("[-]informer:v1/configmaps failed");
     expect(m.state).toBe("syncing");
 
     lw.listFailures.length = 0;
     await waitUntil(() => m.state === "leading", { what: "synced and running", timeout: 2000 });
     expect(await get(healthProbe, "/readyz")).toEqual({ status: 200, body: "ok" });
-    expect((await get(healthProbe, "/readyz/informers-synced")).status).toBe(200);
+    expect((await get(healthProbe, "/readyz/informer:v1/configmaps")).status).toBe(200);
     expect((await get(healthProbe, "/readyz/nope")).status).toBe(404);
     await waitUntil(() => reconciled === 1, { what: "reconcile", timeout: 2000 });
 
@@ -244,7 +246,29 @@ describe("controllers added while running", () => {
   });
 });
 
+/** The value of `leader_election_master_status{name="lock"}` in the manager's metrics. */
+async function leaderStatus(m: Manager): Promise<string | undefined> {
+  const line = (await m.metrics.text())
+    .split("\n")
+    .find((l) => l.startsWith('leader_election_master_status{name="lock"}'));
+  return line?.split(" ").at(-1);
+}
+
 describe("leader election", () => {
+  it("refuses timings client-go refuses when the manager is built, not after its caches synced", () => {
+    const { client } = fakeClient(new FakeListerWatcher());
+    const build = (t: Record<string, string | number>) =>
+      new Manager({ client, logger: pino({ level: "silent" }), leaderElection: { ...t } });
+    expect(() => build({ leaseDuration: "10s" })).toThrow(
+      "leader election: leaseDuration (10000 ms) must be greater than renewDeadline (10000 ms)",
+    );
+    expect(() => build({ retryPeriod: "9s" })).toThrow(
+      "leader election: renewDeadline (10000 ms) must be greater than retryPeriod * 1.2 (10800 ms)",
+    );
+    expect(() => build({ retryPeriod: 0 })).toThrow("leader election: retryPeriod must be greater than zero, got 0 ms");
+    expect(() => build({ leaseDuration: "soon" })).toThrow(/invalid duration "soon"/);
+  });
+
   it("runs controllers on one replica only, and a standby takes over when the leader stops", async () => {
     const lw = new FakeListerWatcher();
     lw.upsert("a");
@@ -271,11 +295,16 @@ describe("leader election", () => {
     expect(two.isLeader).toBe(false);
     // A standby with synced caches is ready: it can take over at once.
     expect(await get(two.endpoints.healthProbe, "/readyz")).toEqual({ status: 200, body: "ok" });
+    // controller-runtime's leadership gauge: 1 on the leader, 0 on the standby.
+    expect(await leaderStatus(one)).toBe("1");
+    expect(await leaderStatus(two)).toBe("0");
 
     await one.stop();
     await runOne;
+    expect(await leaderStatus(one)).toBe("0");
     // The released Lease (duration 1 s, no holder) is taken at the standby's next try.
     await waitUntil(() => two.isLeader, { what: "standby took over", timeout: 3000 });
+    expect(await leaderStatus(two)).toBe("1");
     await waitUntil(() => reconciledBy.length === 2, { what: "new leader reconciled", timeout: 3000 });
     expect(reconciledBy).toEqual(["one", "two"]);
     expect(leases.lease?.spec?.holderIdentity).toBe("two");

@@ -22,7 +22,10 @@ import { loadClientConfig } from "../client/config.ts";
 import { ConnectionError } from "../client/connection-error.ts";
 import { ApiError, isUnauthorized } from "../client/errors.ts";
 import { KubeClient } from "../client/resource-client.ts";
+import { toMilliseconds } from "../runtime/duration.ts";
+import { leaderElectionTimings } from "../runtime/leader-election.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
+import { watchHealthTimings } from "../runtime/watch-health.ts";
 import { parseCommandArgs } from "./command-args.ts";
 import { tuneOperatorHeap } from "./heap-tuning.ts";
 import { createLogger, LOG_FORMATS, type LogFormat } from "./log-output.ts";
@@ -38,6 +41,20 @@ Options:
   --namespace NS         watch only this namespace; repeat for several (default: all namespaces)
   --all-namespaces, -A   watch every namespace (the default)
   --leader-elect         run only while holding the <name>-leader Lease (for several replicas)
+  --leader-elect-lease-duration D
+                         how long the Lease stays valid after it last changed (default 15s): a
+                         crashed leader is replaced 13-24 s later with the defaults
+  --leader-elect-renew-deadline D
+                         the leader steps down D after its last successful renewal (default 10s)
+  --leader-elect-retry-period D
+                         time between attempts to acquire or renew the Lease (default 2s); must
+                         satisfy lease duration > renew deadline > 1.2 x retry period
+  --watch-not-ready-after D
+                         /readyz fails when an informer has been without a working watch for D
+                         (default 10s)
+  --watch-not-live-after D
+                         /healthz fails when an informer has been without a working watch for D,
+                         so the kubelet restarts the operator (default 5m; see docs/runtime.md)
   --no-crd-registration  do not create/update the operator's CRDs at start-up (they are applied
                          separately, and the operator needs no write access to CRDs)
   --max-concurrent-reconciles N
@@ -70,6 +87,10 @@ export interface RunFlags {
   context?: string;
   namespaces?: string[];
   leaderElect: boolean;
+  /** `--leader-elect-lease-duration`, `--leader-elect-renew-deadline`, `--leader-elect-retry-period`, validated. */
+  leaderElectTimings?: { leaseDuration?: string; renewDeadline?: string; retryPeriod?: string };
+  /** `--watch-not-ready-after`, `--watch-not-live-after`, validated. */
+  watchHealth?: { notReadyAfter?: string; notLiveAfter?: string };
   registerCrds: boolean;
   maxConcurrentReconciles?: number;
   healthPort?: number;
@@ -138,6 +159,11 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
       namespace: { type: "string", short: "n", multiple: true },
       "all-namespaces": { type: "boolean", short: "A", default: false },
       "leader-elect": { type: "boolean", default: false },
+      "leader-elect-lease-duration": { type: "string" },
+      "leader-elect-renew-deadline": { type: "string" },
+      "leader-elect-retry-period": { type: "string" },
+      "watch-not-ready-after": { type: "string" },
+      "watch-not-live-after": { type: "string" },
       "no-crd-registration": { type: "boolean", default: false },
       "max-concurrent-reconciles": { type: "string" },
       "health-port": { type: "string" },
@@ -183,6 +209,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     context: values.context,
     namespaces,
     leaderElect: values["leader-elect"],
+    ...timingFlags(values),
     registerCrds: !values["no-crd-registration"],
     maxConcurrentReconciles: positiveInteger("--max-concurrent-reconciles", values["max-concurrent-reconciles"]),
     healthPort: port("--health-port", values["health-port"]),
@@ -194,6 +221,74 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     managedWebhooksCa: values["managed-webhooks-ca"],
     logLevel: values["log-level"],
     logFormat: format as LogFormat,
+  };
+}
+
+/** Leader election and watch health durations, checked as the manager would, naming the flags. */
+function timingFlags(values: {
+  "leader-elect": boolean;
+  "leader-elect-lease-duration"?: string;
+  "leader-elect-renew-deadline"?: string;
+  "leader-elect-retry-period"?: string;
+  "watch-not-ready-after"?: string;
+  "watch-not-live-after"?: string;
+}): Pick<RunFlags, "leaderElectTimings" | "watchHealth"> {
+  const leader = durationFlags({
+    leaseDuration: ["--leader-elect-lease-duration", values["leader-elect-lease-duration"]],
+    renewDeadline: ["--leader-elect-renew-deadline", values["leader-elect-renew-deadline"]],
+    retryPeriod: ["--leader-elect-retry-period", values["leader-elect-retry-period"]],
+  });
+  const health = durationFlags({
+    notReadyAfter: ["--watch-not-ready-after", values["watch-not-ready-after"]],
+    notLiveAfter: ["--watch-not-live-after", values["watch-not-live-after"]],
+  });
+  if (leader.given.length > 0 && !values["leader-elect"]) {
+    throw new Error(`${leader.given.join(", ")} needs --leader-elect`);
+  }
+  leader.check(leaderElectionTimings);
+  health.check(watchHealthTimings);
+  return {
+    ...(leader.given.length > 0 ? { leaderElectTimings: leader.values } : {}),
+    ...(health.given.length > 0 ? { watchHealth: health.values } : {}),
+  };
+}
+
+/**
+ * Duration flags that map to options of one kind: their values by option name, the flags given,
+ * and `check(validate)`, which runs the manager's validation and names flags, not options, in its error.
+ */
+function durationFlags<K extends string>(
+  flags: Record<K, [flag: string, text: string | undefined]>,
+): {
+  values: Partial<Record<K, string>>;
+  given: string[];
+  check(validate: (v: Partial<Record<K, string>>) => unknown): void;
+} {
+  const values: Partial<Record<K, string>> = {};
+  const given: string[] = [];
+  for (const [option, [flag, text]] of Object.entries(flags) as [K, [string, string | undefined]][]) {
+    if (text === undefined) continue;
+    try {
+      toMilliseconds(text);
+    } catch {
+      throw new Error(`${flag} must be a duration such as "15s" or "1m30s", got "${text}"`);
+    }
+    values[option] = text;
+    given.push(flag);
+  }
+  return {
+    values,
+    given,
+    check(validate) {
+      try {
+        validate(values);
+      } catch (err) {
+        let message = (err as Error).message;
+        for (const [option, [flag]] of Object.entries(flags) as [K, [string]][])
+          message = message.replaceAll(option, flag);
+        throw new Error(message);
+      }
+    },
   };
 }
 
@@ -267,7 +362,8 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       logger,
       metrics,
       namespaces: flags.namespaces,
-      leaderElection: flags.leaderElect,
+      leaderElection: (flags.leaderElect && flags.leaderElectTimings) || flags.leaderElect,
+      ...(flags.watchHealth !== undefined ? { watchHealth: flags.watchHealth } : {}),
       registerCrds: flags.registerCrds,
       maxConcurrentReconciles: flags.maxConcurrentReconciles,
       workers: flags.maxConcurrentReconciles,

@@ -17,9 +17,15 @@ export type Check = () => boolean | Promise<boolean>;
 /** Serves one route prefix. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, subPath: string) => void | Promise<void>;
 
-/** Answers `/healthz`-style requests from `checks`. */
-export function checksHandler(checks: ReadonlyMap<string, Check>): RouteHandler {
+/**
+ * Answers `/healthz`-style requests from `checks`, or from the checks a function returns at each
+ * request (checks that come and go, such as one per informer).
+ */
+export function checksHandler(
+  checkSource: ReadonlyMap<string, Check> | (() => ReadonlyMap<string, Check>),
+): RouteHandler {
   return async (req, res, subPath) => {
+    const checks = typeof checkSource === "function" ? checkSource() : checkSource;
     const url = new URL(req.url ?? "/", "http://localhost");
     const verbose = url.searchParams.has("verbose");
     const only = subPath.replace(/^\/+/, "");

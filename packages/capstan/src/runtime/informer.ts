@@ -14,11 +14,12 @@
  *   once from the last seen version (the server ends watches after `timeoutSeconds`); so is a
  *   watch still open `watchGracePeriod` after that, presumed to be a dead connection.
  * - `backingOff`: after an error (list failed, watch failed to start or broke) wait per
- *   {@link ExponentialBackoff}, then list again if no list has succeeded yet or the version
- *   expired, else re-watch. A watch closed within 1 s without any event pauses [1 s, 2 s) before
- *   the re-watch (no hot loop, no growing delay). Progress
- *   (a successful list, or a watch that delivered events) resets the backoff, as kube-rs does, so
- *   a flaky connection that keeps delivering is retried quickly rather than after 30-60 s.
+ *   {@link ExponentialBackoff} (800 ms doubling to a 2 s cap, jittered: {@link RECONNECT_BACKOFF}),
+ *   then list again if no list has succeeded yet or the version expired, else re-watch. A watch
+ *   closed within 1 s without any event pauses [1 s, 2 s) before the re-watch (no hot loop, no
+ *   growing delay). Progress (a successful list, or a watch that delivered events) resets the
+ *   backoff, as kube-rs does. `reconnect()` ends a wait or an attempt in flight and tries again at
+ *   once (the manager calls it when its API server probe fails or recovers).
  * - `relisting`: the watch's version expired (410 Gone, at watch start or as an ERROR event):
  *   list again at once (after a backoff only if the last list is less than 1 s old, so a server
  *   that cannot serve its own versions gets no list loop) and compare with the store, emitting the adds, updates (resourceVersion changed)
@@ -32,6 +33,9 @@
  *   the current contents replayed as adds), and every removal as a delete.
  * - After a 410 nothing is lost: the relist brings the store to the server's state.
  * - `run()` returns only after everything it started (watch, resync timer, backoff timer) ended.
+ * - `connection` tells whether a watch is open and when the informer last had contact with the
+ *   server (a list answered, a watch opened, delivered an event or was closed by the server):
+ *   readiness and liveness checks are built on it (watch-health.ts).
  *
  * ## Assumptions
  * - The ListerWatcher honours `signal` (the client does: its iterator ends on abort).
@@ -97,7 +101,7 @@ export interface InformerOptions<T extends KubeObject> {
   pageSize?: number;
   /** Re-deliver every cached object as an update this often (off by default). */
   resyncPeriod?: Duration;
-  /** Backoff after errors; defaults to client-go's reflector numbers (800 ms .. 30 s, jitter 1.0). */
+  /** Backoff after errors; default {@link RECONNECT_BACKOFF} (800 ms .. 2 s, jitter 1.0). */
   backoff?: BackoffOptions;
   /**
    * The watch `timeoutSeconds`. Default: random in [300, 600) like client-go, so the server ends
@@ -126,7 +130,30 @@ export interface InformerOptions<T extends KubeObject> {
 // informer blind for up to a minute when the next change comes.
 const SHORT_WATCH_MS = 1000;
 
+/**
+ * The informer's reconnect backoff: client-go's reflector starts at 800 ms and doubles with 100%
+ * jitter too, but caps at 30 s, so an informer that failed for a minute while the API server was
+ * restarting stays blind for up to a minute after it is back (a probe measured 24.6 s). Capped at
+ * 2 s, a retry comes every [2 s, 4 s) at worst: recovery within ~4 s plus one list, and an
+ * unreachable server gets at most one request per 2 s per informer (a refused connection costs it
+ * nothing; the jitter still spreads replicas restarted together). Two quiet minutes reset it.
+ */
+export const RECONNECT_BACKOFF: BackoffOptions = { initial: 800, max: "2s", factor: 2, jitter: 1, resetAfter: "2m" };
+
+/** What an informer knows of its connection to the server (see {@link Informer.connection}). */
+export interface InformerConnection {
+  /** Whether a watch is open: the server answered the watch request and the stream has not ended. */
+  watchOpen: boolean;
+  /**
+   * Clock time of the last contact: a list answered, a watch opened, a watch event (BOOKMARKs
+   * included), or a watch the server ended. Errors are no contact, nor is a watch the informer
+   * abandoned itself. Before any contact: when `run()` started.
+   */
+  lastContactAt: number;
+}
+
 type WatchOutcome =
+  | { kind: "interrupted" }
   | { kind: "closed" }
   | { kind: "short" }
   | { kind: "gone"; error: unknown }
@@ -152,6 +179,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   private syncWaiters: (() => void)[] = [];
   private running = false;
   private lastListAt = Number.NEGATIVE_INFINITY;
+  private watchOpen = false;
+  private lastContactAt = 0;
+  /** Aborts the list, watch or backoff wait in flight, for `reconnect()`. */
+  private attempt: AbortController | undefined;
 
   constructor(options: InformerOptions<T>) {
     this.options = options;
@@ -161,7 +192,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.backoff = new ExponentialBackoff({ clock: this.clock, random: this.random, ...options.backoff });
+    this.backoff = new ExponentialBackoff({
+      clock: this.clock,
+      random: this.random,
+      ...RECONNECT_BACKOFF,
+      ...options.backoff,
+    });
     this.pageSize = options.pageSize ?? 500;
     this.resyncMs = options.resyncPeriod === undefined ? 0 : toMilliseconds(options.resyncPeriod);
     this.watchGraceMs = toMilliseconds(options.watchGracePeriod ?? "30s");
@@ -176,6 +212,23 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Where the state machine is. */
   get phase(): InformerPhase {
     return this.state;
+  }
+
+  /** Whether a watch is open and when the informer last had contact with the server. */
+  get connection(): InformerConnection {
+    return { watchOpen: this.watchOpen, lastContactAt: this.lastContactAt };
+  }
+
+  /**
+   * Ends the list, watch or backoff wait in flight and tries again at once, from the last seen
+   * version. For a connection that is presumed dead (an API server that stopped answering keeps
+   * its TCP connections open: the watch would wait for its timeout, 5-10 min) and for a server
+   * that is back (no need to sit out the backoff). Does nothing when the informer is not running.
+   */
+  reconnect(reason: string): void {
+    if (this.attempt === undefined || this.attempt.signal.aborted) return;
+    this.logger.info({ informer: this.name, reason, phase: this.state.phase }, "reconnecting");
+    this.attempt.abort();
   }
 
   /** The resourceVersion the next watch would start from (the last one seen). */
@@ -235,24 +288,28 @@ export class Informer<T extends KubeObject = KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     if (this.running) throw new Error(`informer ${this.name} is already running`);
     this.running = true;
+    this.lastContactAt = this.clock.now();
     const resync = this.resyncMs > 0 ? this.resyncLoop(signal) : Promise.resolve();
     try {
       let next: "list" | "watch" = "list";
       while (!signal.aborted) {
         if (next === "list") {
           this.state = this.synced ? { phase: "relisting" } : { phase: "initialListing" };
+          const attempt = this.startAttempt(signal);
           try {
-            await this.listAndSync(signal);
+            await this.listAndSync(attempt);
             next = "watch";
           } catch (error) {
             if (signal.aborted) break;
-            await this.backOff(error, "list", signal);
+            // reconnect() asked for a new attempt now: no backoff.
+            if (!attempt.aborted) await this.backOff(error, "list", signal);
           }
           continue;
         }
         this.state = { phase: "watching", resourceVersion: this.resourceVersion };
         const outcome = await this.watchOnce(signal);
         if (signal.aborted) break;
+        if (outcome.kind === "interrupted") continue;
         if (outcome.kind === "gone") {
           this.logger.info({ informer: this.name, err: outcome.error }, "watch version expired (410), relisting");
           next = "list";
@@ -266,10 +323,12 @@ export class Informer<T extends KubeObject = KubeObject> {
           const error = new Error("very short watch: closed by the server within 1 s without any event");
           this.state = { phase: "backingOff", delayMs, next: "watch", error };
           this.logger.debug({ informer: this.name, delayMs }, error.message);
-          await sleep(delayMs, signal);
+          await sleep(delayMs, this.startAttempt(signal));
         }
       }
     } finally {
+      this.attempt?.abort();
+      this.attempt = undefined;
       await resync;
       this.state = { phase: "stopped" };
       this.running = false;
@@ -280,7 +339,17 @@ export class Informer<T extends KubeObject = KubeObject> {
     const delayMs = this.backoff.next();
     this.state = { phase: "backingOff", delayMs, next, error };
     if (!isGone(error)) this.logger.warn({ informer: this.name, err: error, delayMs, next }, "list/watch failed");
-    await sleep(delayMs, signal);
+    await sleep(delayMs, this.startAttempt(signal));
+  }
+
+  /** A signal for the next step (list, watch, wait): aborts with `signal`, or on `reconnect()`. */
+  private startAttempt(signal: AbortSignal): AbortSignal {
+    this.attempt?.abort();
+    const attempt = new AbortController();
+    this.attempt = attempt;
+    if (signal.aborted) attempt.abort();
+    else signal.addEventListener("abort", () => attempt.abort(), { once: true, signal: attempt.signal });
+    return attempt.signal;
   }
 
   private async listAndSync(signal: AbortSignal): Promise<void> {
@@ -315,10 +384,11 @@ export class Informer<T extends KubeObject = KubeObject> {
       token = page.metadata.continue || undefined;
       if (token === undefined) break;
     }
-    if (signal.aborted) return;
+    if (signal.aborted) throw new Error("list abandoned");
     // Progress: the server is serving again, so the next failure backs off from the start.
     this.backoff.reset();
     this.lastListAt = this.clock.now();
+    this.lastContactAt = this.lastListAt;
     this.replace(listed);
     this.resourceVersion = resourceVersion;
     if (!this.synced) {
@@ -353,10 +423,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     const startedAt = this.clock.now();
     let events = 0;
     // The server ends the watch after timeoutSeconds; one that outlives it by the grace period is
-    // presumed dead. One timer per watch, not per event.
+    // presumed dead. One timer per watch, not per event. `reconnect()` aborts `attempt`.
+    const attempt = this.startAttempt(signal);
     const watchdog = new AbortController();
     const stopWatch = () => watchdog.abort();
-    signal.addEventListener("abort", stopWatch, { once: true });
+    attempt.addEventListener("abort", stopWatch, { once: true });
     const deadline = setTimeout(stopWatch, timeoutSeconds * 1000 + this.watchGraceMs);
     try {
       const stream = await listerWatcher.watch({
@@ -367,20 +438,28 @@ export class Informer<T extends KubeObject = KubeObject> {
         timeoutSeconds,
         signal: watchdog.signal,
       });
+      this.watchOpen = true;
+      this.lastContactAt = this.clock.now();
       for await (const event of stream) {
         if (watchdog.signal.aborted) break;
         events++;
+        this.lastContactAt = this.clock.now();
         this.apply(event);
       }
     } catch (error) {
-      if (watchdog.signal.aborted && !signal.aborted) return { kind: "closed" };
-      return isGone(error) ? { kind: "gone", error } : { kind: "error", error };
+      if (!watchdog.signal.aborted) {
+        // The server or the network ended it: contact until now.
+        if (this.watchOpen) this.lastContactAt = this.clock.now();
+        return isGone(error) ? { kind: "gone", error } : { kind: "error", error };
+      }
     } finally {
+      this.watchOpen = false;
       // A watch that delivered events made progress, however it ended: back off from the start.
       if (events > 0) this.backoff.reset();
       clearTimeout(deadline);
-      signal.removeEventListener("abort", stopWatch);
+      attempt.removeEventListener("abort", stopWatch);
     }
+    if (attempt.aborted && !signal.aborted) return { kind: "interrupted" };
     if (watchdog.signal.aborted && !signal.aborted) {
       this.logger.warn(
         { informer: this.name, timeoutSeconds },
@@ -388,6 +467,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       );
       return { kind: "closed" };
     }
+    // Closed by the server: contact until now.
+    if (!signal.aborted) this.lastContactAt = this.clock.now();
     if (!signal.aborted && events === 0 && this.clock.now() - startedAt < SHORT_WATCH_MS) return { kind: "short" };
     return { kind: "closed" };
   }

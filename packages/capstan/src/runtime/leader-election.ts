@@ -16,10 +16,18 @@
  *   does not matter, only clock rate).
  * - Every write carries the resourceVersion that was read: two candidates racing for a free Lease
  *   cannot both win (the loser gets 409 Conflict and stays a candidate).
- * - No request can stall the elector: an acquire attempt is abandoned after `renewDeadline`, and a
- *   renewal round (however many attempts) ends at `renewDeadline`.
- * - `leaderSignal` aborts as soon as the leader fails to renew within `renewDeadline`, or when the
- *   run signal aborts — before anything else happens (release, `onStoppedLeading`).
+ * - No request can stall the elector: an acquire attempt is abandoned after `renewDeadline`, and
+ *   the leader stops at `renewDeadline` after the start of its last successful renewal, however
+ *   many attempts are in flight.
+ * - `leaderSignal` aborts as soon as `renewDeadline` has passed since the start of the last
+ *   successful renewal (or the acquisition), or when the run signal aborts — before anything else
+ *   happens (release, `onStoppedLeading`). The deadline is a timer armed at each renewal, not a
+ *   round started after the pause between renewals: a process paused (GC, SIGSTOP, a frozen VM)
+ *   past its deadline aborts `leaderSignal` on the first timer turn after it resumes, without a
+ *   renewal attempt, where client-go would start a new round and lead on for up to renewDeadline.
+ * - A leader stops acting (`renewDeadline` after its last renewal started) before any other
+ *   candidate may take over (`leaseDuration` after it saw that renewal, which is later), given
+ *   clocks that run at the same rate.
  * - On a graceful stop (run signal aborted while leading) with `releaseOnCancel` (default), the
  *   elector waits for the `onStartedLeading` promise to settle — the guarded work has finished —
  *   then clears `holderIdentity` and sets `leaseDurationSeconds: 1`, as client-go's
@@ -27,14 +35,16 @@
  *   full lease duration.
  *
  * ## Assumptions
- * - `renewDeadline` is shorter than `leaseDuration` (enforced): the old leader stops acting
- *   before anyone else can acquire the Lease, given clocks that run at the same rate.
+ * - leaseDuration > renewDeadline > 1.2 * retryPeriod > 0 (enforced, as client-go does).
  * - `onStartedLeading` stops its work promptly when its signal aborts; a graceful release waits
  *   for it.
  *
  * ## Caveats
- * - This is not fencing: a leader paused longer than the lease duration (GC pause, frozen VM) may
- *   act for a moment after another candidate took over, exactly as with client-go.
+ * - This is not fencing: requests a leader sent before a pause may still reach the API server
+ *   after another candidate took over, and timers due before the deadline timer (a requeue) run
+ *   in the same turn as it; only the work's signal tells it to stop.
+ * - Worst-case hand-over after a leader crashed, with client-go's defaults: up to
+ *   leaseDuration + 2 * 2.2 * retryPeriod = 23.8 s (docs/runtime.md derives it).
  */
 import type { Lease, LeaseSpec } from "kubernetes-types/coordination/v1.d.ts";
 import { isNotFound } from "../client/errors.ts";
@@ -61,15 +71,15 @@ export interface LeaderElectionOptions {
   /** This candidate's identity (pod name + random suffix is customary); must be unique. */
   identity: string;
   /**
-   * How long a Lease is valid after its last observed change (default 15 s, client-go's): the
-   * longest a crash leaves the operator without a leader. Shorter means faster failover but more
-   * lease writes and less tolerance for API-server hiccups.
+   * How long a Lease is valid after its last observed change (default 15 s, client-go's): a
+   * crashed leader is replaced between leaseDuration - retryPeriod and leaseDuration + 4.4 *
+   * retryPeriod later. Shorter means faster failover but less tolerance for API-server hiccups.
    */
   leaseDuration?: Duration;
   /**
-   * How long the leader keeps retrying a failed renewal before it steps down (default 10 s): it
-   * must give up before `leaseDuration` so it has stopped acting before anyone else may take over;
-   * 10 s leaves room for ~5 retries and a 5 s safety margin.
+   * How long after the start of its last successful renewal the leader steps down if it could not
+   * renew again (default 10 s): it must be shorter than `leaseDuration` so it has stopped acting
+   * before anyone else may take over; 10 s leaves room for 4 retries and a 5 s safety margin.
    */
   renewDeadline?: Duration;
   /**
@@ -93,6 +103,52 @@ export interface LeaderElectionOptions {
 // client-go's JitterFactor: candidates retry after retryPeriod * [1, 2.2), so several candidates
 // started together do not hit the Lease in lockstep.
 const ACQUIRE_JITTER = 1.2;
+
+/**
+ * client-go's defaults (and controller-runtime's): a crashed leader is replaced 15-24 s later; the
+ * leader gives up 10 s after its last renewal started, 5 s before anyone may take over; 2 s between
+ * attempts is 0.5 requests/s per candidate and room for 4 retries within the renew deadline.
+ */
+export const LEADER_ELECTION_DEFAULTS = { leaseDuration: "15s", renewDeadline: "10s", retryPeriod: "2s" } as const;
+
+/** The three timings in milliseconds. */
+export interface LeaderElectionTimings {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+/**
+ * Converts leader election timings (defaults {@link LEADER_ELECTION_DEFAULTS}) and checks them as
+ * client-go's NewLeaderElector does: each greater than zero, leaseDuration > renewDeadline (the
+ * leader must stop before others may take over) and renewDeadline > 1.2 * retryPeriod (room for a
+ * jittered retry). Throws an error naming the values otherwise.
+ */
+export function leaderElectionTimings(
+  timings: { leaseDuration?: Duration; renewDeadline?: Duration; retryPeriod?: Duration } = {},
+): LeaderElectionTimings {
+  const leaseDurationMs = toMilliseconds(timings.leaseDuration ?? LEADER_ELECTION_DEFAULTS.leaseDuration);
+  const renewDeadlineMs = toMilliseconds(timings.renewDeadline ?? LEADER_ELECTION_DEFAULTS.renewDeadline);
+  const retryPeriodMs = toMilliseconds(timings.retryPeriod ?? LEADER_ELECTION_DEFAULTS.retryPeriod);
+  for (const [name, ms] of [
+    ["leaseDuration", leaseDurationMs],
+    ["renewDeadline", renewDeadlineMs],
+    ["retryPeriod", retryPeriodMs],
+  ] as const) {
+    if (ms <= 0) throw new Error(`leader election: ${name} must be greater than zero, got ${ms} ms`);
+  }
+  if (leaseDurationMs <= renewDeadlineMs) {
+    throw new Error(
+      `leader election: leaseDuration (${leaseDurationMs} ms) must be greater than renewDeadline (${renewDeadlineMs} ms), or a leader that cannot renew could still act after another took over`,
+    );
+  }
+  if (renewDeadlineMs <= ACQUIRE_JITTER * retryPeriodMs) {
+    throw new Error(
+      `leader election: renewDeadline (${renewDeadlineMs} ms) must be greater than retryPeriod * ${ACQUIRE_JITTER} (${ACQUIRE_JITTER * retryPeriodMs} ms), client-go's JitterFactor`,
+    );
+  }
+  return { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+}
 
 /** Formats a time as a Kubernetes MicroTime (RFC 3339 with 6 fractional digits). */
 function microTime(ms: number): string {
@@ -119,19 +175,14 @@ export class LeaderElector {
 
   constructor(options: LeaderElectionOptions) {
     this.options = options;
-    this.leaseDurationMs = toMilliseconds(options.leaseDuration ?? "15s");
-    this.renewDeadlineMs = toMilliseconds(options.renewDeadline ?? "10s");
-    this.retryPeriodMs = toMilliseconds(options.retryPeriod ?? "2s");
+    ({
+      leaseDurationMs: this.leaseDurationMs,
+      renewDeadlineMs: this.renewDeadlineMs,
+      retryPeriodMs: this.retryPeriodMs,
+    } = leaderElectionTimings(options));
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    if (this.retryPeriodMs <= 0) throw new Error("leader election: retryPeriod must be greater than zero");
-    if (this.leaseDurationMs <= this.renewDeadlineMs) {
-      throw new Error("leader election: leaseDuration must be greater than renewDeadline");
-    }
-    if (this.renewDeadlineMs <= ACQUIRE_JITTER * this.retryPeriodMs) {
-      throw new Error("leader election: renewDeadline must be greater than retryPeriod * 1.2");
-    }
     if (!options.identity) throw new Error("leader election: identity must not be empty");
   }
 
@@ -154,7 +205,9 @@ export class LeaderElector {
   async run(signal: AbortSignal): Promise<void> {
     if (this.current !== "idle") throw new Error("leader elector can run only once");
     this.current = "candidate";
+    let acquiredAt = 0;
     while (!signal.aborted) {
+      acquiredAt = this.clock.now();
       // One attempt may take at most renewDeadline: a hung request must not stall the candidate.
       if (await this.attemptWithin(this.renewDeadlineMs, signal)) break;
       const wait = this.retryPeriodMs * (1 + ACQUIRE_JITTER * this.random());
@@ -173,20 +226,43 @@ export class LeaderElector {
     this.current = "leader";
     this.logger.info({ lease: this.options.name, identity: this.options.identity }, "became leader");
     const leading = new AbortController();
+    let expired = false;
+    let renewedAt = acquiredAt;
+    // The deadline: renewDeadline after the start of the last successful renewal. A timer, so that a
+    // process resuming from a pause aborts `leading` in its first timer turn.
+    let deadline: ReturnType<typeof setTimeout> | undefined;
+    const expire = () => {
+      expired = true;
+      leading.abort();
+    };
+    const arm = () => {
+      clearTimeout(deadline);
+      deadline = setTimeout(expire, Math.max(0, renewedAt + this.renewDeadlineMs - this.clock.now()));
+    };
+    arm();
     const stopLeading = () => leading.abort();
     signal.addEventListener("abort", stopLeading, { once: true });
     const work = Promise.resolve()
       .then(() => this.options.onStartedLeading(leading.signal))
       .catch((err: unknown) => this.logger.error({ err }, "onStartedLeading failed"));
 
-    let lost = false;
-    while (!signal.aborted) {
-      if (!(await sleep(this.retryPeriodMs, signal))) break;
-      if (!(await this.renewBeforeDeadline(signal))) {
-        lost = !signal.aborted;
+    // Renew every retryPeriod; a failed attempt is retried after retryPeriod until the deadline.
+    while (!leading.signal.aborted) {
+      if (!(await sleep(this.retryPeriodMs, leading.signal))) break;
+      const startedAt = this.clock.now();
+      if (startedAt >= renewedAt + this.renewDeadlineMs) {
+        expire(); // the timer is due too; do not even try
         break;
       }
+      const attempt = this.tryAcquireOrRenew(leading.signal);
+      this.inflight = attempt;
+      if ((await Promise.race([attempt, abortedAsFalse(leading.signal)])) && !leading.signal.aborted) {
+        renewedAt = startedAt;
+        arm();
+      }
     }
+    clearTimeout(deadline);
+    const lost = expired && !signal.aborted;
     this.current = "stopping";
     leading.abort();
     signal.removeEventListener("abort", stopLeading);
@@ -202,28 +278,6 @@ export class LeaderElector {
       this.options.onStoppedLeading?.();
     } finally {
       this.current = "stopped";
-    }
-  }
-
-  /** Retries renewal every retryPeriod until it succeeds (true) or renewDeadline passes (false). */
-  private async renewBeforeDeadline(signal: AbortSignal): Promise<boolean> {
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.renewDeadlineMs);
-    const onAbort = () => deadline.abort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      for (;;) {
-        const attempt = this.tryAcquireOrRenew(deadline.signal);
-        this.inflight = attempt;
-        const renewed = await Promise.race([attempt, abortedAsFalse(deadline.signal)]);
-        if (renewed) return true;
-        if (!(await sleep(this.retryPeriodMs, deadline.signal))) return false;
-      }
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      // Settle the abort listener of abortedAsFalse.
-      deadline.abort();
     }
   }
 

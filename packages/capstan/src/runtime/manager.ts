@@ -16,9 +16,13 @@
  * ## Guarantees
  * - Informers start on every replica, leader or not (as controller-runtime's caches do), so a
  *   standby that takes over has a warm cache; controllers run only while this replica leads.
- * - `/readyz` is ok once every informer has synced, on the leader and on standbys alike: a
- *   standby is ready to take over, and readiness gates no traffic for an operator. `/healthz` is
- *   ok while the process serves it.
+ * - `/readyz` has one check per informer (`informer:apps/v1/deployments`, watch-health.ts): ok
+ *   once it has synced and while its watch is open and the API server answers the probe, or was
+ *   so less than `watchHealth.notReadyAfter` ago (default 10 s); the same on the leader and on
+ *   standbys (a standby is ready to take over). `/healthz` fails an informer's check once it has
+ *   been without contact for `watchHealth.notLiveAfter` (default 5 min), so the kubelet restarts
+ *   an operator whose watches stay broken. When the probe gets no answer, open watches are
+ *   reconnected; when it answers again, informers waiting in their backoff retry at once.
  * - Lost leadership (the Lease could not be renewed within `renewDeadline`) aborts every running
  *   reconcile's signal at once and stops intake; nothing waits for them. `start()` then rejects
  *   with {@link LeadershipLostError}; exit the process (as controller-runtime does) and let the
@@ -44,6 +48,8 @@ import pino, { type Logger } from "pino";
 import type { ClientConfig } from "../client/config.ts";
 import { KubeClient, type KubeClientOptions } from "../client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
+import { ApiServerProbe } from "./apiserver-probe.ts";
+import { systemClock } from "./clock.ts";
 import type { Controller } from "./controller.ts";
 import { ControllerBuilder, type WatchOptions } from "./controller-builder.ts";
 import type { Duration } from "./duration.ts";
@@ -51,9 +57,10 @@ import { toMilliseconds } from "./duration.ts";
 import { ApiEventRecorder, EVENT_KIND, type EventRecorder } from "./event-recorder.ts";
 import { type Check, checksHandler, HttpEndpoints, type RouteHandler } from "./health.ts";
 import type { InformerOptions } from "./informer.ts";
-import { LeaderElector } from "./leader-election.ts";
+import { LeaderElector, leaderElectionTimings } from "./leader-election.ts";
 import { RuntimeMetrics } from "./metrics.ts";
 import { clientListerWatchers, SharedInformerFactory } from "./shared-informers.ts";
+import { WatchHealth, type WatchHealthOptions, type WatchHealthTimings, watchHealthTimings } from "./watch-health.ts";
 
 /** The coordination.k8s.io/v1 Lease kind used for leader election. */
 export const LEASE_KIND: ResourceKind<Lease> = {
@@ -64,7 +71,11 @@ export const LEASE_KIND: ResourceKind<Lease> = {
   namespaced: true,
 };
 
-/** Leader election settings; durations are client-go's defaults (see leader-election.ts for why). */
+/**
+ * Leader election settings: controller-runtime's `LeaderElectionNamespace`, `LeaderElectionID`,
+ * `LeaseDuration`, `RenewDeadline`, `RetryPeriod`, with client-go's defaults and validation
+ * (leaseDuration > renewDeadline > 1.2 * retryPeriod > 0; see leader-election.ts for why).
+ */
 export interface LeaderElectionConfig {
   /** Namespace of the Lease (default: the client's namespace: kubeconfig context or service account). */
   namespace?: string;
@@ -72,8 +83,11 @@ export interface LeaderElectionConfig {
   name?: string;
   /** This replica's identity (default `<hostname>_<uuid>`, client-go's convention). */
   identity?: string;
+  /** How long a Lease is valid after its last observed change (default 15 s). */
   leaseDuration?: Duration;
+  /** The leader steps down this long after its last successful renewal started (default 10 s). */
   renewDeadline?: Duration;
+  /** Time between acquire or renew attempts (default 2 s; candidates jitter it up to 2.2x). */
   retryPeriod?: Duration;
 }
 
@@ -117,6 +131,16 @@ export interface ManagerOptions {
   maxConcurrentReconciles?: number;
   /** Extra informer options (tests use short backoffs). */
   informerDefaults?: Partial<Omit<InformerOptions<KubeObject>, "listerWatcher">>;
+  /**
+   * When an informer without contact with the API server fails readiness (`notReadyAfter`,
+   * default 10 s) and liveness (`notLiveAfter`, default 5 min), and the API server probe that
+   * vouches for open watches (watch-health.ts, docs/runtime.md "Readiness and liveness").
+   */
+  watchHealth?: WatchHealthOptions;
+  /** Path of the readiness endpoint (default `/readyz`, controller-runtime's `ReadinessEndpointName`). */
+  readinessEndpointName?: string;
+  /** Path of the liveness endpoint (default `/healthz`, controller-runtime's `LivenessEndpointName`). */
+  livenessEndpointName?: string;
 }
 
 /**
@@ -152,12 +176,14 @@ export class Manager {
   private readonly stopAbort = new AbortController();
   private current: ManagerState = "idle";
   private running: Promise<void> | undefined;
-  private cachesSynced = false;
   /** Aborts when leadership ends (any cause); late controllers wait on it for their caches. */
   private leaderSignal: AbortSignal | undefined;
   /** Stops controllers at once; aborted after a graceful drain, or straight away on lost leadership. */
   private hardStop: AbortSignal | undefined;
   private ports: { healthProbe?: number; metrics?: number } = {};
+  private readonly watchTimings: WatchHealthTimings;
+  private probe: ApiServerProbe | undefined;
+  private readonly watchHealth: WatchHealth;
 
   constructor(options: ManagerOptions) {
     this.options = options;
@@ -182,7 +208,34 @@ export class Manager {
       logger: this.logger,
       informerDefaults: options.informerDefaults,
     });
-    this.readyChecks.set("informers-synced", () => this.cachesSynced);
+    // Bad timings fail here, not minutes later when the caches have synced.
+    const election = options.leaderElection;
+    if (typeof election === "object") leaderElectionTimings(election);
+    this.watchTimings = watchHealthTimings(options.watchHealth);
+    for (const [option, path] of [
+      ["readinessEndpointName", options.readinessEndpointName],
+      ["livenessEndpointName", options.livenessEndpointName],
+    ] as const) {
+      if (path !== undefined && !/^\/[^?#\s]+$/.test(path)) {
+        throw new Error(`${option} must be a path such as "/readyz", got "${path}"`);
+      }
+    }
+    if (this.watchTimings.probePeriodMs > 0) {
+      this.probe = new ApiServerProbe({
+        // /livez: allowed to every user (system:public-info-viewer) and exempt from priority and fairness.
+        request: (signal) => this.client.request("GET", "/livez", { signal }),
+        periodMs: this.watchTimings.probePeriodMs,
+        timeoutMs: this.watchTimings.probeTimeoutMs,
+        logger: this.logger,
+        onLost: () => {
+          for (const i of this.watchHealth.openWatches()) i.reconnect("the API server does not answer the probe");
+        },
+        onBack: () => {
+          for (const i of this.watchHealth.waiting()) i.reconnect("the API server answers the probe again");
+        },
+      });
+    }
+    this.watchHealth = new WatchHealth(() => this.informers.entries(), this.watchTimings, systemClock, this.probe);
   }
 
   /** Where the manager is. */
@@ -299,12 +352,15 @@ export class Manager {
       await this.startEndpoints(endpoints);
       this.current = "syncing";
       informersRun = this.informers.start(informerAbort.signal);
+      // The probe vouches for the informers' watches: it runs as long as they do.
+      if (this.probe !== undefined) {
+        informersRun = Promise.all([informersRun, this.probe.run(informerAbort.signal)]).then(() => undefined);
+      }
       const synced = await this.waitForSync(stop);
       if (!synced) {
         if (!stop.aborted) throw new Error("timed out waiting for the informer caches to sync");
         return;
       }
-      this.cachesSynced = true;
       const election = this.options.leaderElection;
       if (election === undefined || election === false) {
         await this.lead(stop);
@@ -335,8 +391,12 @@ export class Manager {
   private async startEndpoints(endpoints: HttpEndpoints[]): Promise<void> {
     const { healthProbePort, metricsPort, bindHost } = this.options;
     const health: Record<string, RouteHandler> = {
-      "/healthz": checksHandler(this.healthChecks),
-      "/readyz": checksHandler(this.readyChecks),
+      [this.options.livenessEndpointName ?? "/healthz"]: checksHandler(
+        () => new Map([...this.healthChecks, ...this.watchHealth.healthChecks()]),
+      ),
+      [this.options.readinessEndpointName ?? "/readyz"]: checksHandler(
+        () => new Map([...this.watchHealth.readyChecks(), ...this.readyChecks]),
+      ),
     };
     const metrics: Record<string, RouteHandler> = {
       "/metrics": async (_req, res) => {
@@ -380,6 +440,8 @@ export class Manager {
     this.current = "candidate";
     const namespace = config.namespace ?? this.client.defaultNamespace;
     const name = config.name ?? `${this.name}-leader`;
+    // 0 while a candidate, 1 while leading: client-go's gauge, as controller-runtime exposes it.
+    this.metrics.leaderElection(name, false);
     const elector = new LeaderElector({
       leases: this.client.resource(LEASE_KIND, namespace),
       namespace,
@@ -389,7 +451,11 @@ export class Manager {
       renewDeadline: config.renewDeadline,
       retryPeriod: config.retryPeriod,
       logger: this.logger,
-      onStartedLeading: (leaderSignal) => this.lead(leaderSignal),
+      onStartedLeading: (leaderSignal) => {
+        this.metrics.leaderElection(name, true);
+        leaderSignal.addEventListener("abort", () => this.metrics.leaderElection(name, false), { once: true });
+        return this.lead(leaderSignal);
+      },
     });
     await elector.run(stop);
     if (!stop.aborted) throw new LeadershipLostError(`${namespace}/${name}`);

@@ -18,6 +18,7 @@
  * | controller_runtime_webhook_requests_total | code, webhook | the webhook server |
  * | controller_runtime_webhook_latency_seconds (histogram) | webhook | the webhook server |
  * | controller_runtime_webhook_requests_in_flight | webhook | the webhook server |
+ * | leader_election_master_status | name (the Lease's) | the manager's leader election |
  *
  * A webhook's label is its path, as in controller-runtime.
  *
@@ -115,6 +116,7 @@ export class RuntimeMetrics {
   private readonly webhookRequests: Counter<"code" | "webhook">;
   private readonly webhookLatency: Histogram<"webhook">;
   private readonly webhookInFlight: Gauge<"webhook">;
+  private readonly leaderStatus: Gauge<"name">;
   private readonly inFlight = new Map<string, InFlight>();
   /** Every controller and queue ever observed (a handful per process: one per controller built). */
   private readonly controllers: ControllerCounts[] = [];
@@ -269,6 +271,18 @@ export class RuntimeMetrics {
       labelNames: ["webhook"],
       registers,
     });
+    // client-go's leader election metric, which controller-runtime registers (same name and help).
+    this.leaderStatus = new Gauge({
+      name: "leader_election_master_status",
+      help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+      labelNames: ["name"],
+      registers,
+    });
+  }
+
+  /** Sets `leader_election_master_status{name=lease}`: 1 while this replica leads, 0 otherwise. */
+  leaderElection(lease: string, leading: boolean): void {
+    this.leaderStatus.set({ name: lease }, leading ? 1 : 0);
   }
 
   /** The observer of a webhook server: requests by code, latency and in-flight count per webhook path. */

@@ -32,6 +32,13 @@ export interface InformerScope {
   metadataOnly?: boolean;
 }
 
+/** A shared informer with what it was asked for (health checks name it by these). */
+export interface SharedInformerEntry {
+  kind: ResourceKind;
+  scope: InformerScope;
+  informer: Informer<KubeObject>;
+}
+
 /** Makes the ListerWatcher for one (kind, scope); the client provides it. */
 export type ListerWatcherFactory = <T extends KubeObject>(
   kind: ResourceKind<T>,
@@ -72,6 +79,7 @@ export interface SharedInformerFactoryOptions {
 /** Hands out shared informers; see the module documentation. */
 export class SharedInformerFactory {
   private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly described: SharedInformerEntry[] = [];
   private readonly runs: Promise<void>[] = [];
   private signal: AbortSignal | undefined;
 
@@ -108,6 +116,11 @@ export class SharedInformerFactory {
       fieldSelector: scope.fieldSelector,
     });
     this.informers.set(id, informer as unknown as Informer<KubeObject>);
+    this.described.push({
+      kind: kind as ResourceKind,
+      scope: { ...scope, namespace, metadataOnly },
+      informer: informer as unknown as Informer<KubeObject>,
+    });
     if (this.signal !== undefined && !this.signal.aborted) this.runs.push(informer.run(this.signal));
     return informer;
   }
@@ -115,6 +128,11 @@ export class SharedInformerFactory {
   /** Every informer handed out so far. */
   all(): Informer<KubeObject>[] {
     return [...this.informers.values()];
+  }
+
+  /** Every informer handed out so far, with the kind and scope it was created for. */
+  entries(): readonly SharedInformerEntry[] {
+    return this.described;
   }
 
   /** Runs every informer (and those requested later) until `signal` aborts; resolves when all stopped. */
