@@ -55,7 +55,12 @@ describe("capstan generate", () => {
 
   it("derives the ClusterRole from what the operator watches, owns and writes, and nothing more", () => {
     const out = docs(generate("rbac", op, fixture, defaults, project));
-    expect(out.map((d) => d.kind)).toEqual(["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]);
+    expect(out.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      "ServiceAccount/widgets",
+      "ClusterRole/widgets",
+      "ClusterRoleBinding/widgets",
+      "ClusterRole/widgets-metrics-reader",
+    ]);
     const role = out[1] as unknown as ClusterRole;
     // Declared get/create/update (the reconciler's own requests), list/watch of `owns`, create/patch of ctx.apply.
     expect(rulesFor(role, "", "configmaps")).toEqual(["get", "list", "watch", "create", "update", "patch"]);
@@ -72,6 +77,22 @@ describe("capstan generate", () => {
     expect(rulesFor(role, "", "events")).toEqual(["create", "patch"]);
     expect(rulesFor(role, "coordination.k8s.io", "leases")).toEqual([]);
     expect(role.rules?.some((r) => r.verbs.includes("*") || r.resources?.includes("*"))).toBe(false);
+  });
+
+  it("lets the operator review the scrapes of its secure metrics, and makes the role that may scrape them", () => {
+    const out = docs(generate("rbac", op, fixture, defaults, project));
+    const role = out[1] as unknown as ClusterRole;
+    expect(rulesFor(role, "authentication.k8s.io", "tokenreviews")).toEqual(["create"]);
+    expect(rulesFor(role, "authorization.k8s.io", "subjectaccessreviews")).toEqual(["create"]);
+    expect(out[3]).toEqual({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: {
+        name: "widgets-metrics-reader",
+        labels: { "app.kubernetes.io/name": "widgets", "app.kubernetes.io/managed-by": "capstan" },
+      },
+      rules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }],
+    });
   });
 
   it("grants the Lease only with --leader-elect", () => {
@@ -106,6 +127,7 @@ describe("capstan generate", () => {
       "RoleBinding/billing",
       "ClusterRole/",
       "ClusterRoleBinding/",
+      "ClusterRole/",
     ]);
     const role = out[2] as unknown as ClusterRole;
     expect(rulesFor(role, "", "configmaps")).toContain("create");
@@ -114,6 +136,8 @@ describe("capstan generate", () => {
     expect(clusterRole.rules?.map((r) => r.resources?.join())).toEqual([
       "customresourcedefinitions",
       "customresourcedefinitions",
+      "tokenreviews",
+      "subjectaccessreviews",
     ]);
     const [, deployment] = docs(generate("deploy", op, fixture, options, project));
     expect((deployment as unknown as Deployment).spec?.template.spec?.containers[0]?.args).toEqual(
@@ -127,8 +151,10 @@ describe("capstan generate", () => {
     );
   });
 
-  it("runs one replica with Recreate, probes on the health port, metrics port, as non-root", () => {
-    const [deployment] = docs(generate("deploy", op, fixture, { ...defaults, image: "example/widgets:1.0" }, project));
+  it("runs one replica with Recreate, probes on the health port, HTTPS metrics behind a Service, as non-root", () => {
+    const [deployment, service] = docs(
+      generate("deploy", op, fixture, { ...defaults, image: "example/widgets:1.0" }, project),
+    );
     const d = deployment as unknown as Deployment;
     expect(d.spec?.replicas).toBe(1);
     expect(d.spec?.strategy).toEqual({ type: "Recreate" });
@@ -137,14 +163,28 @@ describe("capstan generate", () => {
     expect(container?.image).toBe("example/widgets:1.0");
     expect(container?.args).toEqual([
       "dist/operator.js",
-      "--health-port=8081",
-      "--metrics-port=8080",
+      "--health-probe-bind-address=:8081",
+      "--metrics-bind-address=:8443",
+      "--metrics-secure=true",
       "--log-format=json",
     ]);
     expect(container?.ports).toEqual([
       { name: "health", containerPort: 8081, protocol: "TCP" },
-      { name: "metrics", containerPort: 8080, protocol: "TCP" },
+      { name: "metrics", containerPort: 8443, protocol: "TCP" },
     ]);
+    expect(service).toEqual({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: {
+        name: "widgets-metrics-service",
+        namespace: "default",
+        labels: { "app.kubernetes.io/name": "widgets", "app.kubernetes.io/managed-by": "capstan" },
+      },
+      spec: {
+        selector: { "app.kubernetes.io/name": "widgets" },
+        ports: [{ name: "https", port: 8443, targetPort: "metrics", protocol: "TCP" }],
+      },
+    });
     expect(container?.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "health" });
     expect(container?.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "health" });
     expect(pod?.securityContext?.runAsNonRoot).toBe(true);
@@ -248,7 +288,9 @@ describe("capstan generate on the command line", () => {
       "ServiceAccount",
       "ClusterRole",
       "ClusterRoleBinding",
+      "ClusterRole",
       "Deployment",
+      "Service",
     ]);
     const applied = await kubectl(["apply", "-f", "-"], out.stdout);
     expect(applied.stderr).toBe("");
@@ -257,6 +299,8 @@ describe("capstan generate on the command line", () => {
       "customresourcedefinition.apiextensions.k8s.io/widgets.widgets.capstan.test created",
     );
     expect(applied.stdout).toContain("deployment.apps/widgets created");
+    expect(applied.stdout).toContain("clusterrole.rbac.authorization.k8s.io/widgets-metrics-reader created");
+    expect(applied.stdout).toContain("service/widgets-metrics-service created");
     const again = await kubectl(["apply", "-f", "-"], out.stdout);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("deployment.apps/widgets unchanged");

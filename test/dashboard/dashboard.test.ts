@@ -403,7 +403,7 @@ describe("dashboard guards", () => {
     expect((await getJson(dashboard, "/", `127.0.0.1:${dashboard.port}`)).status).toBe(200);
   });
 
-  it("is read-only: any method but GET and HEAD gets 405", async () => {
+  it("answers 405 to a write on a route that only reads (writes are object-writes.test.ts's)", async () => {
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(apiUrl(dashboard, "/api/kinds"), { method: "POST" }, (res) => {
         res.resume();

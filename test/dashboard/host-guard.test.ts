@@ -3,6 +3,7 @@ import {
   allowedHostHeaders,
   hostAllowed,
   isLoopbackHost,
+  originAllowed,
 } from "../../packages/capstan-dev/src/dashboard/host-guard.ts";
 
 describe("the dashboard's Host guard", () => {
@@ -20,5 +21,16 @@ describe("the dashboard's Host guard", () => {
     expect(hostAllowed("127.0.0.1:7151", allowed)).toBe(false);
     expect(hostAllowed(undefined, allowed)).toBe(false);
     expect(hostAllowed("[::1]:9000", allowedHostHeaders("::1", 9000))).toBe(true);
+  });
+
+  it("takes writes only from its own origin: http, its address or localhost, its port", () => {
+    const allowed = allowedHostHeaders("127.0.0.1", 7150);
+    expect(originAllowed("http://127.0.0.1:7150", allowed)).toBe(true);
+    expect(originAllowed("http://localhost:7150", allowed)).toBe(true);
+    expect(originAllowed(undefined, allowed)).toBe(false);
+    expect(originAllowed("null", allowed)).toBe(false);
+    expect(originAllowed("https://127.0.0.1:7150", allowed)).toBe(false);
+    expect(originAllowed("http://127.0.0.1:7151", allowed)).toBe(false);
+    expect(originAllowed("http://evil.example", allowed)).toBe(false);
   });
 });

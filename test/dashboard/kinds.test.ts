@@ -35,6 +35,13 @@ describe("kinds from CRDs", () => {
     });
   });
 
+  it("leaves out a printer column of .metadata.creationTimestamp: the table has its own Age", () => {
+    const withAge = crd();
+    const v1 = withAge.spec?.versions?.[1];
+    v1?.additionalPrinterColumns?.push({ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" });
+    expect(kindFromCrd(withAge)?.columns.map((c) => c.name)).toEqual(["Size"]);
+  });
+
   it("skips a CRD that is not established yet, or serves no version", () => {
     expect(kindFromCrd(crd({ status: { conditions: [{ type: "Established", status: "False" }] } }))).toBeUndefined();
     const unserved = crd();

@@ -12,6 +12,8 @@ export {
   deriveRules,
   InvalidVerbError,
   type KindRef,
+  metricsReaderRole,
+  metricsReaderRoleName,
   type PermissionNeed,
   type PolicyRule,
   type RbacManifest,

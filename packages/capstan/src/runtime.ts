@@ -64,6 +64,15 @@ export {
   type ManagerState,
 } from "./runtime/manager.ts";
 export { RuntimeMetrics } from "./runtime/metrics.ts";
+export {
+  type DelegatedAuthOptions,
+  type MetricsFilter,
+  type MetricsFilterContext,
+  type MetricsFilterProvider,
+  type ReviewedUser,
+  withAuthenticationAndAuthorization,
+} from "./runtime/metrics-auth.ts";
+export type { MetricsEndpoint, MetricsServerOptions } from "./runtime/metrics-server.ts";
 /** Predicate factories and combinators: `predicates.and(...)`, `predicates.not(...)`. */
 export * as predicates from "./runtime/predicates.ts";
 export {

@@ -43,6 +43,7 @@ import { readDigest } from "./content-digest.ts";
 import { loadOrCreateDashboardToken } from "./dashboard-token-file.ts";
 import { devWebhookArgs, devWebhookCertificates, freeLoopbackPort } from "./dev-webhooks.ts";
 import { OperatorProcess } from "./operator-process.ts";
+import { previousApiPort } from "./previous-api-port.ts";
 import { SourceWatcher } from "./source-watcher.ts";
 
 /**
@@ -54,10 +55,10 @@ export const DEFAULT_DEV_DASHBOARD_PORT = 7150;
 
 const USAGE = `Usage: capstan dev [operator.ts ...] [options]
 
-Starts the embedded Kubernetes API server, writes its kubeconfig, serves the dashboard (a read-only
-web page on 127.0.0.1: objects, events, operator logs), runs each operator against the server and
-restarts an operator when one of its source files changes (its module, or a project file it
-imports). Ctrl-C stops everything.
+Starts the embedded Kubernetes API server, writes its kubeconfig, serves the dashboard (a web page
+on 127.0.0.1: objects, events, operator logs; create, edit and delete), runs each operator against
+the server and restarts an operator when one of its source files changes (its module, or a project
+file it imports). Ctrl-C stops everything.
 
 The cluster's objects are kept in a data dir (.capstan/data): stopped and started again, capstan dev
 continues with the same objects and resourceVersions. The dashboard's address carries an access
@@ -68,24 +69,29 @@ Options:
   --data-dir DIR       where the API server keeps objects, CA and certificate (default: data beside
                        the kubeconfig, .capstan/data); one capstan dev at a time per data dir
   --fresh              start with an empty cluster: the data dir's contents are deleted first
-  --port P             API server port (default 0: a free one)
+  --port P             API server port (default: the last run's, from the kubeconfig, when it is
+                       free, so the kubeconfig stays valid as it is; else a free one; 0: a free one)
   --log-level L        operators' log level (default info)
   --log-format F       pretty (default) or json
   --dashboard-port P   dashboard port on 127.0.0.1 (default ${DEFAULT_DEV_DASHBOARD_PORT}, or a free port when it is
                        busy; a port given here must be free; 0: any free port)
   --no-dashboard       do not serve the dashboard
+  --read-only          the dashboard only shows: it refuses every write and hides its write controls
 `;
 
 /** `capstan dev`'s parsed command line. */
 export interface DevFlags {
   files: string[];
   kubeconfig: string;
-  port: number;
+  /** `undefined`: the last run's port when free (previous-api-port.ts), else a free one. */
+  port: number | undefined;
   logLevel: string;
   logFormat: string;
   /** `undefined`: the default port with fallback; a number: exactly that port (0: any free one). */
   dashboardPort: number | undefined;
   dashboard: boolean;
+  /** The dashboard refuses writes (`--read-only`). */
+  readOnly: boolean;
   /** The API server's data dir. */
   dataDir: string;
   /** Empty the data dir before starting. */
@@ -112,7 +118,7 @@ export async function run(args: string[]): Promise<number> {
   if (flags.dashboard) {
     try {
       const token = await loadOrCreateDashboardToken(join(dirname(kubeconfigPath), "dashboard-token"));
-      dashboard = await startDevDashboard(kubeconfigPath, flags.dashboardPort, logs, token);
+      dashboard = await startDevDashboard(kubeconfigPath, flags.dashboardPort, logs, token, flags.readOnly);
     } catch (err) {
       process.stderr.write(`capstan dev: the dashboard cannot start: ${(err as Error).message}\n`);
       await server.stop();
@@ -201,7 +207,7 @@ async function startDevApiServer(flags: DevFlags): Promise<ApiServer | undefined
   try {
     if (flags.fresh) await discardDataDir(flags.dataDir);
     return await startApiServer({
-      port: flags.port,
+      port: flags.port ?? (await previousApiPort(flags.kubeconfig)) ?? 0,
       kubeconfigPath: flags.kubeconfig,
       dataDir: flags.dataDir,
       // A cluster people use by hand: every namespace has its `default` ServiceAccount, as on a real one.
@@ -227,13 +233,14 @@ async function startDevDashboard(
   port: number | undefined,
   logs: LogFeed,
   token: string,
+  readOnly: boolean,
 ): Promise<Dashboard> {
-  if (port !== undefined) return startDashboard({ kubeconfigPath, port, logs, token });
+  if (port !== undefined) return startDashboard({ kubeconfigPath, port, logs, token, readOnly });
   try {
-    return await startDashboard({ kubeconfigPath, port: DEFAULT_DEV_DASHBOARD_PORT, logs, token });
+    return await startDashboard({ kubeconfigPath, port: DEFAULT_DEV_DASHBOARD_PORT, logs, token, readOnly });
   } catch (err) {
     if ((err as { code?: unknown }).code !== "EADDRINUSE") throw err;
-    return startDashboard({ kubeconfigPath, port: 0, logs, token });
+    return startDashboard({ kubeconfigPath, port: 0, logs, token, readOnly });
   }
 }
 
@@ -263,19 +270,20 @@ export function parseDevFlags(args: string[]): DevFlags | "help" {
     strict: true,
     options: {
       kubeconfig: { type: "string", default: ".capstan/kubeconfig" },
-      port: { type: "string", default: "0" },
+      port: { type: "string" },
       "log-level": { type: "string", default: "info" },
       "log-format": { type: "string", default: "pretty" },
       "dashboard-port": { type: "string" },
       "no-dashboard": { type: "boolean", default: false },
+      "read-only": { type: "boolean", default: false },
       "data-dir": { type: "string" },
       fresh: { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) return "help";
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new Error(`--port must be an integer from 0 to 65535, got "${values.port}"`);
   }
   if (!(LOG_LEVELS as readonly string[]).includes(values["log-level"])) {
@@ -303,6 +311,7 @@ export function parseDevFlags(args: string[]): DevFlags | "help" {
     logFormat: values["log-format"],
     dashboardPort,
     dashboard: !values["no-dashboard"],
+    readOnly: values["read-only"],
     dataDir: values["data-dir"] ?? join(dirname(values.kubeconfig), "data"),
     fresh: values.fresh,
   };

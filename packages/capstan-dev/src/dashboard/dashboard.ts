@@ -15,7 +15,9 @@
  *   requests whose `Host` header names that address or `localhost` (DNS-rebinding guard).
  * - Answers only requests carrying its access token (access-token.ts): `url` carries it, a browser
  *   that opened `url` once keeps it in a cookie; anything else gets 401.
- * - Read-only: the only requests it sends to the cluster are list, watch and get.
+ * - The requests it sends to the cluster are list, watch and get, and the writes a user makes in
+ *   the page (create, update, delete, with fieldManager `capstan-dashboard`); with `readOnly`, only
+ *   list, watch and get.
  * - `stop()` (or the `signal` aborting) ends every page stream, closes the server and its
  *   connections, stops every watch and timer, and closes the client when the dashboard built it;
  *   afterwards nothing of it keeps the process alive. It may be called more than once.
@@ -58,6 +60,8 @@ export interface DashboardOptions {
    * `capstan dev` adds its operators' runs here.
    */
   runs?: RunStore;
+  /** Refuse every write (403) and hide the page's write controls (`capstan dev --read-only`). */
+  readOnly?: boolean;
   /**
    * The access token requests must carry (base64url, at least 128 bits; see access-token.ts).
    * Default: a new random one. `capstan dev` passes the one it keeps, so open tabs survive a restart.
@@ -100,8 +104,9 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   setMaxListeners(0, abort.signal);
   const allowedHosts = new Set<string>();
   const view = new ClusterView(client);
+  const readOnly = options.readOnly ?? false;
   const server = createServer(
-    dashboardRoutes({ view, client, logs, runs, allowedHosts, access, signal: abort.signal }),
+    dashboardRoutes({ view, client, logs, runs, allowedHosts, access, signal: abort.signal, readOnly }),
   );
   try {
     server.listen(options.port ?? 0, host);

@@ -22,3 +22,13 @@ export function allowedHostHeaders(host: string, port: number): Set<string> {
 export function hostAllowed(header: string | undefined, allowed: ReadonlySet<string>): boolean {
   return header !== undefined && allowed.has(header.toLowerCase());
 }
+
+/**
+ * True when a request's `Origin` header is the dashboard's own (`http://` and an allowed host).
+ * Browsers send `Origin` with every POST, PUT and DELETE, and a page cannot forge it: a write whose
+ * Origin is missing or another site's did not come from the dashboard's page.
+ */
+export function originAllowed(origin: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (origin === undefined || !origin.toLowerCase().startsWith("http://")) return false;
+  return hostAllowed(origin.slice("http://".length), allowed);
+}

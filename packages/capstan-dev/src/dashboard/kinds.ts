@@ -115,5 +115,12 @@ export function kindFromCrd(crd: CustomResourceDefinition): DashboardKind | unde
     plural: spec.names.plural,
     namespaced: spec.scope !== "Cluster",
   };
-  return { ...k, id: kindId(k), columns: version.additionalPrinterColumns ?? [], builtin: false, metadataOnly: false };
+  // The table always shows an Age column of its own (kept fresh by the page): a CRD column of the
+  // same creationTimestamp would show a second AGE, refreshed only when the object changes.
+  const columns = (version.additionalPrinterColumns ?? []).filter((c) => !isCreationTimestamp(c.jsonPath));
+  return { ...k, id: kindId(k), columns, builtin: false, metadataOnly: false };
+}
+
+function isCreationTimestamp(jsonPath: string): boolean {
+  return /^\{?\.metadata\.creationTimestamp\}?$/.test(jsonPath.trim());
 }

@@ -1,6 +1,6 @@
 /**
  * The dashboard's HTTP routes: the page's three static files, JSON routes the page reads, and
- * Server-Sent Event streams that keep it live. Read-only: only GET (and HEAD) are answered.
+ * Server-Sent Event streams that keep it live. Writes (POST, PUT, DELETE) are object-writes.ts's.
  *
  * Routes (`kind` is a kind id, `core/v1/pods`, `useless.container.training/v1alpha1/machines`):
  * - `GET /`, `/app.js`, `/style.css`: the page.
@@ -17,9 +17,9 @@
  * Every request must carry the access token (access-token.ts): without it, 401 before any route.
  *
  * Guarantees: every error is an answer, never a crash: a request with a foreign `Host` gets 403,
- * another method 405, an unknown route 404, and an error of the cluster a JSON body
- * `{ "error": { "code", "reason", "message" } }` with the cluster's HTTP code (403, 404, ...) or
- * 502 when the cluster did not answer.
+ * another method outside object-writes.ts's routes 405, an unknown route 404, and an error of the
+ * cluster a JSON body `{ "error": { "code", "reason", "message" } }` with the cluster's HTTP code
+ * (403, 404, ...) or 502 when the cluster did not answer.
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -32,6 +32,7 @@ import { type LogFeed, type LogFilter, matchesLogFilter } from "./log-feed.ts";
 import { type ObjectDetail, objectDetail } from "./object-detail.ts";
 import { type FeedError, feedError, type ObjectFeed, objectKey } from "./object-feed.ts";
 import { columnError, objectRow } from "./object-row.ts";
+import { writeRoutes } from "./object-writes.ts";
 import { runRoutes } from "./run-routes.ts";
 import type { RunStore } from "./run-store.ts";
 import { SseStream } from "./sse.ts";
@@ -55,6 +56,8 @@ export interface KindInfo {
   plural: string;
   namespaced: boolean;
   builtin: boolean;
+  /** Read as metadata only (Secrets): the page offers no form for it. */
+  metadataOnly: boolean;
   columns: (PrinterColumn & { error?: string })[];
   /** Objects in the feed; `null` until the first list succeeded. */
   count: number | null;
@@ -71,6 +74,8 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   "/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/style.css": { file: "style.css", type: "text/css; charset=utf-8" },
   "/timeline.js": { file: "timeline.js", type: "text/javascript; charset=utf-8" },
+  "/schema-form.js": { file: "schema-form.js", type: "text/javascript; charset=utf-8" },
+  "/object-editor.js": { file: "object-editor.js", type: "text/javascript; charset=utf-8" },
 };
 
 /** What the routes need. */
@@ -86,6 +91,8 @@ export interface RoutesOptions {
   access: AccessGuard;
   /** Aborted when the dashboard stops: every stream ends. */
   signal: AbortSignal;
+  /** The write routes answer 403 (see object-writes.ts). */
+  readOnly?: boolean;
 }
 
 /** The request handler of the dashboard's HTTP server. */
@@ -102,6 +109,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
     return stream;
   };
   const runs = runRoutes({ view: options.view, runs: options.runs, sendJson, open });
+  const writes = writeRoutes({ ...options, readOnly: options.readOnly ?? false });
 
   return (req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -123,9 +131,11 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
       return;
     }
     if (!options.access.admit(req, res)) return;
+    if (await writes(req, res)) return;
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.setHeader("allow", "GET, HEAD");
-      sendJson(res, 405, { error: { code: 405, reason: "MethodNotAllowed", message: "the dashboard is read-only" } });
+      const message = `${req.method} is not allowed here: this route only reads (GET, HEAD)`;
+      sendJson(res, 405, { error: { code: 405, reason: "MethodNotAllowed", message } });
       return;
     }
     const url = new URL(req.url ?? "/", "http://dashboard.invalid");
@@ -359,6 +369,7 @@ function kindInfo({ kind, feed }: ViewedKind): KindInfo {
     plural: kind.plural,
     namespaced: kind.namespaced,
     builtin: kind.builtin,
+    metadataOnly: kind.metadataOnly,
     columns: kind.columns.map((c) => {
       const pathError = columnError(c);
       return pathError === undefined ? c : { ...c, error: pathError };

@@ -7,17 +7,20 @@
  *   once (a rolling update would briefly run old and new side by side, both reconciling).
  * - With leader election: several replicas and rolling updates; the standby takes over when the
  *   leader's Lease is released on shutdown or expires.
- * - Liveness on `/healthz` and readiness on `/readyz` of the health port; `/metrics` on the metrics
- *   port (named `metrics` for a ServiceMonitor); the pod runs as a non-root user with a read-only
- *   root filesystem, no privilege escalation and no capabilities.
+ * - Liveness on `/healthz` and readiness on `/readyz` of the health port (plain HTTP, every
+ *   interface of the pod: the kubelet probes the pod IP); `/metrics` over HTTPS on the metrics port
+ *   (container port `metrics`), every scrape authenticated and authorized by the API server
+ *   (`--metrics-secure`), reached through the `<name>-metrics-service` Service (port `https`), as
+ *   kubebuilder's scaffolding does; the pod runs as a non-root user with a read-only root
+ *   filesystem, no privilege escalation and no capabilities.
  */
 
 import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
-import type { Namespace } from "kubernetes-types/core/v1.d.ts";
+import type { Namespace, Service } from "kubernetes-types/core/v1.d.ts";
 
-/** controller-runtime's conventional ports: probes on 8081, metrics on 8080. */
+/** kubebuilder's conventional ports: probes on 8081, secure metrics on 8443 (8080 is its plain HTTP port). */
 export const DEFAULT_HEALTH_PORT = 8081;
-export const DEFAULT_METRICS_PORT = 8080;
+export const DEFAULT_METRICS_PORT = 8443;
 /** Two replicas are enough for a standby to take over; more only add watch load on the API server. */
 export const LEADER_ELECTED_REPLICAS = 2;
 /**
@@ -72,8 +75,10 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
   const webhook = options.webhookServer;
   const args = [
     options.operatorPath,
-    `--health-port=${healthPort}`,
-    `--metrics-port=${metricsPort}`,
+    `--health-probe-bind-address=:${healthPort}`,
+    `--metrics-bind-address=:${metricsPort}`,
+    // The default in a pod already; written out so the manifest says how metrics are served.
+    "--metrics-secure=true",
     "--log-format=json",
     ...(options.watchNamespaces ?? []).map((ns) => `--namespace=${ns}`),
     ...(options.leaderElect ? ["--leader-elect"] : []),
@@ -144,6 +149,39 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
           ],
         },
       },
+    },
+  };
+}
+
+/** Name of the Service in front of the secure metrics endpoint (kubebuilder's `<name>-metrics-service`). */
+export function metricsServiceName(operator: string): string {
+  return `${operator}-metrics-service`;
+}
+
+/**
+ * The Service Prometheus (a ServiceMonitor with `scheme: https` and the scraper's bearer token)
+ * scrapes: port `https` to the pods' `metrics` port, selecting the Deployment's pods.
+ */
+export function metricsServiceManifest(options: {
+  name: string;
+  namespace: string;
+  metricsPort?: number;
+  labels: Record<string, string>;
+}): Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: metricsServiceName(options.name), namespace: options.namespace, labels: { ...options.labels } },
+    spec: {
+      selector: { "app.kubernetes.io/name": options.name },
+      ports: [
+        {
+          name: "https",
+          port: options.metricsPort ?? DEFAULT_METRICS_PORT,
+          targetPort: "metrics",
+          protocol: "TCP",
+        },
+      ],
     },
   };
 }

@@ -3,9 +3,9 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { toCrd } from "../resources/crd.ts";
-import { rbacManifests } from "../resources/rbac.ts";
+import { metricsReaderRole, rbacManifests } from "../resources/rbac.ts";
 import { parseCommandArgs } from "./command-args.ts";
-import { deploymentManifest, namespaceManifest } from "./deployment-manifest.ts";
+import { deploymentManifest, metricsServiceManifest, namespaceManifest } from "./deployment-manifest.ts";
 import { dockerfile, dockerignore, ImageLayoutError, imageLayout } from "./dockerfile.ts";
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
 import { crdsWithConversion, WEBHOOK_SERVER, webhookCertSecretName, webhookManifests } from "./webhook-manifests.ts";
@@ -16,7 +16,10 @@ Prints, on stdout, what deploying the operator needs, derived from its code:
   crds        the CustomResourceDefinitions of the defineResource kinds it uses (with
               conversion.strategy Webhook, calling its Service, for kinds it converts: op.convert)
   rbac        ServiceAccount, ClusterRole and ClusterRoleBinding with exactly the permissions it needs
-  deploy      the Deployment running \`capstan run\` (and its Namespace unless it is a built-in one)
+              (and the reviews of its secure metrics endpoint), and the <name>-metrics-reader
+              ClusterRole to bind to whoever scrapes /metrics (Prometheus)
+  deploy      the Deployment running \`capstan run\`, the <name>-metrics-service Service of its HTTPS
+              /metrics (and its Namespace unless it is a built-in one)
   webhooks    the Validating/MutatingWebhookConfigurations of its op.on.validate/mutate handlers,
               the Service of those and of its conversions, and a cert-manager Issuer and
               Certificate (CA injected by cert-manager)
@@ -38,7 +41,7 @@ Options:
                        yourself): no write access to CRDs, and the flag passed to \`capstan run\`
   --replicas N         replicas with --leader-elect (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
-  --metrics-port P     /metrics port (default 8080)
+  --metrics-port P     /metrics port, HTTPS with TokenReview/SubjectAccessReview (default 8443)
   --ca-bundle FILE     webhooks, crds: the PEM CA that signed the serving certificate, written into
                        the configurations and converted CRDs instead of cert-manager objects (create the Secret
                        <operator>-webhook-server-cert with tls.crt and tls.key yourself)
@@ -202,7 +205,12 @@ export function generate(
     rbacManifests({
       name: op.name,
       namespace: options.namespace,
-      needs: op.permissions({ leaderElection: options.leaderElect, registerCrds: options.registerCrds ?? true }),
+      needs: op.permissions({
+        leaderElection: options.leaderElect,
+        registerCrds: options.registerCrds ?? true,
+        // The generated Deployment serves /metrics securely: the operator reviews every scrape.
+        secureMetrics: true,
+      }),
       labels,
       ...(watchNamespaces.length > 0
         ? // The Lease lives in the operator's own namespace: its Role must be there too.
@@ -211,7 +219,7 @@ export function generate(
             namespaces: [...new Set([...watchNamespaces, ...(options.leaderElect ? [options.namespace] : [])])],
           }
         : {}),
-    });
+    }).concat(metricsReaderRole(op.name, labels));
   const webhooks = () =>
     webhookManifests({
       name: op.name,
@@ -242,6 +250,8 @@ export function generate(
       labels,
       ...(hasWebhooks ? { webhookServer: { ...WEBHOOK_SERVER, certSecret: webhookCertSecretName(op.name) } } : {}),
     });
+  const metricsService = () =>
+    metricsServiceManifest({ name: op.name, namespace: options.namespace, metricsPort: options.metricsPort, labels });
   const namespace = namespaceManifest(options.namespace, labels);
   const docs: object[] =
     target === "crds"
@@ -249,9 +259,9 @@ export function generate(
       : target === "rbac"
         ? [...namespace, ...rbac()]
         : target === "deploy"
-          ? [...namespace, deploy()]
+          ? [...namespace, deploy(), metricsService()]
           : target === "webhooks"
             ? [...namespace, ...webhooks()]
-            : [...crds(), ...namespace, ...rbac(), ...webhooks(), deploy()];
+            : [...crds(), ...namespace, ...rbac(), ...webhooks(), deploy(), metricsService()];
   return docs.map((doc) => `---\n${stringify(doc, { lineWidth: 0 })}`).join("");
 }

@@ -311,6 +311,11 @@ export class Operator {
     return this.manager?.endpoints ?? {};
   }
 
+  /** Where `/healthz`+`/readyz` and `/metrics` listen once started, and whether metrics are HTTPS. */
+  get endpointAddresses(): Manager["endpointAddresses"] {
+    return this.manager?.endpointAddresses ?? {};
+  }
+
   /** The port the webhook server listens on (once `start` has started it). */
   get webhookPort(): number | undefined {
     return this.webhookServer?.listening ? this.webhookServer.port : undefined;

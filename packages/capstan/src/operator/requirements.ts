@@ -60,6 +60,8 @@ export interface PermissionOptions {
   /** Grant the Lease: `true` for the manager's default `<name>-leader`, or the Lease `name` it is started with. */
   leaderElection?: boolean | { name?: string };
   registerCrds?: boolean;
+  /** Grant the reviews of the secure metrics endpoint (`needs.delegatedAuth()`): what the generated Deployment runs. */
+  secureMetrics?: boolean;
 }
 
 /** What an operator with these handled kinds and controllers watches, owns and writes (for RBAC and CRD registration). */
@@ -136,6 +138,7 @@ export function operatorPermissions(
     out.push(...needs.leaderElection(lease ?? `${name}-leader`));
   }
   if (options.registerCrds ?? true) out.push(...needs.crdRegistration(r.crds.map((k) => k.crdName)));
+  if (options.secureMetrics) out.push(...needs.delegatedAuth());
   return out;
 }
 

@@ -73,6 +73,12 @@ const WRITE: readonly Verb[] = ["create", "update", "patch", "delete"];
 const CORE_EVENTS: KindRef = { group: "", plural: "events", namespaced: true };
 const LEASES: KindRef = { group: "coordination.k8s.io", plural: "leases", namespaced: true };
 const CRDS: KindRef = { group: "apiextensions.k8s.io", plural: "customresourcedefinitions", namespaced: false };
+const TOKEN_REVIEWS: KindRef = { group: "authentication.k8s.io", plural: "tokenreviews", namespaced: false };
+const SUBJECT_ACCESS_REVIEWS: KindRef = {
+  group: "authorization.k8s.io",
+  plural: "subjectaccessreviews",
+  namespaced: false,
+};
 
 /**
  * Constructors for the needs an operator has. Each returns a list; spread them into one.
@@ -163,6 +169,17 @@ export const needs = {
     return [
       { kind: CRDS, verbs: ["create"] },
       { kind: CRDS, verbs: ["get", "update"], resourceNames: names },
+    ];
+  },
+  /**
+   * Authenticating and authorizing the scrapes of the secure metrics endpoint (the manager's
+   * `metricsServer.secureServing`, runtime/metrics-auth.ts): create on tokenreviews and
+   * subjectaccessreviews, controller-runtime's metrics-auth role.
+   */
+  delegatedAuth(): PermissionNeed[] {
+    return [
+      { kind: TOKEN_REVIEWS, verbs: ["create"] },
+      { kind: SUBJECT_ACCESS_REVIEWS, verbs: ["create"] },
     ];
   },
   /** Anything else, spelled out. */
@@ -326,4 +343,23 @@ export function rbacManifests(options: RbacManifestOptions): RbacManifest[] {
   }
   if (clusterScoped.length > 0) clusterWide(clusterScoped);
   return out;
+}
+
+/** Name of the ClusterRole that may scrape an operator's secure metrics endpoint. */
+export function metricsReaderRoleName(operator: string): string {
+  return `${operator}-metrics-reader`;
+}
+
+/**
+ * The `<operator>-metrics-reader` ClusterRole: `get` on the non-resource URL `/metrics`, what the
+ * secure metrics endpoint's SubjectAccessReview asks (kubebuilder's `metrics-reader` role). Bind it
+ * to Prometheus's ServiceAccount.
+ */
+export function metricsReaderRole(operator: string, labels?: Record<string, string>): ClusterRoleObject {
+  return {
+    apiVersion: RBAC_API,
+    kind: "ClusterRole",
+    metadata: { name: metricsReaderRoleName(operator), ...(labels !== undefined ? { labels: { ...labels } } : {}) },
+    rules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }],
+  };
 }

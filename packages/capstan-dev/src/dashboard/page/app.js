@@ -4,6 +4,9 @@
 
 import { openTimeline } from "./timeline.js";
 
+/** The write dialogs, loaded on first use: a page that only looks never waits for them. */
+const editor = () => import("./object-editor.js");
+
 /** Age cells are refreshed this often: "5s" turning into "10s" is enough precision for a glance. */
 const AGE_REFRESH_MS = 5_000;
 /** Log lines kept in the panel: the newest, so a chatty operator cannot make the page slow. */
@@ -67,6 +70,8 @@ const state = {
   /** The selected object's reconcile timeline (timeline.js): { element, close }. */
   timeline: undefined,
   logsStream: undefined,
+  /** The dashboard takes writes (not started --read-only): the create, edit and delete controls show. */
+  writable: false,
 };
 
 // ---- kinds ---------------------------------------------------------------------------------------
@@ -83,7 +88,10 @@ function renderKinds() {
             .filter(Boolean)
             .join(" "),
           title: `${k.group ? `${k.group}/` : ""}${k.version} ${k.plural}${k.namespaced ? "" : " (cluster-scoped)"}${k.error ? `\n${k.error.message}` : ""}`,
+          tabindex: "0",
+          "aria-current": k.id === state.kindId ? "true" : undefined,
           onclick: () => selectKind(k.id),
+          onkeydown: (e) => listKeys(e, () => selectKind(k.id)),
         },
         h("span", { class: "kind-name" }, k.kind),
         h("span", { class: "kind-group" }, k.group || "core"),
@@ -122,6 +130,8 @@ function selectKind(id) {
   state.kindId = id;
   state.rows = new Map();
   state.kind = state.kinds.find((k) => k.id === id);
+  // The detail of another kind's object does not belong beside this kind's table.
+  if (state.selected && state.selected.kindId !== id) clearSelection();
   history.replaceState(null, "", `#kind=${encodeURIComponent(id)}`);
   renderKinds();
   renderTable();
@@ -169,6 +179,8 @@ function renderTable() {
   // Shown only for kinds whose objects have conditions: most custom kinds have none.
   state.showConditions = [...state.rows.values()].some((r) => r.conditions.length > 0);
   $("objects-title").textContent = kind ? `${kind.kind} (${kind.group || "core"}/${kind.version})` : "Pick a kind";
+  $("create-object").hidden = !state.writable || !kind || kind.metadataOnly;
+  if (kind) $("create-object").textContent = `Create ${kind.kind}`;
   const columns = kind?.columns ?? [];
   $("objects").tHead.replaceChildren(
     h(
@@ -184,9 +196,9 @@ function renderTable() {
       h("th", {}, ""),
     ),
   );
-  const body = $("objects").tBodies[0];
-  body.replaceChildren();
-  for (const row of [...state.rows.values()].sort((a, b) => a.key.localeCompare(b.key))) renderRow(row);
+  // All rows at once, already sorted: inserting them one by one would cost a scan of the table each.
+  const sorted = [...state.rows.values()].sort((a, b) => a.key.localeCompare(b.key));
+  $("objects").tBodies[0].replaceChildren(...sorted.map(rowOf));
 }
 
 function cellText(value, column) {
@@ -195,14 +207,19 @@ function cellText(value, column) {
   return String(value);
 }
 
-/** Inserts or replaces the row of `row.key`, keeping the table sorted by key. */
-function renderRow(row) {
+/** The table row of `row`. */
+function rowOf(row) {
   const kind = state.kind;
   const columns = kind?.columns ?? [];
   const selected = state.selected && state.selected.kindId === state.kindId && keyOf(state.selected) === row.key;
   const tr = h(
     "tr",
-    { "data-key": row.key, class: [selected ? "selected" : "", row.deleting ? "deleting" : ""].join(" ").trim() },
+    {
+      "data-key": row.key,
+      class: [selected ? "selected" : "", row.deleting ? "deleting" : ""].join(" ").trim(),
+      tabindex: "0",
+      "aria-current": selected ? "true" : undefined,
+    },
     kind?.namespaced ? h("td", {}, row.namespace ?? "") : null,
     h("td", { class: "name" }, row.name),
     h("td", { class: "age", "data-created": row.created ?? "" }, age(row.created)),
@@ -219,9 +236,15 @@ function renderRow(row) {
         : null,
     ),
   );
-  tr.addEventListener("click", () =>
-    selectObject({ kindId: state.kindId, namespace: row.namespace ?? "", name: row.name }),
-  );
+  const open = () => selectObject({ kindId: state.kindId, namespace: row.namespace ?? "", name: row.name });
+  tr.addEventListener("click", open);
+  tr.addEventListener("keydown", (e) => listKeys(e, open));
+  return tr;
+}
+
+/** Inserts or replaces the row of `row.key`, keeping the table sorted by key. */
+function renderRow(row) {
+  const tr = rowOf(row);
   const body = $("objects").tBodies[0];
   const old = rowElement(row.key);
   if (old) {
@@ -254,7 +277,11 @@ function selectObject(ref) {
   state.detailStream?.close();
   state.selected = ref;
   if (ref.kindId !== state.kindId) selectKind(ref.kindId);
-  for (const tr of $("objects").tBodies[0].rows) tr.classList.toggle("selected", tr.dataset.key === keyOf(ref));
+  for (const tr of $("objects").tBodies[0].rows) {
+    tr.classList.toggle("selected", tr.dataset.key === keyOf(ref));
+    if (tr.dataset.key === keyOf(ref)) tr.setAttribute("aria-current", "true");
+    else tr.removeAttribute("aria-current");
+  }
   $("detail-title").textContent = keyOf(ref);
   showError("detail-error", undefined);
   $("detail").replaceChildren();
@@ -309,6 +336,7 @@ function renderDetail(d) {
       "div",
       { class: "detail-actions" },
       h("button", { type: "button", onclick: () => filterLogs(d.row.namespace ?? "", d.row.name) }, "logs about it"),
+      writeButtons(d),
       d.row.deleting ? h("span", { class: "badge deleting" }, `deleting since ${d.row.deleting}`) : null,
     ),
     listSection("Conditions", "conditions", conditions, (items) =>
@@ -377,6 +405,73 @@ function renderDetail(d) {
     state.timeline?.element,
     section("YAML", "yaml", h("pre", {}, d.yaml)),
   );
+}
+
+/** Clears the detail panel: no object selected. */
+function clearSelection() {
+  state.detailStream?.close();
+  state.detailStream = undefined;
+  state.timeline?.close();
+  state.timeline = undefined;
+  state.selected = undefined;
+  $("detail-title").textContent = "Pick an object";
+  showError("detail-error", undefined);
+  $("detail").replaceChildren();
+}
+
+/** Arrow keys move between the items of a list or table (rows, kinds); Enter or Space opens one. */
+function listKeys(e, open) {
+  const item = e.currentTarget;
+  if (e.key === "Enter" || e.key === " ") {
+    e.preventDefault();
+    open();
+  } else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+    e.preventDefault();
+    const next = e.key === "ArrowDown" ? item.nextElementSibling : item.previousElementSibling;
+    next?.focus();
+  }
+}
+
+// ---- writes (object-editor.js) -------------------------------------------------------------------
+
+/** The edit and delete buttons of the detail panel, when the dashboard takes writes. */
+function writeButtons(d) {
+  const kind = state.kinds.find((k) => k.id === d.kindId);
+  if (!state.writable || !kind) return null;
+  const ref = { namespace: d.row.namespace, name: d.row.name, uid: d.row.uid };
+  return [
+    kind.metadataOnly
+      ? null
+      : h(
+          "button",
+          { type: "button", class: "edit", onclick: async () => (await editor()).openEdit(kind, ref) },
+          "edit",
+        ),
+    h(
+      "button",
+      { type: "button", class: "delete danger", onclick: async () => (await editor()).openDelete(kind, ref) },
+      "delete",
+    ),
+  ];
+}
+
+async function setUpWrites() {
+  try {
+    const res = await fetch("/api/writes");
+    state.writable = res.ok && !(await res.json()).readOnly;
+  } catch {
+    state.writable = false; // no write controls when the dashboard cannot say it takes writes
+  }
+  document.body.classList.toggle("read-only", !state.writable);
+  $("mode").textContent = state.writable ? "development cluster" : "development cluster, read-only";
+  $("create-object").addEventListener("click", async () => {
+    const kind = state.kind;
+    if (kind)
+      (await editor()).openCreate(kind, (obj) =>
+        selectObject({ kindId: kind.id, namespace: obj.metadata.namespace ?? "", name: obj.metadata.name }),
+      );
+  });
+  renderTable();
 }
 
 // ---- logs ----------------------------------------------------------------------------------------
@@ -460,4 +555,8 @@ setInterval(() => {
   for (const td of document.querySelectorAll("td.age[data-created]")) td.textContent = age(td.dataset.created);
 }, AGE_REFRESH_MS);
 watchKinds();
+// The kind in the address is opened at once, beside the kinds stream rather than after its first
+// event: the table is what the user waits for.
+if (state.kindId) selectKind(state.kindId);
 watchLogs();
+void setUpWrites();
