@@ -161,6 +161,47 @@ describe("capstan run", () => {
     expect(await exited).toEqual({ code: 0, signal: null });
   }, 60_000);
 
+  it("serves probes and plain-HTTP metrics on 127.0.0.1 only outside a cluster, by default", async () => {
+    await writeFile(join(dir, "empty.mjs"), EMPTY_OPERATOR);
+    const [healthPort, metricsPort] = [await freePort(), await freePort()];
+    const run = start([
+      "empty.mjs",
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--health-port",
+      String(healthPort),
+      "--metrics-bind-address",
+      `:${metricsPort}`, // every interface, unless the --metrics-port shorthand is used
+      "--log-format",
+      "json",
+    ]);
+    await waitUntil(() => records(run).some((r) => r.msg === "starting controllers"), { timeout: "30s" });
+    const logged = records(run) as unknown as { msg: string; bindAddress?: string; url?: string; secure?: boolean }[];
+    expect(logged.find((r) => r.msg === "serving health probes")?.bindAddress).toBe(`127.0.0.1:${healthPort}`);
+    expect(logged.find((r) => r.msg === "serving metrics")).toMatchObject({
+      bindAddress: `:${metricsPort}`,
+      secure: false,
+    });
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(200);
+    child?.kill("SIGTERM");
+    expect(await exited).toEqual({ code: 0, signal: null });
+
+    const loopback = start([
+      "empty.mjs",
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--metrics-port",
+      String(metricsPort),
+      "--log-format",
+      "json",
+    ]);
+    await waitUntil(() => records(loopback).some((r) => r.msg === "starting controllers"), { timeout: "30s" });
+    const served = records(loopback) as unknown as { msg: string; url?: string }[];
+    expect(served.find((r) => r.msg === "serving metrics")?.url).toBe(`http://127.0.0.1:${metricsPort}/metrics`);
+    child?.kill("SIGTERM");
+    expect(await exited).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
   it("exits 2 for contradicting flags", async () => {
     const bad = await new Promise<{ code: number; stderr: string }>((resolve) => {
       execFile(
@@ -247,6 +288,54 @@ describe("capstan run flags", () => {
     );
     expect(() => parseRunFlags(["op.ts", "--watch-not-live-after=5s"])).toThrow(
       "--watch-not-live-after (5000 ms) must be greater than --watch-not-ready-after (10000 ms)",
+    );
+  });
+
+  it("reads controller-runtime's metrics and probe flags, and refuses bad or contradicting ones", () => {
+    expect(
+      parseRunFlags([
+        "op.ts",
+        "--health-probe-bind-address",
+        ":8081",
+        "--metrics-bind-address=:8443",
+        "--metrics-secure",
+        "--metrics-cert-dir",
+        "/certs",
+      ]),
+    ).toMatchObject({
+      healthProbeBindAddress: ":8081",
+      metricsBindAddress: ":8443",
+      metricsSecure: true,
+      metricsCertDir: "/certs",
+    });
+    expect(
+      parseRunFlags(["op.ts", "--metrics-bind-address", "127.0.0.1:8080", "--metrics-secure=false"]),
+    ).toMatchObject({ metricsBindAddress: "127.0.0.1:8080", metricsSecure: false });
+    const plain = parseRunFlags(["op.ts", "--metrics-bind-address", "[::1]:8080"]);
+    expect(plain !== "help" && plain.metricsSecure).toBeUndefined(); // the manager decides: true only in a pod
+    expect(() => parseRunFlags(["op.ts", "--metrics-bind-address", "8080"])).toThrow(
+      '--metrics-bind-address "8080" is not a bind address (no port); write ":8080", "127.0.0.1:8080", "[::1]:8080" or "0"',
+    );
+    expect(() => parseRunFlags(["op.ts", "--health-probe-bind-address", ":99999"])).toThrow(
+      '--health-probe-bind-address ":99999" is not a bind address (the port must be an integer from 0 to 65535)',
+    );
+    expect(() => parseRunFlags(["op.ts", "--metrics-bind-address", ":8443", "--metrics-secure=yes"])).toThrow(
+      '--metrics-secure must be true or false, got "yes"',
+    );
+    expect(() => parseRunFlags(["op.ts", "--metrics-secure"])).toThrow(
+      "--metrics-secure needs metrics to be served: give --metrics-bind-address (or --metrics-port)",
+    );
+    expect(() => parseRunFlags(["op.ts", "--metrics-bind-address", "0", "--metrics-cert-dir", "/c"])).toThrow(
+      "--metrics-cert-dir needs metrics to be served",
+    );
+    expect(() =>
+      parseRunFlags(["op.ts", "--metrics-bind-address", ":8080", "--metrics-secure=false", "--metrics-cert-dir", "/c"]),
+    ).toThrow("--metrics-cert-dir needs HTTPS: it cannot go with --metrics-secure=false");
+    expect(() => parseRunFlags(["op.ts", "--metrics-port", "8080", "--metrics-bind-address", ":8080"])).toThrow(
+      "--metrics-port and --metrics-bind-address exclude each other",
+    );
+    expect(() => parseRunFlags(["op.ts", "--health-port", "8081", "--health-probe-bind-address", ":8081"])).toThrow(
+      "--health-port and --health-probe-bind-address exclude each other",
     );
   });
 

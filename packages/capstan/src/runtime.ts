@@ -51,10 +51,19 @@ export { ApiEventRecorder, EVENT_KIND, type EventRecorder, type EventType } from
 export {
   DeletedFinalStateUnknown,
   Informer,
+  type InformerConnection,
   type InformerEventHandler,
   type InformerPhase,
+  RECONNECT_BACKOFF,
 } from "./runtime/informer.ts";
-export { type LeaderElectionOptions, LeaderElector, type LeaseApi } from "./runtime/leader-election.ts";
+export {
+  LEADER_ELECTION_DEFAULTS,
+  type LeaderElectionOptions,
+  type LeaderElectionTimings,
+  LeaderElector,
+  type LeaseApi,
+  leaderElectionTimings,
+} from "./runtime/leader-election.ts";
 export {
   LEASE_KIND,
   type LeaderElectionConfig,
@@ -110,4 +119,9 @@ export {
   type RunOutcome,
 } from "./runtime/run-trace.ts";
 export { clientListerWatchers, SharedInformerFactory } from "./runtime/shared-informers.ts";
+export {
+  informerCheckName,
+  WATCH_HEALTH_DEFAULTS,
+  type WatchHealthOptions,
+} from "./runtime/watch-health.ts";
 export { WorkQueue, type WorkQueueMetrics } from "./runtime/workqueue.ts";

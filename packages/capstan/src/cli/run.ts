@@ -22,6 +22,7 @@ import { loadClientConfig } from "../client/config.ts";
 import { ConnectionError } from "../client/connection-error.ts";
 import { ApiError, isUnauthorized } from "../client/errors.ts";
 import { KubeClient } from "../client/resource-client.ts";
+import { parseBindAddress } from "../runtime/bind-address.ts";
 import { toMilliseconds } from "../runtime/duration.ts";
 import { leaderElectionTimings } from "../runtime/leader-election.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
@@ -61,8 +62,19 @@ Options:
                          objects of one kind handled in parallel, by handlers and by every
                          controller that sets no maxConcurrentReconciles of its own
                          (default 16, chosen by measurement: docs/runtime.md, "Throughput")
-  --health-port P        serve /healthz and /readyz on port P
-  --metrics-port P       serve /metrics (Prometheus) on port P
+  --health-probe-bind-address ADDR
+                         serve /healthz and /readyz on ADDR: ":8081" (every interface),
+                         "127.0.0.1:8081", "[::1]:8081", "0" (not served; the default)
+  --metrics-bind-address ADDR
+                         serve /metrics (Prometheus) on ADDR, same forms (default "0": not served)
+  --health-port P, --metrics-port P
+                         the same on port P of 127.0.0.1, or of every interface in a pod
+  --metrics-secure[=true|false]
+                         /metrics over HTTPS, every scrape authenticated (TokenReview) and
+                         authorized (SubjectAccessReview: get on the /metrics URL) by the API
+                         server (default: true in a pod, false elsewhere)
+  --metrics-cert-dir D   where the HTTPS metrics server reads tls.crt and tls.key (reloaded when
+                         they change; default /tmp/k8s-metrics-server/serving-certs, else self-signed)
   --webhook-port P       webhook server port (default 9443), when it has webhooks
   --webhook-host H       webhook server address (default: all interfaces)
   --webhook-cert-dir D   where the webhook server reads tls.crt and tls.key
@@ -95,6 +107,13 @@ export interface RunFlags {
   maxConcurrentReconciles?: number;
   healthPort?: number;
   metricsPort?: number;
+  /** `--health-probe-bind-address`, validated. */
+  healthProbeBindAddress?: string;
+  /** `--metrics-bind-address`, validated. */
+  metricsBindAddress?: string;
+  /** `--metrics-secure`; undefined: the manager's default (true in a pod). */
+  metricsSecure?: boolean;
+  metricsCertDir?: string;
   webhookPort?: number;
   webhookHost?: string;
   webhookCertDir?: string;
@@ -150,7 +169,8 @@ export async function run(args: string[]): Promise<number> {
 /** Parses `capstan run`'s arguments; throws with a message naming the bad flag. */
 export function parseRunFlags(args: string[]): RunFlags | "help" {
   const { values, positionals } = parseArgs({
-    args,
+    // A bare --metrics-secure means true; Go's flag package (kubebuilder's main.go) reads it so.
+    args: args.map((a) => (a === "--metrics-secure" ? "--metrics-secure=true" : a)),
     allowPositionals: true,
     strict: true,
     options: {
@@ -168,6 +188,10 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
       "max-concurrent-reconciles": { type: "string" },
       "health-port": { type: "string" },
       "metrics-port": { type: "string" },
+      "health-probe-bind-address": { type: "string" },
+      "metrics-bind-address": { type: "string" },
+      "metrics-secure": { type: "string" },
+      "metrics-cert-dir": { type: "string" },
       "webhook-port": { type: "string" },
       "webhook-host": { type: "string" },
       "webhook-cert-dir": { type: "string" },
@@ -199,6 +223,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
   if (values["managed-webhooks-ca"] !== undefined && managedUrl === undefined) {
     throw new Error("--managed-webhooks-ca needs --managed-webhooks-url");
   }
+  const serving = servingFlags(values);
   const format = values["log-format"] ?? (process.stdout.isTTY ? "pretty" : "json");
   if (!(LOG_FORMATS as readonly string[]).includes(format)) {
     throw new Error(`--log-format must be one of ${LOG_FORMATS.join(", ")}, got "${format}"`);
@@ -212,8 +237,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     ...timingFlags(values),
     registerCrds: !values["no-crd-registration"],
     maxConcurrentReconciles: positiveInteger("--max-concurrent-reconciles", values["max-concurrent-reconciles"]),
-    healthPort: port("--health-port", values["health-port"]),
-    metricsPort: port("--metrics-port", values["metrics-port"]),
+    ...serving,
     webhookPort: port("--webhook-port", values["webhook-port"]),
     webhookHost: values["webhook-host"],
     webhookCertDir: values["webhook-cert-dir"],
@@ -221,6 +245,55 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     managedWebhooksCa: values["managed-webhooks-ca"],
     logLevel: values["log-level"],
     logFormat: format as LogFormat,
+  };
+}
+
+/** The health and metrics flags, checked together (a flag that contradicts another is an error). */
+function servingFlags(values: {
+  "health-port"?: string;
+  "metrics-port"?: string;
+  "health-probe-bind-address"?: string;
+  "metrics-bind-address"?: string;
+  "metrics-secure"?: string;
+  "metrics-cert-dir"?: string;
+}): Pick<
+  RunFlags,
+  "healthPort" | "metricsPort" | "healthProbeBindAddress" | "metricsBindAddress" | "metricsSecure" | "metricsCertDir"
+> {
+  const healthPort = port("--health-port", values["health-port"]);
+  const metricsPort = port("--metrics-port", values["metrics-port"]);
+  const healthAddress = values["health-probe-bind-address"];
+  const metricsAddress = values["metrics-bind-address"];
+  if (healthPort !== undefined && healthAddress !== undefined) {
+    throw new Error("--health-port and --health-probe-bind-address exclude each other");
+  }
+  if (metricsPort !== undefined && metricsAddress !== undefined) {
+    throw new Error("--metrics-port and --metrics-bind-address exclude each other");
+  }
+  if (healthAddress !== undefined) parseBindAddress(healthAddress, "--health-probe-bind-address");
+  const metricsServed =
+    metricsPort !== undefined ||
+    (metricsAddress !== undefined && parseBindAddress(metricsAddress, "--metrics-bind-address") !== "disabled");
+  const secureText = values["metrics-secure"];
+  if (secureText !== undefined && secureText !== "true" && secureText !== "false") {
+    throw new Error(`--metrics-secure must be true or false, got "${secureText}"`);
+  }
+  const metricsSecure = secureText === undefined ? undefined : secureText === "true";
+  const certDir = values["metrics-cert-dir"];
+  if ((metricsSecure !== undefined || certDir !== undefined) && !metricsServed) {
+    const flag = certDir !== undefined ? "--metrics-cert-dir" : "--metrics-secure";
+    throw new Error(`${flag} needs metrics to be served: give --metrics-bind-address (or --metrics-port)`);
+  }
+  if (certDir !== undefined && metricsSecure === false) {
+    throw new Error("--metrics-cert-dir needs HTTPS: it cannot go with --metrics-secure=false");
+  }
+  return {
+    healthPort,
+    metricsPort,
+    ...(healthAddress !== undefined ? { healthProbeBindAddress: healthAddress } : {}),
+    ...(metricsAddress !== undefined ? { metricsBindAddress: metricsAddress } : {}),
+    ...(metricsSecure !== undefined ? { metricsSecure } : {}),
+    ...(certDir !== undefined ? { metricsCertDir: certDir } : {}),
   };
 }
 
@@ -369,6 +442,18 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       workers: flags.maxConcurrentReconciles,
       healthProbePort: flags.healthPort,
       metricsPort: flags.metricsPort,
+      ...(flags.healthProbeBindAddress !== undefined ? { healthProbeBindAddress: flags.healthProbeBindAddress } : {}),
+      ...(flags.metricsBindAddress !== undefined ||
+      flags.metricsSecure !== undefined ||
+      flags.metricsCertDir !== undefined
+        ? {
+            metricsServer: {
+              ...(flags.metricsBindAddress !== undefined ? { bindAddress: flags.metricsBindAddress } : {}),
+              ...(flags.metricsSecure !== undefined ? { secureServing: flags.metricsSecure } : {}),
+              ...(flags.metricsCertDir !== undefined ? { certDir: flags.metricsCertDir } : {}),
+            },
+          }
+        : {}),
       ...(flags.webhookPort !== undefined || flags.webhookHost !== undefined || flags.webhookCertDir !== undefined
         ? {
             webhookServer: {

@@ -84,6 +84,12 @@ export class HttpEndpoints {
     return (this.server.address() as AddressInfo).port;
   }
 
+  /** The address and port it listens on (undefined before `listen`). */
+  address(): { host: string; port: number } | undefined {
+    const bound = this.server.address() as AddressInfo | null;
+    return bound === null ? undefined : { host: bound.address, port: bound.port };
+  }
+
   /** Closes the listener and every open connection. */
   async stop(): Promise<void> {
     if (!this.listening) return;

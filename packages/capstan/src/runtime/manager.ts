@@ -49,6 +49,7 @@ import type { ClientConfig } from "../client/config.ts";
 import { KubeClient, type KubeClientOptions } from "../client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { ApiServerProbe } from "./apiserver-probe.ts";
+import { type BindAddress, formatBindAddress, resolveBindAddress, runningInCluster } from "./bind-address.ts";
 import { systemClock } from "./clock.ts";
 import type { Controller } from "./controller.ts";
 import { ControllerBuilder, type WatchOptions } from "./controller-builder.ts";
@@ -59,6 +60,13 @@ import { type Check, checksHandler, HttpEndpoints, type RouteHandler } from "./h
 import type { InformerOptions } from "./informer.ts";
 import { LeaderElector, leaderElectionTimings } from "./leader-election.ts";
 import { RuntimeMetrics } from "./metrics.ts";
+import {
+  type MetricsEndpoint,
+  MetricsServer,
+  type MetricsServerOptions,
+  type MetricsServing,
+  resolveMetricsServing,
+} from "./metrics-server.ts";
 import { clientListerWatchers, SharedInformerFactory } from "./shared-informers.ts";
 import { WatchHealth, type WatchHealthOptions, type WatchHealthTimings, watchHealthTimings } from "./watch-health.ts";
 
@@ -107,12 +115,35 @@ export interface ManagerOptions {
   metrics?: RuntimeMetrics;
   /** Enable leader election (`true` for defaults). */
   leaderElection?: boolean | LeaderElectionConfig;
-  /** Port of `/healthz` and `/readyz` (0 = a free one; absent = not served). */
+  /**
+   * Address of `/healthz` and `/readyz`, controller-runtime's `HealthProbeBindAddress`: `":8081"`
+   * (every interface), `"127.0.0.1:8081"`, `"[::1]:8081"`, `"0"` (not served). Excludes `healthProbePort`.
+   */
+  healthProbeBindAddress?: string;
+  /** Port of `/healthz` and `/readyz`, bound on `bindHost` (0 = a free one; absent = not served). */
   healthProbePort?: number;
-  /** Port of `/metrics` (0 = a free one; absent = not served). May equal `healthProbePort`. */
+  /**
+   * Port of `/metrics`, bound on `bindHost` (0 = a free one; absent = not served unless
+   * `metricsServer.bindAddress` says). May equal `healthProbePort` when served over plain HTTP.
+   */
   metricsPort?: number;
-  /** Address the endpoints bind (default: every interface, as probes come from the kubelet). */
+  /**
+   * How `/metrics` is served, controller-runtime's `metricsserver.Options`: bind address, HTTPS
+   * (`secureServing`, default in a pod), certificate directory, filter (default on HTTPS: every
+   * scrape authenticated with a TokenReview and authorized with a SubjectAccessReview). See
+   * metrics-server.ts and docs/runtime.md.
+   */
+  metricsServer?: MetricsServerOptions;
+  /**
+   * Host that `healthProbePort` and `metricsPort` bind (default: every interface in a pod, where
+   * the kubelet probes the pod IP; 127.0.0.1 elsewhere, so a workstation serves nothing to the network).
+   */
   bindHost?: string;
+  /**
+   * Whether the operator runs in a pod, which decides the defaults above (default: detected,
+   * KUBERNETES_SERVICE_HOST and a mounted service account token, as client-go's in-cluster config).
+   */
+  inCluster?: boolean;
   /**
    * How long running reconciles may take to finish on a graceful stop (default 30 s,
    * controller-runtime's, which fits the 30 s default terminationGracePeriodSeconds of a pod).
@@ -184,6 +215,9 @@ export class Manager {
   private readonly watchTimings: WatchHealthTimings;
   private probe: ApiServerProbe | undefined;
   private readonly watchHealth: WatchHealth;
+  /** Where the endpoints are served, resolved from the options at construction (bad ones throw there). */
+  private readonly serving: { health?: BindAddress; metrics?: MetricsServing };
+  private listening: { healthProbe?: { host: string; port: number }; metrics?: MetricsEndpoint } = {};
 
   constructor(options: ManagerOptions) {
     this.options = options;
@@ -236,6 +270,7 @@ export class Manager {
       });
     }
     this.watchHealth = new WatchHealth(() => this.informers.entries(), this.watchTimings, systemClock, this.probe);
+    this.serving = resolveServing(options);
   }
 
   /** Where the manager is. */
@@ -251,6 +286,11 @@ export class Manager {
   /** Ports the endpoints listen on (after `start`), useful with port 0. */
   get endpoints(): { healthProbe?: number; metrics?: number } {
     return { ...this.ports };
+  }
+
+  /** The addresses the endpoints listen on (after `start`), and whether metrics are served over HTTPS. */
+  get endpointAddresses(): { healthProbe?: { host: string; port: number }; metrics?: MetricsEndpoint } {
+    return { ...this.listening };
   }
 
   /** Starts building a controller for `kind`: `mgr.controller(Widget).owns(ConfigMap).reconcile(fn)`. */
@@ -346,7 +386,7 @@ export class Manager {
     const keepAlive = setInterval(() => {}, KEEP_ALIVE_PERIOD_MS);
     const informerAbort = new AbortController();
     let informersRun: Promise<void> = Promise.resolve();
-    const endpoints: HttpEndpoints[] = [];
+    const endpoints: { stop(): Promise<void> }[] = [];
     let failure: unknown;
     try {
       await this.startEndpoints(endpoints);
@@ -388,8 +428,8 @@ export class Manager {
     if (failure !== undefined) throw failure;
   }
 
-  private async startEndpoints(endpoints: HttpEndpoints[]): Promise<void> {
-    const { healthProbePort, metricsPort, bindHost } = this.options;
+  private async startEndpoints(endpoints: { stop(): Promise<void> }[]): Promise<void> {
+    const { health: healthAt, metrics: metricsServing } = this.serving;
     const health: Record<string, RouteHandler> = {
       [this.options.livenessEndpointName ?? "/healthz"]: checksHandler(
         () => new Map([...this.healthChecks, ...this.watchHealth.healthChecks()]),
@@ -398,28 +438,33 @@ export class Manager {
         () => new Map([...this.watchHealth.readyChecks(), ...this.readyChecks]),
       ),
     };
-    const metrics: Record<string, RouteHandler> = {
-      "/metrics": async (_req, res) => {
-        const text = await this.metrics.text();
-        res.writeHead(200, { "content-type": this.metrics.registry.contentType }).end(text);
-      },
+    const metrics: RouteHandler = async (_req, res) => {
+      const text = await this.metrics.text();
+      res.writeHead(200, { "content-type": this.metrics.registry.contentType }).end(text);
     };
-    if (healthProbePort !== undefined && healthProbePort === metricsPort && healthProbePort !== 0) {
-      const both = new HttpEndpoints({ ...health, ...metrics });
+    if (healthAt !== undefined && metricsServing !== undefined && sharesPort(healthAt, metricsServing)) {
+      // Plain HTTP on one address (resolveServing refuses it for HTTPS): one server for both.
+      const both = new HttpEndpoints({ ...health, "/metrics": metrics });
       endpoints.push(both);
-      const port = await both.listen(healthProbePort, bindHost);
+      const port = await both.listen(healthAt.port, healthAt.host);
       this.ports = { healthProbe: port, metrics: port };
+      const at = both.address() ?? { host: healthAt.host ?? "::", port };
+      const url = `http://${formatBindAddress({ host: at.host, port })}/metrics`;
+      this.listening = { healthProbe: at, metrics: { ...at, secure: false, url } };
       return;
     }
-    if (healthProbePort !== undefined) {
+    if (healthAt !== undefined) {
       const e = new HttpEndpoints(health);
       endpoints.push(e);
-      this.ports.healthProbe = await e.listen(healthProbePort, bindHost);
+      this.ports.healthProbe = await e.listen(healthAt.port, healthAt.host);
+      this.listening.healthProbe = e.address() ?? { host: healthAt.host ?? "::", port: this.ports.healthProbe };
+      this.logger.info({ bindAddress: formatBindAddress(this.listening.healthProbe) }, "serving health probes");
     }
-    if (metricsPort !== undefined) {
-      const e = new HttpEndpoints(metrics);
-      endpoints.push(e);
-      this.ports.metrics = await e.listen(metricsPort, bindHost);
+    if (metricsServing !== undefined) {
+      const server = new MetricsServer(metricsServing, metrics, { client: this.client, logger: this.logger });
+      endpoints.push(server);
+      this.listening.metrics = await server.start();
+      this.ports.metrics = this.listening.metrics.port;
     }
   }
 
@@ -484,4 +529,38 @@ export class Manager {
     }
     hard.abort();
   }
+}
+
+/** Where the health probes and metrics are served, from the manager's options (throws for bad ones). */
+function resolveServing(options: ManagerOptions): { health?: BindAddress; metrics?: MetricsServing } {
+  const inCluster = options.inCluster ?? runningInCluster();
+  const health = resolveBindAddress(
+    { bindAddress: "healthProbeBindAddress", port: "healthProbePort" },
+    { bindAddress: options.healthProbeBindAddress, port: options.healthProbePort, host: options.bindHost, inCluster },
+  );
+  const metrics = resolveMetricsServing({
+    metricsServer: options.metricsServer,
+    metricsPort: options.metricsPort,
+    bindHost: options.bindHost,
+    inCluster,
+  });
+  if (health !== undefined && metrics !== undefined && health.port !== 0 && health.port === metrics.address.port) {
+    if (metrics.secure || metrics.filterProvider !== undefined) {
+      throw new Error(
+        `the health probes and the secure metrics server cannot share port ${health.port}: probes are plain, unauthenticated HTTP; give metrics a port of their own`,
+      );
+    }
+  }
+  return { ...(health !== undefined ? { health } : {}), ...(metrics !== undefined ? { metrics } : {}) };
+}
+
+/** Plain metrics on the health probes' own address: served by one server (port 0 means two free ports). */
+function sharesPort(health: BindAddress, metrics: MetricsServing): boolean {
+  return (
+    health.port !== 0 &&
+    health.port === metrics.address.port &&
+    health.host === metrics.address.host &&
+    !metrics.secure &&
+    metrics.filterProvider === undefined
+  );
 }
