@@ -60,7 +60,8 @@ describe("capstan dev's dashboard flags", () => {
   });
 
   it("keeps the cluster in data beside the kubeconfig unless --data-dir says where; --fresh empties it first", () => {
-    expect(parseDevFlags([])).toMatchObject({ dataDir: ".capstan/data", fresh: false });
+    expect(parseDevFlags([])).toMatchObject({ dataDir: ".capstan/data", fresh: false, port: undefined });
+    expect(parseDevFlags(["--port", "0"])).toMatchObject({ port: 0 }); // a free one, whatever the last run's was
     expect(parseDevFlags(["--kubeconfig", "tmp/kc"])).toMatchObject({ dataDir: "tmp/data" });
     expect(parseDevFlags(["--data-dir", "/var/tmp/d", "--fresh"])).toMatchObject({
       dataDir: "/var/tmp/d",
@@ -353,6 +354,7 @@ describe("capstan dev's state", () => {
       .resource(ConfigMap, "default")
       .patch("kept", { data: { a: "2" } }, { type: "merge" });
     expect(Number(updated.metadata?.resourceVersion)).toBeGreaterThan(Number(created.metadata?.resourceVersion));
+    const firstKubeconfig = await readFile(join(dir, ".capstan/kubeconfig"), "utf8");
     expect(await stop(first)).toBe(0);
     // Owner-only, as the kubeconfig.
     expect((await stat(join(dir, ".capstan/dashboard-token"))).mode & 0o777).toBe(0o600);
@@ -368,8 +370,10 @@ describe("capstan dev's state", () => {
       .resource(ConfigMap, "default")
       .patch("kept", { data: { a: "3" } }, { type: "merge" });
     expect(Number(after.metadata?.resourceVersion)).toBeGreaterThan(Number(updated.metadata?.resourceVersion));
-    // A tab opened with the first run's address keeps working: same token.
+    // A tab opened with the first run's address keeps working: same token. And a client holding the
+    // first run's kubeconfig too: same port (free again), CA and admin token, so the same file.
     expect(second.token).toBe(first.token);
+    expect(await readFile(join(dir, ".capstan/kubeconfig"), "utf8")).toBe(firstKubeconfig);
     expect(await stop(second)).toBe(0);
 
     const fresh = await startReady(["--fresh"]);
