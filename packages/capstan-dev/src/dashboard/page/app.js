@@ -236,10 +236,13 @@ function rowOf(row) {
         : null,
     ),
   );
-  const open = () => selectObject({ kindId: state.kindId, namespace: row.namespace ?? "", name: row.name });
-  tr.addEventListener("click", open);
-  tr.addEventListener("keydown", (e) => listKeys(e, open));
   return tr;
+}
+
+/** Opens the object of a row (one listener on the table body, not two per row of 1,000). */
+function openRow(tr) {
+  const row = state.rows.get(tr.dataset.key);
+  if (row) selectObject({ kindId: state.kindId, namespace: row.namespace ?? "", name: row.name });
 }
 
 /** Inserts or replaces the row of `row.key`, keeping the table sorted by key. */
@@ -420,8 +423,7 @@ function clearSelection() {
 }
 
 /** Arrow keys move between the items of a list or table (rows, kinds); Enter or Space opens one. */
-function listKeys(e, open) {
-  const item = e.currentTarget;
+function listKeys(e, open, item = e.currentTarget) {
   if (e.key === "Enter" || e.key === " ") {
     e.preventDefault();
     open();
@@ -548,6 +550,15 @@ function filterLogs(namespace, name) {
 
 // ---- start ---------------------------------------------------------------------------------------
 
+const objectRows = $("objects").tBodies[0];
+objectRows.addEventListener("click", (e) => {
+  const tr = e.target.closest("tr[data-key]");
+  if (tr) openRow(tr);
+});
+objectRows.addEventListener("keydown", (e) => {
+  const tr = e.target.closest("tr[data-key]");
+  if (tr) listKeys(e, () => openRow(tr), tr);
+});
 $("log-source").addEventListener("change", watchLogs);
 $("log-object").addEventListener("change", watchLogs);
 $("log-clear-filter").addEventListener("click", () => filterLogs("", ""));
