@@ -17,7 +17,7 @@ import pino from "pino";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Guitar, guitarOperator } from "../../examples/guitar/operator.ts";
-import { ConfigMap, Namespace } from "../../packages/capstan/src/resources/builtins.ts";
+import { ConfigMap, Namespace, Service } from "../../packages/capstan/src/resources/builtins.ts";
 import { type Dashboard, LogFeed, startDashboard } from "../../packages/capstan-dev/src/dashboard/index.ts";
 import { startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
 import { launchBrowser, waitForText } from "./support/browser.ts";
@@ -157,6 +157,44 @@ it("creates a built-in kind from the schema the API server publishes: a ConfigMa
   await page.click(`${DIALOG} button[type=submit]`);
   await page.waitForSelector('tr[data-key="default/settings"]');
   expect((await cluster.client.resource(ConfigMap, "default").get("settings")).data).toEqual({ color: "blue" });
+  await page.click(`#kinds li[data-kind="${GUITARS}"]`);
+}, 30_000);
+
+it("creates from pasted YAML, and carries what the form holds into the YAML tab", async () => {
+  await page.click("#create-object");
+  await page.waitForSelector(`${DIALOG}[open]`);
+  await page.fill("#editor-name", "from-form");
+  await page.fill(`${DIALOG} [data-path="spec.brand"] input`, "martin");
+  await page.click("#editor-tab-yaml");
+  // Written by the dashboard server from what the form holds.
+  await expect.poll(() => page.inputValue("#editor-yaml")).toMatch(/name: from-form[\s\S]*brand: martin/);
+  await page.fill(
+    "#editor-yaml",
+    "apiVersion: kool.karmalabs.local/v1\nkind: Guitar\nmetadata:\n  name: pasted\n  namespace: default\nspec:\n  brand: ibanez\n",
+  );
+  await page.click(`${DIALOG} button[type=submit]`);
+  await waitForText(page, 'tr[data-key="default/pasted"]', /ibanez.*this is a great instrument/);
+}, 30_000);
+
+it("edits a list of objects: a Service's ports, added in the form", async () => {
+  await page.click('#kinds li[data-kind="core/v1/services"]');
+  await waitForText(page, "#create-object", /Create Service/);
+  await page.click("#create-object");
+  await page.waitForSelector(`${DIALOG}[open]`);
+  await page.fill("#editor-name", "web");
+  await page.click(`${DIALOG} details[data-path="spec"] > summary`);
+  await page.click(`${DIALOG} details[data-path="spec.ports"] > summary`);
+  await page.click(`${DIALOG} details[data-path="spec.ports"] button.add`);
+  await page.click(`${DIALOG} details[data-path="spec.ports"] button.add`);
+  await page.fill(`${DIALOG} [data-path="spec.ports[0].port"] input`, "80");
+  await page.fill(`${DIALOG} [data-path="spec.ports[0].name"] input`, "http");
+  await page.fill(`${DIALOG} [data-path="spec.ports[1].port"] input`, "443");
+  await page.click(`${DIALOG} details[data-path="spec.ports"] li:nth-child(2) > button.remove`);
+  expect(await page.locator(`${DIALOG} [data-path="spec.ports[1]"]`).count()).toBe(0);
+  await page.click(`${DIALOG} button[type=submit]`);
+  await page.waitForSelector('tr[data-key="default/web"]');
+  const web = await cluster.client.resource(Service, "default").get("web");
+  expect(web.spec?.ports).toEqual([expect.objectContaining({ name: "http", port: 80 })]);
   await page.click(`#kinds li[data-kind="${GUITARS}"]`);
 }, 30_000);
 
