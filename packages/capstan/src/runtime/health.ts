@@ -28,7 +28,8 @@ export function checksHandler(
     const checks = typeof checkSource === "function" ? checkSource() : checkSource;
     const url = new URL(req.url ?? "/", "http://localhost");
     const verbose = url.searchParams.has("verbose");
-    const only = subPath.replace(/^\/+/, "");
+    // Check names may hold characters a URL escapes (an informer's label selector: `app in (a, b)`).
+    const only = safeDecode(subPath.replace(/^\/+/, ""));
     const selected = only === "" ? [...checks] : [...checks].filter(([name]) => name === only);
     if (only !== "" && selected.length === 0) {
       res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end(`no such check: ${only}\n`);
@@ -55,6 +56,15 @@ export function checksHandler(
       .writeHead(status, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" })
       .end(body);
   };
+}
+
+/** `decodeURIComponent`, or the text as it is when it is not valid percent-encoding. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** One listening HTTP server with a set of route prefixes. */
