@@ -4,10 +4,17 @@
  * - queue: keys through add -> get -> done with 4 workers (ops/s)
  * - informer-events: watch events applied to the cache and delivered to a handler (events/s)
  * - cache-memory: heap and RSS growth per cached ~1 KiB ConfigMap with managedFields, 100,000 objects
+ * - controller-runs: keys through a controller whose reconcile only awaits (reconciles/s), the
+ *   framework's own cost per reconcile; with BENCH_OBSERVE_RUNS=1 an observer of run traces is
+ *   registered first (what `capstan dev` adds), so comparing the two runs gives what observing costs
+ *   per reconcile (a trace, AsyncLocalStorage around the call, and Node's promise hook it turns on)
  */
 import type { KubeObject, ListerWatcher, WatchEvent } from "../packages/capstan/src/client/types.ts";
+import { Controller } from "../packages/capstan/src/runtime/controller.ts";
 import { Informer } from "../packages/capstan/src/runtime/informer.ts";
+import { observeReconciles } from "../packages/capstan/src/runtime/run-trace.ts";
 import { WorkQueue } from "../packages/capstan/src/runtime/workqueue.ts";
+import { FakeSource } from "../test/runtime/controller-fakes.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
@@ -153,6 +160,52 @@ async function cacheScenario(): Promise<void> {
   await running;
 }
 
+async function controllerRunsScenario(): Promise<void> {
+  const keys = 100_000;
+  const observing = process.env.BENCH_OBSERVE_RUNS === "1";
+  let observed = 0;
+  const unobserve = observing ? observeReconciles({ onRun: () => observed++ }) : () => {};
+  const source = new FakeSource();
+  for (let i = 0; i < keys; i++) source.upsert({ metadata: { name: `w-${i}`, namespace: "bench", uid: `u-${i}` } });
+  let done = 0;
+  let finished: () => void = () => {};
+  const all = new Promise<void>((resolve) => {
+    finished = resolve;
+  });
+  const controller = new Controller({
+    name: "bench",
+    kind: { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },
+    primary: source,
+    // Two awaits: a reconcile that waits on something, as every real one does.
+    async reconcile() {
+      await null;
+      await null;
+      if (++done === keys) finished();
+    },
+  });
+  gc();
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  controller.start();
+  await all;
+  const seconds = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(cpu);
+  controller.stopNow();
+  unobserve();
+  console.log(
+    JSON.stringify({
+      scenario: "controller-runs",
+      observing,
+      keys,
+      seconds: Math.round(seconds * 1000) / 1000,
+      reconciles_per_s: Math.round(keys / seconds),
+      cpu_us_per_reconcile: Math.round(((used.user + used.system) / keys) * 100) / 100,
+      observed,
+    }),
+  );
+}
+
 await queueScenario();
 await informerScenario();
 await cacheScenario();
+await controllerRunsScenario();

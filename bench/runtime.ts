@@ -16,7 +16,9 @@
  * Both scenarios write the owned ConfigMap with server-side apply (the controller as field manager).
  *
  * Environment: BENCH_OBJECTS (default 10000), BENCH_CONCURRENCY (default 16), BENCH_CACHE_OBJECTS
- * (default 100000).
+ * (default 100000), BENCH_OBSERVE_RUNS=1 to register an observer of run traces (`observeReconciles`,
+ * what `capstan dev` adds to each operator) and print an `observer` line with the runs it heard:
+ * compare the `reconcile` line with and without it for what observing costs.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -29,6 +31,7 @@ import { Informer } from "../packages/capstan/src/runtime/informer.ts";
 import { Manager } from "../packages/capstan/src/runtime/manager.ts";
 import { generationChanged } from "../packages/capstan/src/runtime/predicates.ts";
 import { isDeleted } from "../packages/capstan/src/runtime/reconcile.ts";
+import { observeReconciles } from "../packages/capstan/src/runtime/run-trace.ts";
 import { controllersPlugin } from "../packages/capstan-dev/src/devcluster/controllers/index.ts";
 import { startApiServer } from "../packages/capstan-dev/src/devcluster/index.ts";
 import { ConfigMap, type ConfigMapObject, Widget, widgetCrd } from "../test/runtime/support/widget.ts";
@@ -36,6 +39,16 @@ import { ConfigMap, type ConfigMapObject, Widget, widgetCrd } from "../test/runt
 const N = Number(process.env.BENCH_OBJECTS ?? 10_000);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const CACHE_N = Number(process.env.BENCH_CACHE_OBJECTS ?? 100_000);
+const OBSERVE_RUNS = process.env.BENCH_OBSERVE_RUNS === "1";
+const observed = { runs: 0, writes: 0 };
+if (OBSERVE_RUNS) {
+  observeReconciles({
+    onRun(run) {
+      observed.runs++;
+      observed.writes += run.writes.length;
+    },
+  });
+}
 
 /** One measured run: its rate and its JSON line. */
 interface Run {
@@ -304,3 +317,4 @@ console.log(
   }),
 );
 console.log(cacheLine);
+if (OBSERVE_RUNS) console.log(JSON.stringify({ scenario: "observer", ...observed }));

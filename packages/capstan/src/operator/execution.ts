@@ -148,13 +148,13 @@ export async function executeCause(
       patch: { value: patch, enumerable: true },
     }) as ChangeContext<KubeObject, unknown>;
 
-    const trace = RunTrace.begin({
+    const trace = RunTrace.begin(() => ({
       type: "handler",
       controller: runner.controller,
       handler: h.id,
       cause: purpose,
       object: runObject(runner.kind, obj),
-    });
+    }));
     let result: unknown;
     let error: unknown;
     let threw = false;

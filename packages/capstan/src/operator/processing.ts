@@ -542,12 +542,12 @@ export class KindProcessor {
         handlerId: { value: t.id, enumerable: true },
         patch: { value: patch, enumerable: true },
       }) as TimerContext<KubeObject>;
-      const trace = RunTrace.begin({
+      const trace = RunTrace.begin(() => ({
         type: "timer",
         controller: this.controllerName,
         handler: t.id,
         object: runObject(this.options.kind, obj),
-      });
+      }));
       let retryDelay: number | undefined;
       let result: unknown;
       let ok = false;

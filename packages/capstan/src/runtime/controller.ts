@@ -357,7 +357,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     const target: ReconcileTarget<T> = cached ?? ({ deleted: true, ...ref } satisfies DeletedObject);
     const ctx = this.context(ref, cached);
     let outcome: ReconcileOutcome = "success";
-    const trace = RunTrace.begin({ type: "reconcile", controller: this.name, object: this.runObject(ref, cached) });
+    const trace = RunTrace.begin(() => ({
+      type: "reconcile",
+      controller: this.name,
+      object: this.runObject(ref, cached),
+    }));
     let traced: RunOutcome = { result: "ok" };
     this.observer?.activeWorkers(1);
     try {

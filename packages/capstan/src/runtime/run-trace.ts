@@ -15,7 +15,8 @@
  *
  * ## Guarantees
  * - Zero cost without an observer: the runtime asks {@link RunTrace.begin}, which returns
- *   `undefined`, and runs the user's function exactly as before (no AsyncLocalStorage entered).
+ *   `undefined` after one size check, and runs the user's function exactly as before (nothing
+ *   allocated, no AsyncLocalStorage entered).
  * - Every run that began while an observer was registered is reported once, after it ended (also
  *   when it threw), to every observer registered at that time; runs that began before the first
  *   observer are not. Nested runs (a handler inside its kind's reconcile) name their `parent`.
@@ -150,9 +151,12 @@ export class RunTrace implements WriteRecorder {
     this.parent = outer instanceof RunTrace ? outer.id : undefined;
   }
 
-  /** A trace of a run beginning now, or `undefined` when nobody observes runs (the fast path). */
-  static begin(identity: RunIdentity): RunTrace | undefined {
-    return registry.observers.size === 0 ? undefined : new RunTrace(identity);
+  /**
+   * A trace of a run beginning now, or `undefined` when nobody observes runs: the fast path, which
+   * costs one size check (`identity` is not even built).
+   */
+  static begin(identity: () => RunIdentity): RunTrace | undefined {
+    return registry.observers.size === 0 ? undefined : new RunTrace(identity());
   }
 
   /** Runs `fn` as (part of) this run: the writes finished inside it are this run's. */
