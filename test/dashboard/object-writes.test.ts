@@ -4,9 +4,10 @@
  * causes passed through, the Origin and content-type guard, read-only mode, schemas and YAML.
  */
 import { request } from "node:http";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Guitar } from "../../examples/guitar/operator.ts";
-import { ConfigMap, CustomResourceDefinition } from "../../packages/capstan/src/resources/builtins.ts";
+import { ConfigMap, CustomResourceDefinition, Namespace } from "../../packages/capstan/src/resources/builtins.ts";
 import { toCrd } from "../../packages/capstan/src/resources/index.ts";
 import { type Dashboard, startDashboard } from "../../packages/capstan-dev/src/dashboard/index.ts";
 import { isEstablished, startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
@@ -203,6 +204,44 @@ describe("dashboard writes", () => {
     expect(deleted.status).toBe(200);
     // Held by its finalizer: deletion requested, not gone.
     expect((await cluster.client.resource(Guitar, "default").get("doomed")).metadata?.deletionTimestamp).toBeDefined();
+  });
+});
+
+describe("dashboard writes refused by the cluster", () => {
+  it("passes an admission policy's denial through with its message", async () => {
+    const policy = fileURLToPath(new URL("../../examples/guitar/strict-brands-policy.yaml", import.meta.url));
+    expect((await cluster.kubectl(["apply", "-f", policy])).code).toBe(0);
+    await cluster.client
+      .resource(Namespace)
+      .create({ metadata: { name: "strict-shop", labels: { "kool.karmalabs.local/strict": "true" } } });
+    const object = { metadata: { name: "homemade", namespace: "strict-shop" }, spec: { brand: "acme" } };
+    // The policy's binding takes effect once the server has read it: retried until it denies.
+    const denied = await vi.waitFor(
+      async () => {
+        const answer = await call(dashboard, `/api/objects?kind=${GUITARS}`, { method: "POST", body: { object } });
+        expect(answer.status).not.toBe(201);
+        return answer;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(denied.body.error.message).toMatch(/nobody knows the brand acme/);
+  });
+
+  it("passes the cluster's 403 through when the dashboard's user may not write", async () => {
+    const viewer = await cluster.serviceAccount("default/viewer");
+    const limited = await startDashboard({ client: viewer.client });
+    try {
+      // A built-in kind: the viewer may not even list CRDs, so custom kinds are not watched.
+      const answer = await call(limited, "/api/objects?kind=core/v1/configmaps", {
+        method: "POST",
+        body: { object: { metadata: { name: "nope", namespace: "default" }, data: { a: "b" } } },
+      });
+      expect(answer.status).toBe(403);
+      expect(answer.body.error).toMatchObject({ code: 403, reason: "Forbidden" });
+      expect(answer.body.error.message).toMatch(/viewer/);
+    } finally {
+      await limited.stop();
+    }
   });
 });
 
