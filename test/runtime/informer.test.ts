@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -404,6 +405,57 @@ describe("Informer", () => {
     expect(api.openWatches).toBe(0);
     expect(await timers.pending()).toBe(0);
     timers.stop();
+  });
+
+  it("tells whether its watch is open and when it last had contact; a failed attempt is no contact", async () => {
+    const api = new FakeListerWatcher();
+    const before = Date.now();
+    const { informer } = start(api, { backoff: { initial: "1m", random: () => 0 } });
+    await waitUntil(() => informer.connection.watchOpen, { what: "the watch open" });
+    const opened = informer.connection.lastContactAt;
+    expect(opened).toBeGreaterThanOrEqual(before);
+    api.upsert("a");
+    await waitUntil(() => informer.store.list().length === 1);
+    expect(informer.connection.lastContactAt).toBeGreaterThanOrEqual(opened);
+
+    api.watchFailures.push(apiError(503, "unavailable"));
+    api.closeWatches(); // closed by the server: contact until now; the re-watch is refused
+    await waitUntil(() => informer.phase.phase === "backingOff", { what: "backing off" });
+    const closedAt = informer.connection.lastContactAt;
+    expect(informer.connection.watchOpen).toBe(false);
+    // A minute of backoff ahead; reconnect() cuts it short, and the re-watch is contact again.
+    informer.reconnect("the server answers again");
+    await waitUntil(() => informer.connection.watchOpen, { what: "re-watched at once", timeout: 2000 });
+    expect(informer.connection.lastContactAt).toBeGreaterThanOrEqual(closedAt);
+    expect(api.listCalls).toHaveLength(1);
+  });
+
+  it("reconnect() abandons an open watch and re-watches from the last seen version without listing", async () => {
+    const api = new FakeListerWatcher();
+    const { informer } = start(api);
+    await waitUntil(() => informer.connection.watchOpen);
+    api.upsert("a");
+    await waitUntil(() => informer.store.list().length === 1);
+    const seen = api.resourceVersion;
+    api.muted = true; // a silent stream, as over a frozen server's connection
+    informer.reconnect("the API server does not answer");
+    await waitUntil(() => api.watchCalls.length === 2 && informer.connection.watchOpen, { what: "the re-watch" });
+    expect(api.watchCalls[1]?.resourceVersion).toBe(seen);
+    expect(api.listCalls).toHaveLength(1);
+  });
+
+  it("keeps the listeners on its run signal bounded across many re-watches", async () => {
+    const api = new FakeListerWatcher();
+    const { informer, stop } = start(api);
+    await waitUntil(() => informer.connection.watchOpen);
+    const before = getEventListeners(stop.signal, "abort").length;
+    for (let i = 0; i < 10; i++) {
+      api.upsert(`o${i}`); // an event first, so the close is not a "very short watch" with a pause
+      await waitUntil(() => informer.store.list().length === i + 1);
+      api.closeWatches();
+      await waitUntil(() => api.watchCalls.length === i + 2 && informer.connection.watchOpen);
+    }
+    expect(getEventListeners(stop.signal, "abort").length).toBeLessThanOrEqual(before);
   });
 
   it("refuses to run twice at once", async () => {

@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -241,6 +242,17 @@ describe("LeaderElector", () => {
     expect(a.log).toEqual(["paused leads", "paused stops", "paused stopped"]);
     expect(leases.writes.length).toBe(writesBefore); // no renewal after the pause, no release either
     expect(leases.lease?.spec?.holderIdentity).toBe("paused");
+  });
+
+  it("keeps the listeners on its leader signal bounded however many times it renews", async () => {
+    const leases = new FakeLeases();
+    const a = arena();
+    const leader = a.candidate(leases, "long");
+    await waitUntil(() => leader.elector.state === "leader", { what: "leads", timeout: 3000 });
+    const signal = leader.signal() as AbortSignal;
+    const before = getEventListeners(signal, "abort").length;
+    await waitUntil(() => leases.writes.length >= 15, { what: "15 renewals", timeout: 5000 });
+    expect(getEventListeners(signal, "abort").length).toBeLessThanOrEqual(before + 1);
   });
 
   it("leaves no timer behind once stopped, as candidate or as leader", async () => {

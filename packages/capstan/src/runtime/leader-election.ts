@@ -254,9 +254,9 @@ export class LeaderElector {
         expire(); // the timer is due too; do not even try
         break;
       }
-      const attempt = this.tryAcquireOrRenew(leading.signal);
-      this.inflight = attempt;
-      if ((await Promise.race([attempt, abortedAsFalse(leading.signal)])) && !leading.signal.aborted) {
+      // A fresh signal per attempt (listeners on `leading` would pile up over a long leadership).
+      const remaining = renewedAt + this.renewDeadlineMs - startedAt;
+      if ((await this.attemptWithin(remaining, leading.signal)) && !leading.signal.aborted) {
         renewedAt = startedAt;
         arm();
       }
