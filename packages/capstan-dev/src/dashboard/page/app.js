@@ -292,7 +292,7 @@ function selectObject(ref) {
   const stream = new EventSource(`/api/stream/object?${query}`);
   state.detailStream = stream;
   state.timeline?.close();
-  state.timeline = openTimeline(ref);
+  state.timeline = openTimeline(stream);
   stream.addEventListener("detail", (e) => renderDetail(JSON.parse(e.data)));
   stream.addEventListener("gone", (e) => {
     stream.close();
@@ -451,7 +451,11 @@ function writeButtons(d) {
         ),
     h(
       "button",
-      { type: "button", class: "delete danger", onclick: async () => (await editor()).openDelete(kind, ref) },
+      {
+        type: "button",
+        class: "delete danger",
+        onclick: async () => (await editor()).openDelete(kind, ref, clearSelection),
+      },
       "delete",
     ),
   ];
