@@ -76,6 +76,7 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   "/timeline.js": { file: "timeline.js", type: "text/javascript; charset=utf-8" },
   "/schema-form.js": { file: "schema-form.js", type: "text/javascript; charset=utf-8" },
   "/object-editor.js": { file: "object-editor.js", type: "text/javascript; charset=utf-8" },
+  "/dom.js": { file: "dom.js", type: "text/javascript; charset=utf-8" },
 };
 
 /** What the routes need. */

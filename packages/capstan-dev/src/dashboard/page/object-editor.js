@@ -5,21 +5,8 @@
 // write through the API server as the dashboard's user; errors come back as the API server's
 // Status, shown next to the fields its causes name.
 
+import { h } from "./dom.js";
 import { NOT_IN_FORM, schemaForm, validate, withDefaults } from "./schema-form.js";
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else el.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    el.append(child instanceof Node ? child : String(child));
-  }
-  return el;
-}
 
 /** A route's answer: the parsed body, or throws `{ code, reason, message, causes }`. */
 async function api(method, url, body) {

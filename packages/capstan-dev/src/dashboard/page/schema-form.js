@@ -10,24 +10,12 @@
 // Every field's element carries data-path in the API server's own notation (`spec.ports[0].name`,
 // `metadata.labels[app]`), so an error cause naming a field lands next to it (showErrors).
 
+import { h } from "./dom.js";
+
 /** Top-level fields the form leaves alone: the editor handles metadata; status is the operator's. */
 export const NOT_IN_FORM = new Set(["apiVersion", "kind", "metadata", "status"]);
 
 let nextId = 0;
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else el.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    el.append(child instanceof Node ? child : String(child));
-  }
-  return el;
-}
 
 const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 const typeOf = (schema) => schema?.type ?? (schema?.properties ? "object" : schema?.items ? "array" : undefined);
