@@ -119,7 +119,9 @@ it("ships crd.yaml as `capstan generate` prints it, and the generated CRD, RBAC 
     "ServiceAccount",
     "ClusterRole",
     "ClusterRoleBinding",
+    "ClusterRole", // exchangerates-metrics-reader: may scrape its HTTPS /metrics
     "Deployment",
+    "Service", // exchangerates-metrics-service
   ]);
   const shipped = parse(await readFile(file("crd.yaml"), "utf8"));
   expect(shipped).toEqual(docs[0]);

@@ -139,11 +139,14 @@ it("applies the generated CRD, RBAC and Deployment with kubectl", async () => {
   expect(applied.stderr).not.toMatch(/error/i);
   expect(applied.stdout.trim().split("\n").sort()).toEqual([
     "clusterrole.rbac.authorization.k8s.io/guitar-reviewer created",
+    // Who may scrape its HTTPS /metrics (bind it to Prometheus's ServiceAccount).
+    "clusterrole.rbac.authorization.k8s.io/guitar-reviewer-metrics-reader created",
     "clusterrolebinding.rbac.authorization.k8s.io/guitar-reviewer created",
     // Registered by the running operator already; the generated one is the same CRD.
     "customresourcedefinition.apiextensions.k8s.io/guitars.kool.karmalabs.local configured",
     "deployment.apps/guitar-reviewer created",
     "namespace/guitar-system created",
+    "service/guitar-reviewer-metrics-service created",
     "serviceaccount/guitar-reviewer created",
   ]);
   await kubectl("rollout", "status", "deployment/guitar-reviewer", "-n", "guitar-system", "--timeout=20s");

@@ -124,7 +124,9 @@ describe("the generated manifests", () => {
       "serviceaccount/immortalcontainers created",
       "clusterrole.rbac.authorization.k8s.io/immortalcontainers created",
       "clusterrolebinding.rbac.authorization.k8s.io/immortalcontainers created",
+      "clusterrole.rbac.authorization.k8s.io/immortalcontainers-metrics-reader created",
       "deployment.apps/immortalcontainers created",
+      "service/immortalcontainers-metrics-service created",
     ]);
     const rollout = await fresh.kubectl(
       ["rollout", "status", "deployment/immortalcontainers", "-n", "immortal-system", "--timeout=10s"],

@@ -12,7 +12,7 @@
 import { parseAllDocuments, stringify } from "yaml";
 import type { KubectlOptions, KubectlResult } from "./kubectl.ts";
 
-/** One rule of a generated (Cluster)Role. */
+/** One resource rule of a generated (Cluster)Role. */
 export interface GeneratedRule {
   apiGroups: string[];
   resources: string[];
@@ -31,12 +31,17 @@ export interface GeneratedRbac<Identity> {
   readonly manifests: readonly GeneratedManifest[];
   /** `<namespace>/<name>` of the generated ServiceAccount. */
   readonly serviceAccount: string;
-  /** The rules of every generated Role and ClusterRole. */
+  /**
+   * The resource rules of every generated Role and ClusterRole: what the operator may do. Rules
+   * on non-resource URLs (the `<operator>-metrics-reader` ClusterRole's `get` on `/metrics`,
+   * which the operator's scrapers need, not the operator) are left out.
+   */
   readonly rules: readonly GeneratedRule[];
   /**
    * Applies the manifests with kubectl (as admin; a role applied again gets exactly the rules
-   * given), each role's rules passed through `edit` first (return the rule, changed or not, or
-   * `undefined` to drop it), and returns the ServiceAccount's credentials.
+   * given), each role's resource rules passed through `edit` first (return the rule, changed or
+   * not, or `undefined` to drop it; non-resource rules are kept as they are), and returns the
+   * ServiceAccount's credentials.
    */
   apply(edit?: (rule: GeneratedRule) => GeneratedRule | undefined): Promise<Identity>;
 }
@@ -70,11 +75,16 @@ export async function generatedRbac<Identity>(
   return {
     manifests,
     serviceAccount,
-    rules: manifests.filter(isRole).flatMap((m) => m.rules ?? []),
+    rules: manifests.filter(isRole).flatMap((m) => (m.rules ?? []).filter(isResourceRule)),
     async apply(edit) {
       const edited = manifests.map((m) =>
         isRole(m) && edit !== undefined
-          ? { ...m, rules: (m.rules ?? []).map((r) => edit(structuredClone(r))).filter((r) => r !== undefined) }
+          ? {
+              ...m,
+              rules: (m.rules ?? [])
+                .map((r) => (isResourceRule(r) ? edit(structuredClone(r)) : r))
+                .filter((r) => r !== undefined),
+            }
           : m,
       );
       const docs = deps.beforeApply === undefined ? edited : await deps.beforeApply(edited);
@@ -85,4 +95,9 @@ export async function generatedRbac<Identity>(
       return deps.serviceAccount(serviceAccount);
     },
   };
+}
+
+/** A rule on resources (`apiGroups`, `resources`), not on non-resource URLs (`nonResourceURLs`). */
+function isResourceRule(rule: GeneratedRule): boolean {
+  return Array.isArray(rule.resources) && Array.isArray(rule.apiGroups);
 }
