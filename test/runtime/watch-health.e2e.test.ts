@@ -129,7 +129,7 @@ describe("readiness and liveness from the watches", () => {
     await waitUntil(() => reconciled.includes("after-outage"), { what: "reconciled after the outage" });
   });
 
-  it("goes not ready when the API server freezes with its connections open, and reconnects its watches after", async () => {
+  it("goes not ready when the API server freezes with its connections open, then not live, and reconnects its watches after", async () => {
     const { mgr, proxy, reconciled } = await operatorBehindProxy();
     void mgr.start();
     await waitForStatus(mgr, "/readyz", 200);
@@ -141,6 +141,8 @@ describe("readiness and liveness from the watches", () => {
     expect((await probe(mgr, "/readyz?verbose")).body).toContain("[-]informer:example.com/v1/widgets failed");
     // The probe got no answer: the silent watches were abandoned rather than trusted.
     expect(widgets?.connection.watchOpen).toBe(false);
+    expect((await probe(mgr, "/healthz")).status).toBe(200);
+    await waitForStatus(mgr, "/healthz", 500);
 
     await proxy.up();
     await waitForStatus(mgr, "/readyz", 200);
