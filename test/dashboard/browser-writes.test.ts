@@ -174,6 +174,24 @@ it("creates from pasted YAML, and carries what the form holds into the YAML tab"
   );
   await page.click(`${DIALOG} button[type=submit]`);
   await waitForText(page, 'tr[data-key="default/pasted"]', /ibanez.*this is a great instrument/);
+
+  // YAML back to the form: its fields fill the form, and what the form does not show (labels) stays.
+  await page.click("#create-object");
+  await page.waitForSelector(`${DIALOG}[open]`);
+  await page.click("#editor-tab-yaml");
+  await expect.poll(() => page.inputValue("#editor-yaml")).toMatch(/review: false/);
+  await page.fill(
+    "#editor-yaml",
+    "metadata:\n  name: labelled\n  namespace: default\n  labels:\n    shop: uptown\nspec:\n  brand: gretsch\n",
+  );
+  await page.click("#editor-tab-form");
+  await expect.poll(() => page.inputValue(`${DIALOG} [data-path="spec.brand"] input`)).toBe("gretsch");
+  expect(await page.inputValue("#editor-name")).toBe("labelled");
+  await page.click(`${DIALOG} button[type=submit]`);
+  await waitForText(page, 'tr[data-key="default/labelled"]', /gretsch/);
+  expect((await cluster.client.resource(Guitar, "default").get("labelled")).metadata?.labels).toEqual({
+    shop: "uptown",
+  });
 }, 30_000);
 
 it("edits a list of objects: a Service's ports, added in the form", async () => {

@@ -73,6 +73,7 @@ async function openEditor(kind, base, onDone) {
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
 
   let opened = base; // the version the edit started from (its resourceVersion is sent)
+  let held = base ?? {}; // the object last shown: what the form does not edit is taken from it
   let form;
   let mode = "form";
 
@@ -187,15 +188,22 @@ async function openEditor(kind, base, onDone) {
   /** The object the editor holds now, from the form or the YAML. */
   async function current() {
     if (mode === "yaml") return (await api("POST", "/api/yaml/parse", { yaml: yamlArea.value })).object;
+    // The form edits the fields of the schema; metadata (labels, resourceVersion) and status stay as
+    // last loaded, from the cluster or from the YAML tab, with the name fields on top when creating.
     const metadata = editing
-      ? { ...opened.metadata }
-      : { name: nameInput.value.trim(), ...(kind.namespaced ? { namespace: namespaceInput.value.trim() } : {}) };
-    const kept = editing ? Object.fromEntries(Object.entries(opened).filter(([k]) => NOT_IN_FORM.has(k))) : {};
+      ? { ...held.metadata }
+      : {
+          ...held.metadata,
+          name: nameInput.value.trim(),
+          ...(kind.namespaced ? { namespace: namespaceInput.value.trim() } : {}),
+        };
+    const kept = Object.fromEntries(Object.entries(held).filter(([k]) => NOT_IN_FORM.has(k)));
     return { ...kept, apiVersion, kind: kind.kind, metadata, ...(form ? form.value() : {}) };
   }
 
   /** Shows `object` in both panes' terms: form fields from it, and the name fields. */
   function load(object) {
+    held = object ?? {};
     nameInput.value = object?.metadata?.name ?? "";
     namespaceInput.value = object?.metadata?.namespace ?? (kind.namespaced ? "default" : "");
     nameInput.readOnly = editing;
