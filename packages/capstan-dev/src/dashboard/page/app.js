@@ -193,7 +193,7 @@ function renderTable() {
         h("th", { title: c.error ?? c.description ?? c.jsonPath, class: c.error ? "failing" : "" }, c.name),
       ),
       state.showConditions ? h("th", {}, "Conditions") : null,
-      h("th", {}, ""),
+      h("th", { "aria-label": "Deletion and finalizers" }, ""),
     ),
   );
   // All rows at once, already sorted: inserting them one by one would cost a scan of the table each.
