@@ -91,7 +91,11 @@ export class KubeClient {
   readonly #retry: RetryPolicy;
   readonly #timeoutMs: number;
   readonly #onResponse: ResponseObserver | undefined;
+  /** The client that owns the connection pool and the discovery cache (itself, unless a `withRetry` view). */
+  readonly #root: KubeClient;
   #mapper: RestMapper | undefined;
+  /** The client whose view `withRetry` is constructing (read and cleared by the constructor). */
+  static #viewOf: KubeClient | undefined;
 
   /**
    * Loads the configuration (kubeconfig or in-cluster, see `loadClientConfig`) and builds a client.
@@ -108,8 +112,21 @@ export class KubeClient {
   }
 
   constructor(config: ClientConfig, opts: KubeClientOptions = {}) {
+    const parent = KubeClient.#viewOf;
+    KubeClient.#viewOf = undefined;
     this.config = config;
     this.defaultNamespace = config.namespace;
+    this.#retry =
+      opts.retry === false ? { ...defaultRetryPolicy, maxAttempts: 1 } : { ...defaultRetryPolicy, ...opts.retry };
+    if (parent !== undefined) {
+      this.#root = parent.#root;
+      this.#transport = parent.#transport;
+      this.#limiter = parent.#limiter;
+      this.#timeoutMs = parent.#timeoutMs;
+      this.#onResponse = parent.#onResponse;
+      return;
+    }
+    this.#root = this;
     this.#transport = new Transport(config, {
       connections: opts.connections ?? null,
       headers: { "user-agent": opts.userAgent ?? "capstan" },
@@ -117,10 +134,23 @@ export class KubeClient {
     if (opts.qps !== undefined && opts.qps > 0) {
       this.#limiter = new TokenBucket(opts.qps, opts.burst ?? Math.max(1, Math.ceil(opts.qps * 2)));
     }
-    this.#retry =
-      opts.retry === false ? { ...defaultRetryPolicy, maxAttempts: 1 } : { ...defaultRetryPolicy, ...opts.retry };
     this.#timeoutMs = opts.timeoutMs ?? defaultTimeoutMs;
     this.#onResponse = opts.onResponse;
+  }
+
+  /**
+   * A view of this client with other retry tuning (retry.ts), e.g. `withRetry({ throttled: "fail" })`,
+   * which is what a controller gives its reconciles. The view shares this client's connection pool,
+   * rate limit, timeout, response observer and discovery cache, so it costs no sockets; closing
+   * either closes the pool both use.
+   */
+  withRetry(retry: Partial<RetryPolicy>): KubeClient {
+    KubeClient.#viewOf = this;
+    try {
+      return new KubeClient(this.config, { retry: { ...this.#retry, ...retry } });
+    } finally {
+      KubeClient.#viewOf = undefined;
+    }
   }
 
   /** A typed client for `kind`, bound to `namespace` for namespaced kinds when given. */
@@ -148,8 +178,9 @@ export class KubeClient {
    * the cache once). Throws when the server does not serve the kind.
    */
   kindFor(apiVersion: string, kind: string, signal?: AbortSignal): Promise<ResourceKind> {
-    this.#mapper ??= new RestMapper(new Discovery(this));
-    return this.#mapper.kindFor(apiVersion, kind, signal);
+    const root = this.#root;
+    root.#mapper ??= new RestMapper(new Discovery(root));
+    return root.#mapper.kindFor(apiVersion, kind, signal);
   }
 
   /**
@@ -240,7 +271,10 @@ export class KubeClient {
         resource: opts.resource,
         refused: { credentials: this.config.credentials.description, server: this.config.server },
       });
-      if (attempt < this.#retry.maxAttempts && shouldRetryStatus(status, idempotent)) {
+      if (
+        attempt < this.#retry.maxAttempts &&
+        shouldRetryStatus(status, idempotent, this.#retry, error.retryAfterSeconds)
+      ) {
         await sleep(retryDelayMs(attempt, this.#retry, error.retryAfterSeconds), opts.signal);
         continue;
       }

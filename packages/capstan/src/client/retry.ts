@@ -13,6 +13,12 @@
  *   apply it twice; a 5xx may come after the write was stored (a timeout past etcd), so we do not
  *   resend it even when the server adds Retry-After — the caller (a controller) re-reads and decides.
  * 501 Not Implemented is never retried: it will not change.
+ *
+ * A 429 with `Retry-After` is waited out inside the request, as client-go does, unless the policy says
+ * `throttled: "fail"`: then it fails at once with an `ApiError` whose `retryAfterSeconds` says when to
+ * come back. A controller's reconciles use that (runtime/throttling.ts): a worker sleeping out a
+ * Retry-After serves no other key meanwhile, so the key is requeued after Retry-After instead and the
+ * worker moves on (docs/runtime.md, "Throttling").
  */
 
 /** Retry tuning. */
@@ -23,6 +29,13 @@ export interface RetryPolicy {
   baseDelayMs: number;
   /** Upper bound for the backoff and for a server's Retry-After (ms). */
   maxDelayMs: number;
+  /**
+   * A 429 that carries Retry-After: `"wait"` sleeps it out and sends again (client-go's behaviour);
+   * `"fail"` rejects at once with the `ApiError` (its `retryAfterSeconds` set), for a caller that has
+   * other work to do meanwhile and reschedules this one itself. A 429 without Retry-After is retried
+   * with backoff either way.
+   */
+  throttled: "wait" | "fail";
 }
 
 /**
@@ -31,14 +44,27 @@ export interface RetryPolicy {
  * persistent failure within seconds and its own backoff (the work queue's) takes over. A Retry-After is
  * honoured up to 30 s: longer, and the caller is better placed to decide than a client blocked in a retry.
  */
-export const defaultRetryPolicy: RetryPolicy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 30_000 };
+export const defaultRetryPolicy: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 100,
+  maxDelayMs: 30_000,
+  throttled: "wait",
+};
 
 /** The largest backoff we compute ourselves (a server's Retry-After may ask for more, up to maxDelayMs). */
 const maxBackoffMs = 5_000;
 
-/** Whether an HTTP status is worth another attempt for a request of this idempotency. */
-export function shouldRetryStatus(status: number, idempotent: boolean): boolean {
-  if (status === 429) return true;
+/**
+ * Whether an HTTP status is worth another attempt for a request of this idempotency; with a policy,
+ * a 429 that carried Retry-After (`retryAfterSeconds`) is not when the policy says `throttled: "fail"`.
+ */
+export function shouldRetryStatus(
+  status: number,
+  idempotent: boolean,
+  policy?: Pick<RetryPolicy, "throttled">,
+  retryAfterSeconds?: number,
+): boolean {
+  if (status === 429) return !(policy?.throttled === "fail" && retryAfterSeconds !== undefined);
   if (status >= 500 && status !== 501) return idempotent;
   return false;
 }
@@ -58,7 +84,7 @@ export function isRetryableNetworkError(err: unknown): boolean {
  */
 export function retryDelayMs(
   attempt: number,
-  policy: RetryPolicy,
+  policy: Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">,
   retryAfterSeconds?: number,
   random: () => number = Math.random,
 ): number {

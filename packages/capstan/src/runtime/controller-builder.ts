@@ -26,6 +26,7 @@ import type { Predicate } from "./predicates.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import type { ObjectRef } from "./reconcile.ts";
 import type { SharedInformerFactory } from "./shared-informers.ts";
+import type { ThrottlePolicy } from "./throttling.ts";
 
 /** Scope and filters of one watch. */
 export interface WatchOptions<T extends KubeObject = KubeObject> {
@@ -48,6 +49,8 @@ export interface BuilderOptions {
   maxConcurrentReconciles?: number;
   /** Per-key retry delays (default: client-go's 5 ms .. 1000 s per key, 10 qps / 100 burst overall). */
   rateLimiter?: RateLimiter<string>;
+  /** A reconcile's request answered 429 with Retry-After: requeue the key (default) or wait (ControllerOptions.throttled). */
+  throttled?: ThrottlePolicy;
 }
 
 /** What the builder needs from its manager (tests can provide it directly). */
@@ -163,6 +166,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       reconcile: fn,
       maxConcurrentReconciles: this.options.maxConcurrentReconciles ?? env.maxConcurrentReconciles,
       rateLimiter: this.options.rateLimiter,
+      throttled: this.options.throttled,
       client: env.client,
       logger: env.logger,
       metrics: env.metrics,

@@ -51,6 +51,7 @@ import {
   TerminalError,
 } from "./reconcile.ts";
 import { type RunObject, type RunOutcome, RunTrace, runErrorMessage } from "./run-trace.ts";
+import { reconcileClient, requeueWhenThrottled, type ThrottlePolicy } from "./throttling.ts";
 import { WorkQueue } from "./workqueue.ts";
 
 /** What a controller needs of an informer: its events and its cache. */
@@ -134,6 +135,12 @@ export interface ControllerOptions<T extends KubeObject> {
   maxConcurrentReconciles?: number;
   /** Per-key retry delays; client-go's default controller limiter otherwise. */
   rateLimiter?: RateLimiter<string>;
+  /**
+   * A reconcile's request answered 429 with Retry-After: `"requeue"` (default) fails it at once and
+   * reconciles the key again after Retry-After, freeing the worker; `"wait"` sleeps it out inside the
+   * request, as client-go does (throttling.ts).
+   */
+  throttled?: ThrottlePolicy;
   client?: KubeClient;
   recorder?: EventRecorder;
   logger?: Logger;
@@ -192,7 +199,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     // Shared by design: every idle worker and every API call of every running reconcile listens
     // to these two signals, so Node's default warning threshold of 10 listeners does not apply.
     setMaxListeners(0, this.intake.signal, this.reconcileAbort.signal);
-    this.options = options;
+    const throttled = options.throttled ?? "requeue";
+    this.options =
+      options.client === undefined || throttled === "wait"
+        ? options
+        : {
+            ...options,
+            client: reconcileClient(options.client, throttled),
+            reconcile: requeueWhenThrottled(options.reconcile),
+          };
     this.name = options.name;
     this.kind = options.kind;
     this.workers = options.maxConcurrentReconciles ?? DEFAULT_MAX_CONCURRENT_RECONCILES;
