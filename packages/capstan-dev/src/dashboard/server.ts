@@ -12,7 +12,7 @@
  * - `GET /api/stream/kinds`, `/api/stream/objects?kind=`, `/api/stream/object?kind=&namespace=&name=`,
  *   `/api/stream/logs?source=&namespace=&name=`: the same, live (text/event-stream).
  * - `GET /api/runs?kind=&namespace=&name=&uid=`, `/api/stream/runs?...`: the object's reconcile
- *   timeline (run-routes.ts).
+ *   timeline (run-routes.ts), which `/api/stream/object` carries too (`runs`, `run` events).
  *
  * Every request must carry the access token (access-token.ts): without it, 401 before any route.
  *
@@ -178,7 +178,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
       case "/api/stream/logs":
         return streamLogs(open(res), logFilter(q));
       default:
-        if (runs(url.pathname, q, res)) return;
+        if (runs.handle(url.pathname, q, res)) return;
         sendJson(res, 404, { error: { code: 404, reason: "NotFound", message: `no route ${url.pathname}` } });
     }
   }
@@ -313,6 +313,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
     const first = await fetchObject(viewed, namespace, name);
     if ("error" in first) return sendJson(res, httpCodeOf(first.error), first);
     const stream = open(res);
+    runs.attach(stream, viewed.kind, namespace, name); // the detail's reconcile timeline
     const key = viewed.kind.namespaced ? `${namespace}/${name}` : name;
     let last = "";
     const send = (detail: ObjectDetail) => {

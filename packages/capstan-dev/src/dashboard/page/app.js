@@ -292,7 +292,7 @@ function selectObject(ref) {
   const stream = new EventSource(`/api/stream/object?${query}`);
   state.detailStream = stream;
   state.timeline?.close();
-  state.timeline = openTimeline(ref);
+  state.timeline = openTimeline(stream);
   stream.addEventListener("detail", (e) => renderDetail(JSON.parse(e.data)));
   stream.addEventListener("gone", (e) => {
     stream.close();

@@ -1,6 +1,7 @@
 // The reconcile timeline of the object detail: every reconcile, handler and timer run the operators
-// reported for the selected object (src/dashboard/run-routes.ts), newest first, live. Plain DOM, no
-// build step; text from the operators is only ever set as textContent.
+// reported for the selected object (src/dashboard/run-routes.ts, sent on the object's detail
+// stream), newest first, live. Plain DOM, no build step; text from the operators is only ever set
+// as textContent.
 
 /** Runs shown at most: the server keeps 200 per object (run-store.ts), so this is all of them. */
 const MAX_SHOWN_RUNS = 200;
@@ -107,44 +108,40 @@ function runElement(run) {
 }
 
 /**
- * Opens the timeline of `ref` ({ kindId, namespace, name }): returns { element, close }. The
- * element is live (its own event stream) and may be moved around the detail panel; the stream
- * closes with close(), or by itself once the element, having been shown, is no longer in the page.
+ * The timeline of the object whose detail stream is `stream` (an EventSource of
+ * /api/stream/object, which carries `runs` and `run` events beside `detail`): returns { element,
+ * close }. The element may be moved around the detail panel; it follows the stream until close()
+ * or until the stream closes (another object, or none, selected).
  */
-export function openTimeline(ref) {
+export function openTimeline(stream) {
   const list = el("ol", { class: "runs", "aria-live": "polite" });
   const note = el("span", { class: "none" }, "loading…");
   const element = el("section", { class: "timeline" }, el("h3", {}, "Reconcile timeline"), note, list);
-  const query = `kind=${encodeURIComponent(ref.kindId)}&namespace=${encodeURIComponent(ref.namespace)}&name=${encodeURIComponent(ref.name)}`;
-  const stream = new EventSource(`/api/stream/runs?${query}`);
-  let shown = false;
-  const close = () => stream.close();
-  /** Closes the stream of a timeline taken off the page (another object, or none, selected). */
-  const stillShown = () => {
-    if (element.isConnected) shown = true;
-    else if (shown) close();
-    return !shown || element.isConnected;
-  };
-  const showNote = (available) => {
-    const empty = list.childElementCount === 0;
-    note.hidden = !empty;
-    note.textContent = available
-      ? "no runs yet"
-      : "no runs: the timeline shows the runs of operators that capstan dev runs";
-  };
+  let open = true;
   let available = true;
+  const showNote = () => {
+    note.hidden = list.childElementCount > 0;
+    note.textContent = available
+      ? "no runs yet (runs are recorded for the operators capstan dev runs)"
+      : "no runs: this dashboard receives no operator runs";
+  };
   stream.addEventListener("runs", (e) => {
-    if (!stillShown()) return;
+    if (!open) return;
     const body = JSON.parse(e.data);
     available = body.available;
     list.replaceChildren(...body.runs.slice(0, MAX_SHOWN_RUNS).map(runElement));
-    showNote(available);
+    showNote();
   });
   stream.addEventListener("run", (e) => {
-    if (!stillShown()) return;
+    if (!open) return;
     list.prepend(runElement(JSON.parse(e.data)));
     while (list.childElementCount > MAX_SHOWN_RUNS) list.lastElementChild.remove();
-    showNote(available);
+    showNote();
   });
-  return { element, close };
+  return {
+    element,
+    close: () => {
+      open = false;
+    },
+  };
 }
