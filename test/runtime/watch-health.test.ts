@@ -78,6 +78,18 @@ describe("watch health checks", () => {
     expect(probed.outageMs(watching as unknown as Informer)).toBe(1_000);
   });
 
+  it("reconnects, when the probe gets no answer, only the open watches silent since it was sent", () => {
+    const now = { t: 50_000 };
+    const busy = informer({ lastContactAt: 49_000 });
+    const silent = informer({ lastContactAt: 30_000 });
+    const down = informer({ watchOpen: false, lastContactAt: 10_000 });
+    const h = health(
+      [busy, silent, down].map((i) => ({ kind: ConfigMap, scope: {}, informer: i as unknown as Informer })),
+      now,
+    );
+    expect(h.silentWatches(45_000)).toEqual([silent]);
+  });
+
   it("is ready only when synced and within the readiness bound, live within the liveness bound", async () => {
     const now = { t: 1_000_000 };
     const fresh = informer({ watchOpen: false, lastContactAt: now.t - 9_000 });

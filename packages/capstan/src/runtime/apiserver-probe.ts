@@ -15,8 +15,10 @@
  * ## Guarantees
  * - Any HTTP answer counts, whatever its status (a 403 or a 500 still proves the connection
  *   works); only no answer within `timeout` (connection refused, reset, timed out) is a failure.
- * - `onLost` is called after every failed probe (the caller reconnects the watches that are still
- *   open), `onBack` once when a probe answers after failures.
+ * - `onLost` is called after every failed probe, with the time it was sent (the caller reconnects
+ *   the watches that have been silent since: a watch still delivering events proves itself, and an
+ *   overloaded server that answers slowly is not sent a new watch for every busy informer);
+ *   `onBack` once when a probe answers after failures.
  * - `run()` resolves after the signal aborted, with no timer or request left.
  */
 import { ApiError } from "../client/errors.ts";
@@ -31,8 +33,8 @@ export interface ApiServerProbeOptions {
   periodMs: number;
   /** How long a probe may wait for an answer (ms). */
   timeoutMs: number;
-  /** After each probe that got no answer. */
-  onLost?(error: unknown): void;
+  /** After each probe that got no answer; `sentAt` is when it was sent (clock time). */
+  onLost?(error: unknown, sentAt: number): void;
   /** After the first probe that got an answer following failures. */
   onBack?(): void;
   logger?: RuntimeLogger;
@@ -77,6 +79,7 @@ export class ApiServerProbe {
   }
 
   private async probeOnce(signal: AbortSignal): Promise<void> {
+    const sentAt = this.clock.now();
     const limit = new AbortController();
     const giveUp = () => limit.abort(new Error(`no answer within ${this.options.timeoutMs} ms`));
     const timer = setTimeout(giveUp, this.options.timeoutMs);
@@ -105,6 +108,6 @@ export class ApiServerProbe {
     }
     if (!this.failing) this.logger.warn({ err: error }, "the API server does not answer");
     this.failing = true;
-    this.options.onLost?.(error);
+    this.options.onLost?.(error, sentAt);
   }
 }

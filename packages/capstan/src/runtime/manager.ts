@@ -261,8 +261,9 @@ export class Manager {
         periodMs: this.watchTimings.probePeriodMs,
         timeoutMs: this.watchTimings.probeTimeoutMs,
         logger: this.logger,
-        onLost: () => {
-          for (const i of this.watchHealth.openWatches()) i.reconnect("the API server does not answer the probe");
+        onLost: (_err, sentAt) => {
+          for (const i of this.watchHealth.silentWatches(sentAt))
+            i.reconnect("the API server does not answer the probe");
         },
         onBack: () => {
           for (const i of this.watchHealth.waiting()) i.reconnect("the API server answers the probe again");

@@ -161,11 +161,14 @@ export class WatchHealth {
     return checks;
   }
 
-  /** Every informer whose watch is open: reconnect them when the probe gets no answer. */
-  openWatches(): Informer[] {
+  /**
+   * Every informer whose watch is open but silent since `since` (no event, no BOOKMARK): reconnect
+   * them when the probe sent at `since` got no answer.
+   */
+  silentWatches(since: number): Informer[] {
     return this.informers()
       .map((e) => e.informer)
-      .filter((i) => i.connection.watchOpen);
+      .filter((i) => i.connection.watchOpen && i.connection.lastContactAt < since);
   }
 
   /** Every informer without an open watch: retry them at once when the server answers again. */
