@@ -138,7 +138,13 @@ const SHORT_WATCH_MS = 1000;
  * unreachable server gets at most one request per 2 s per informer (a refused connection costs it
  * nothing; the jitter still spreads replicas restarted together). Two quiet minutes reset it.
  */
-export const RECONNECT_BACKOFF: BackoffOptions = { initial: 800, max: "2s", factor: 2, jitter: 1, resetAfter: "2m" };
+export const RECONNECT_BACKOFF: Readonly<BackoffOptions> = Object.freeze({
+  initial: 800,
+  max: "2s",
+  factor: 2,
+  jitter: 1,
+  resetAfter: "2m",
+});
 
 /** What an informer knows of its connection to the server (see {@link Informer.connection}). */
 export interface InformerConnection {
