@@ -276,6 +276,36 @@ describe("handler and timer runs", () => {
   }, 20_000);
 });
 
+describe("daemons", () => {
+  it("runs a daemon outside the run that started it: its writes are no run's", async () => {
+    const ns = await namespace(cluster, "trace-daemons");
+    observe();
+    const op = operator({ name: "daemonic" });
+    let recorderInDaemon: unknown = "not run";
+    op.daemon(Machine, { id: "watcher" }, async (ctx) => {
+      recorderInDaemon = currentWriteRecorder();
+      await ctx.api
+        .resource(ConfigMap, ns)
+        .create({ ...configMap("from-daemon"), metadata: { name: "from-daemon", namespace: ns } });
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await cluster.client
+        .resource(Machine, ns)
+        .create(Machine.make({ metadata: { name: "d", namespace: ns }, spec: { switchPosition: "up" } }));
+      await waitUntil(async () => (await cluster.client.resource(ConfigMap, ns).list()).items.length > 0, {
+        what: "the daemon's ConfigMap",
+      });
+      expect(recorderInDaemon).toBeUndefined();
+      expect(runs.some((r) => r.type === "reconcile" && r.object.name === "d")).toBe(true);
+      expect(runs.flatMap((r) => r.writes).some((w) => w.name === "from-daemon")).toBe(false);
+    } finally {
+      await running.stop();
+    }
+  }, 20_000);
+});
+
 describe("resource paths of writes", () => {
   it("reads group, namespace, resource, name and subresource from the URL", () => {
     expect(resourcePath("/api/v1/namespaces/ns/configmaps/cm?fieldManager=x")).toEqual({

@@ -52,6 +52,14 @@ export function recordWritesOf<R>(recorder: WriteRecorder, fn: () => R): R {
   return recorders.run(recorder, fn);
 }
 
+/**
+ * Runs `fn` outside any recorder: for work that outlives the run that starts it (a daemon), whose
+ * writes belong to no run and whose async resources must not keep the run's recorder alive.
+ */
+export function outsideRuns<R>(fn: () => R): R {
+  return installed ? recorders.exit(fn) : fn();
+}
+
 /** The recorder of the innermost {@link recordWritesOf} around the caller, if any. */
 export function currentWriteRecorder(): WriteRecorder | undefined {
   return installed ? recorders.getStore() : undefined;

@@ -49,6 +49,7 @@
 import type { Logger } from "pino";
 import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
+import { outsideRuns } from "../client/write-trace.ts";
 import type { CacheReader } from "../runtime/cache.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
@@ -350,6 +351,17 @@ export class KindProcessor {
       const cached = this.store?.get(keyOf(first));
       return cached ?? mem.latest ?? first;
     };
+    // Outside the reconcile's run trace: a daemon outlives the run that started it, and its writes
+    // are no run's (run-trace.ts), so its async work must not carry (and keep alive) that trace.
+    return outsideRuns(() => this.newDaemonRun(spec, logger, current, controllerSignal));
+  }
+
+  private newDaemonRun(
+    spec: DaemonSpec,
+    logger: Logger,
+    current: () => KubeObject,
+    controllerSignal: AbortSignal,
+  ): DaemonRun {
     return new DaemonRun({
       id: spec.id,
       initialDelayMs: spec.initialDelayMs,
