@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { type IncomingHttpHeaders, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigMap } from "../../packages/capstan/src/resources/builtins.ts";
 import { accessCookieName } from "../../packages/capstan-dev/src/dashboard/access-token.ts";
 import { type Dashboard, startDashboard } from "../../packages/capstan-dev/src/dashboard/index.ts";
 import { startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
@@ -20,7 +21,7 @@ interface Answer {
 function send(
   dashboard: Dashboard,
   path: string,
-  options: { method?: string; headers?: Record<string, string> } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(new URL(path, dashboard.url), { method: options.method ?? "GET", headers: options.headers });
@@ -43,7 +44,7 @@ function send(
       res.on("end", () => resolve(answer()));
     });
     req.on("error", reject);
-    req.end(options.method === "POST" ? "{}" : undefined);
+    req.end(options.body ?? (options.method === "POST" ? "{}" : undefined));
   });
 }
 
@@ -96,6 +97,27 @@ describe("the dashboard without its access token", () => {
     // A prefix or an empty token is not the token.
     expect((await send(dashboard, `/api/kinds?token=${TOKEN.slice(0, 22)}`)).status).toBe(401);
     expect((await send(dashboard, "/api/kinds?token=")).status).toBe(401);
+  });
+
+  it("answers 401 to the write routes, even from the dashboard's own Origin with a JSON body, and writes nothing", async () => {
+    const headers = { origin: new URL(dashboard.url).origin, "content-type": "application/json" };
+    const object = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "sneaked", namespace: "default" } };
+    await cluster.client
+      .resource(ConfigMap, "default")
+      .create(ConfigMap.make({ metadata: { name: "kept", namespace: "default" } }));
+    const writes: [string, string][] = [
+      ["POST", "/api/objects?kind=core/v1/configmaps"],
+      ["PUT", "/api/object?kind=core/v1/configmaps&namespace=default&name=sneaked"],
+      ["DELETE", "/api/object?kind=core/v1/configmaps&namespace=default&name=kept"],
+      ["POST", "/api/yaml/parse"],
+    ];
+    for (const [method, path] of writes) {
+      const answer = await send(dashboard, path, { method, headers, body: JSON.stringify({ object, yaml: "a: 1" }) });
+      expect(answer.status, `${method} ${path}`).toBe(401);
+    }
+    const names = (await cluster.client.resource(ConfigMap, "default").list()).items.map((cm) => cm.metadata?.name);
+    expect(names).not.toContain("sneaked");
+    expect(names).toContain("kept");
   });
 
   // Switching users takes root (CI and the development container run as root).

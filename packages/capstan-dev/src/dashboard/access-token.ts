@@ -142,6 +142,9 @@ function unauthorized(req: IncomingMessage, res: ServerResponse, pathname: strin
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
     "www-authenticate": 'Bearer realm="capstan dashboard"',
+    // The request's body (a write's) is left unread: the connection cannot carry another request,
+    // and saying so keeps a keep-alive client from sending its next one into a closing socket.
+    connection: "close",
   });
   res.end(req.method === "HEAD" ? undefined : body);
 }
