@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { currentWriteRecorder, resourcePath } from "../../packages/capstan/src/client/write-trace.ts";
 import { PermanentError, TemporaryError } from "../../packages/capstan/src/operator/errors.ts";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
+import { Event } from "../../packages/capstan/src/resources/builtins.ts";
 import { Controller, type ReconcileFunction } from "../../packages/capstan/src/runtime/controller.ts";
 import { exponentialFailureRateLimiter } from "../../packages/capstan/src/runtime/rate-limiter.ts";
 import { TerminalError } from "../../packages/capstan/src/runtime/reconcile.ts";
@@ -270,6 +271,31 @@ describe("handler and timer runs", () => {
         ["tick", { result: "error", message: "source down", retryInMs: 200 }],
         ["tick", { result: "requeue", afterMs: 150 }],
       ]);
+    } finally {
+      await running.stop();
+    }
+  }, 20_000);
+});
+
+describe("events", () => {
+  it("leaves the Events a run records out of its writes, even when they are written before it ends", async () => {
+    const ns = await namespace(cluster, "trace-events");
+    observe();
+    const op = operator({ name: "eventful" });
+    op.on.create(Machine, { id: "announce" }, async (ctx) => {
+      ctx.event("Normal", "Announced", "hello");
+      // The Event is written in the background: wait for it, so that it ends inside this run.
+      await waitUntil(async () => (await ctx.api.resource(Event, ns).list()).items.length > 0, { what: "the Event" });
+    });
+    const running = await run(op, cluster, { namespaces: [ns] });
+    try {
+      await cluster.client
+        .resource(Machine, ns)
+        .create(Machine.make({ metadata: { name: "e", namespace: ns }, spec: { switchPosition: "up" } }));
+      await waitUntil(() => runs.some((r) => r.handler === "announce"), { what: "the handler's run" });
+      const announced = runs.find((r) => r.handler === "announce");
+      expect(announced?.outcome).toEqual({ result: "ok" });
+      expect(announced?.writes.map((w) => w.resource)).toEqual(["machines"]);
     } finally {
       await running.stop();
     }

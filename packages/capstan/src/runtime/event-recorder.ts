@@ -32,6 +32,7 @@
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.d.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
+import { outsideRuns } from "../client/write-trace.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";
 
@@ -218,8 +219,9 @@ export class ApiEventRecorder implements EventRecorder {
     const isRepeat = previous !== undefined;
     this.pending++;
     const prior = this.chains.get(eventKey) ?? Promise.resolve();
-    const write = prior
-      .then(() => this.write(event, isRepeat, namespace))
+    // Written in the background, outside the run that recorded it (write-trace.ts): whether the write
+    // ended before that run did is chance, so a run's traced writes never list its events.
+    const write = outsideRuns(() => prior.then(() => this.write(event, isRepeat, namespace)))
       .catch((err: unknown) => this.logger.warn({ err, reason, object: meta.name }, "cannot write event"))
       .finally(() => {
         this.pending--;
