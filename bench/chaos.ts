@@ -18,6 +18,7 @@
  * operator's reconciles.
  */
 
+import { loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { type Cluster, NAMESPACE, readyzStatus, startCluster } from "./chaos-cluster.ts";
@@ -281,15 +282,17 @@ async function operatorKill(objects: number): Promise<Line> {
  */
 async function apiserverKill(objects: number): Promise<Line> {
   return within(await startCluster({ persistent: true }), async (cluster) => {
-    const operator = await cluster.startOperator();
-    void operator;
+    await cluster.startOperator();
     const work = new Workload(cluster.client, cluster.ChaosItem);
     const items = cluster.client.resource(cluster.ChaosItem, NAMESPACE);
     const names = itemNames(objects);
     const acked = new Map<string, number>(); // name -> highest gen the server acknowledged
     let writes = 0;
     let stopWriting = false;
-    const writeMs = 10_000;
+    // Writing goes on for 10 s and until every object has been updated at least once (30 s at most),
+    // so that both creates and updates are in flight when the server dies.
+    const minWriteMs = 10_000;
+    const maxWriteMs = 30_000;
     const t0 = performance.now();
     const writers = forEach(
       Array.from({ length: DRIVER_CONCURRENCY }, (_, w) => w),
@@ -319,7 +322,12 @@ async function apiserverKill(objects: number): Promise<Line> {
         }
       },
     );
-    await sleep(writeMs);
+    let updatedAll = false;
+    while (since(t0) < maxWriteMs && !(since(t0) >= minWriteMs && updatedAll)) {
+      await sleep(100);
+      updatedAll = acked.size === names.length && [...acked.values()].every((gen) => gen >= 2);
+    }
+    const writeMs = since(t0);
     const killedAt = await cluster.killApiServer();
     stopWriting = true;
     await writers;
@@ -469,7 +477,10 @@ async function main(): Promise<void> {
     else if (scenario === "apiserver-kill") lines.push(await apiserverKill(objects));
     else if (scenario === "leader-handover") lines.push(await leaderHandover(objects));
     else lines.push(await apiserverDown(objects));
-    for (const line of lines) process.stdout.write(`${JSON.stringify(line)}\n`);
+    // The machine's 1-minute load average when the scenario ended: timings on a shared machine
+    // mean little without it.
+    const load = Math.round((loadavg()[0] ?? 0) * 10) / 10;
+    for (const line of lines) process.stdout.write(`${JSON.stringify({ ...line, load_1m: load })}\n`);
   }
   log(`done in ${Math.round((performance.now() - started) / 1000)} s`);
 }
