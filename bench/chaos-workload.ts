@@ -30,6 +30,8 @@ export interface State {
   pendingFinalizers: number;
   /** Children whose owner is gone. */
   orphans: number;
+  /** Deleted objects already gone. */
+  gone: number;
   /** Names not converged yet (the first few, for messages). */
   notConverged: string[];
 }
@@ -145,12 +147,13 @@ export class Workload {
       if (!liveUids.has(owner.uid)) orphans++;
       else childOf.set(owner.name, c);
     }
-    const state: State = { converged: 0, lost: 0, pendingFinalizers: 0, orphans, notConverged: [] };
+    const state: State = { converged: 0, lost: 0, pendingFinalizers: 0, orphans, gone: 0, notConverged: [] };
     for (const [name, want] of this.expected) {
       const item = live.get(name);
       let ok: boolean;
       if (want === "deleted") {
         ok = item === undefined;
+        if (ok) state.gone++;
         if (item?.metadata?.finalizers?.includes(CHAOS_FINALIZER)) state.pendingFinalizers++;
       } else if (item === undefined) {
         state.lost++;

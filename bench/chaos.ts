@@ -251,7 +251,7 @@ async function operatorKill(objects: number): Promise<Line> {
 
     const t2 = performance.now();
     const deleting = work.delete(names);
-    await work.waitFor((s) => s.converged >= objects / 2, CONVERGE_TIMEOUT_MS, 250);
+    await work.waitFor((s) => s.gone >= objects / 2, CONVERGE_TIMEOUT_MS, 250);
     deaths.set(operator.proc.pid, await operator.proc.kill9());
     const deleteKillMs = since(t2);
     await deleting;
