@@ -470,7 +470,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   for (const scenario of scenarios) {
     const lines: Line[] = [];
-    log(`${scenario}: ${objects} objects`);
+    log(`${scenario}: --objects ${objects}`);
     if (scenario === "faults") lines.push(await faults(objects));
     else if (scenario === "throttling") lines.push(...(await throttling(Math.min(objects, THROTTLING_OBJECTS))));
     else if (scenario === "operator-kill") lines.push(await operatorKill(objects));
