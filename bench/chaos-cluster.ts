@@ -14,7 +14,7 @@ import { Namespace } from "capstan/core";
 import { CAPSTAN_BIN } from "capstan/internal";
 import { ensureCrds } from "capstan/runtime";
 import { CHAOS_ITEM_MODULE, CHAOS_OPERATOR_MODULE } from "./chaos-operator.ts";
-import { freePort, launch, type Proc, removeAtExit } from "./chaos-processes.ts";
+import { freePort, launch, type Proc, removeAtExit } from "./child-processes.ts";
 
 const repo = new URL("..", import.meta.url).pathname;
 

@@ -67,10 +67,8 @@
  * Goals (issue 14, "Throughput"), at N = 3,000: reconcile >= 0.95 of the ceiling, handlers >= 0.85,
  * writes_per_object 2 for both styles, and p99 < 200 ms paced at 50 objects/s.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -81,6 +79,7 @@ import { Event, Namespace } from "capstan/core";
 import { CAPSTAN_BIN } from "capstan/internal";
 import { ensureCrds } from "capstan/runtime";
 import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
+import { freePort, launch, type Proc, removeAtExit } from "./child-processes.ts";
 
 type Style = "ceiling" | "reconcile" | "handlers";
 type Mode = "burst" | "paced";
@@ -178,134 +177,7 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
-// --- child processes --------------------------------------------------------------------------
-
-/** Every child still running and every temporary folder, killed and removed however this process exits. */
-const live = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-process.on("exit", () => {
-  for (const child of live) child.kill("SIGKILL");
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    log(`${signal}: stopping`);
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  });
-}
-
-interface Proc {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  /** Resolves when the process has exited. */
-  readonly exited: Promise<void>;
-  /** The first output line (stdout or stderr) `match` accepts; rejects if it exits first or after `ms`. */
-  line(match: (line: string) => boolean, what: string, ms: number): Promise<string>;
-  /** The first IPC message of this `type`; rejects if it exits first. */
-  message<M extends { type: string }>(type: M["type"]): Promise<M>;
-  /** A rejection once the process exits (for racing against what it should do first). */
-  died(what: string): Promise<never>;
-  /** SIGTERM, then SIGKILL after 15 s. */
-  stop(): Promise<void>;
-}
-
-function launch(
-  name: string,
-  args: string[],
-  options: { cwd?: string; ipc?: boolean; env?: Record<string, string> } = {},
-): Proc {
-  const child = spawn(process.execPath, args, {
-    cwd: options.cwd,
-    stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NODE_OPTIONS: "", ...options.env },
-  });
-  if (child.pid === undefined) throw new Error(`${name}: could not spawn ${process.execPath}`);
-  live.add(child);
-  const exited = new Promise<void>((resolve) => {
-    child.once("exit", () => {
-      live.delete(child);
-      resolve();
-    });
-  });
-  const recent: string[] = [];
-  const listeners = new Set<(line: string) => void>();
-  for (const stream of [child.stdout, child.stderr]) {
-    let partial = "";
-    stream?.setEncoding("utf8");
-    stream?.on("data", (chunk: string) => {
-      const lines = (partial + chunk).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) {
-        recent.push(line);
-        if (recent.length > 30) recent.shift();
-        for (const listener of listeners) listener(line);
-      }
-    });
-  }
-  const describeExit = () =>
-    `${name} (pid ${child.pid}) exited (${child.exitCode ?? child.signalCode}); last output:\n${recent.join("\n")}`;
-  const died = (what: string) =>
-    exited.then(() => {
-      throw new Error(`${describeExit()}\n(while waiting for ${what})`);
-    });
-  return {
-    child,
-    pid: child.pid,
-    exited,
-    died,
-    line(match, what, ms) {
-      return new Promise<string>((resolve, reject) => {
-        let done = false;
-        const finish = (err: Error | undefined, line = "") => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          listeners.delete(listener);
-          if (err) reject(err);
-          else resolve(line);
-        };
-        const listener = (line: string) => {
-          if (match(line)) finish(undefined, line);
-        };
-        const timer = setTimeout(
-          () => finish(new Error(`${name}: no ${what} within ${ms / 1000} s; last output:\n${recent.join("\n")}`)),
-          ms,
-        );
-        listeners.add(listener);
-        died(what).catch((err: Error) => finish(err));
-      });
-    },
-    message<M extends { type: string }>(type: M["type"]) {
-      const received = new Promise<M>((resolve) => {
-        const onMessage = (m: unknown) => {
-          if ((m as { type?: unknown })?.type !== type) return;
-          child.off("message", onMessage);
-          resolve(m as M);
-        };
-        child.on("message", onMessage);
-      });
-      return Promise.race([received, died(`message ${type}`)]);
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+// --- child processes (bench/child-processes.ts starts them) ----------------------------------
 
 /** VmHWM of a process, in MB. */
 function peakRssMb(pid: number): number {
@@ -670,7 +542,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
 
 async function runSet(n: number, roundNo: number): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "capstan-throughput-"));
-  tempDirs.add(dir);
+  removeAtExit(dir);
   let server: Proc | undefined;
   let client: KubeClient | undefined;
   try {
@@ -714,7 +586,6 @@ async function runSet(n: number, roundNo: number): Promise<void> {
     await client?.close();
     await server?.stop();
     await rm(dir, { recursive: true, force: true });
-    tempDirs.delete(dir);
   }
 }
 

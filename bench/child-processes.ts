@@ -1,11 +1,13 @@
 /**
- * The child processes of bench/chaos.ts (API servers, operators) and the guarantee that none outlives
- * the benchmark: every child and temporary folder is registered here and killed/removed when this
- * process exits, whether it finished, failed, or was interrupted (SIGINT/SIGTERM).
+ * The child processes of the benchmarks that run servers and operators as processes (bench/chaos.ts,
+ * bench/throughput.ts), and the guarantee that none outlives the benchmark: every child and
+ * temporary folder is registered here and killed/removed when this process exits, whether it
+ * finished, failed, or was interrupted (SIGINT/SIGTERM).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
+import { basename } from "node:path";
 
 const live = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
@@ -15,7 +17,7 @@ process.on("exit", () => {
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
-    process.stderr.write(`[chaos] ${signal}: stopping\n`);
+    process.stderr.write(`[${basename(process.argv[1] ?? "bench", ".ts")}] ${signal}: stopping\n`);
     process.exit(signal === "SIGINT" ? 130 : 143);
   });
 }
@@ -28,28 +30,33 @@ export function removeAtExit(dir: string): void {
 /** A running child process. */
 export interface Proc {
   readonly name: string;
+  readonly child: ChildProcess;
   readonly pid: number;
   /** Resolves when the process has exited. */
   readonly exited: Promise<void>;
   /** Whether it has exited. */
   readonly gone: boolean;
-  /** The first output line `match` accepts; rejects if the process exits first or after `ms`. */
+  /** The first output line (stdout or stderr) `match` accepts; rejects if it exits first or after `ms`. */
   line(match: (line: string) => boolean, what: string, ms: number): Promise<string>;
+  /** The first IPC message of this `type` (with `ipc: true`); rejects if it exits first. */
+  message<M extends { type: string }>(type: M["type"]): Promise<M>;
+  /** A rejection once the process exits (for racing against what it should do first). */
+  died(what: string): Promise<never>;
   /** SIGKILL; resolves with the time (Date.now()) the process was seen dead. */
   kill9(): Promise<number>;
   /** SIGTERM, then SIGKILL after 15 s. */
   stop(): Promise<void>;
 }
 
-/** Starts `node <args>` with piped output; its last lines are kept for error messages. */
+/** Starts `node <args>` with piped output (and an IPC channel with `ipc`); its last lines are kept for error messages. */
 export function launch(
   name: string,
   args: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
+  options: { cwd?: string; ipc?: boolean; env?: Record<string, string> } = {},
 ): Proc {
   const child = spawn(process.execPath, args, {
     cwd: options.cwd,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
     env: { ...process.env, NODE_OPTIONS: "", ...options.env },
   });
   if (child.pid === undefined) throw new Error(`${name}: could not spawn ${process.execPath}`);
@@ -78,14 +85,21 @@ export function launch(
       }
     });
   }
-  const describe = () => `${name} (pid ${pid}); last output:\n${recent.join("\n")}`;
+  const describe = () =>
+    `${name} (pid ${pid}${gone ? `, exited ${child.exitCode ?? child.signalCode}` : ""}); last output:\n${recent.join("\n")}`;
+  const died = (what: string): Promise<never> =>
+    exited.then(() => {
+      throw new Error(`exited while waiting for ${what}: ${describe()}`);
+    });
   return {
     name,
+    child,
     pid,
     exited,
     get gone() {
       return gone;
     },
+    died,
     line(match, what, ms) {
       return new Promise<string>((resolve, reject) => {
         let done = false;
@@ -102,8 +116,19 @@ export function launch(
         };
         const timer = setTimeout(() => finish(new Error(`no ${what} within ${ms / 1000} s from ${describe()}`)), ms);
         listeners.add(listener);
-        void exited.then(() => finish(new Error(`exited while waiting for ${what}: ${describe()}`)));
+        died(what).catch((err: Error) => finish(err));
       });
+    },
+    message<M extends { type: string }>(type: M["type"]) {
+      const received = new Promise<M>((resolve) => {
+        const onMessage = (m: unknown) => {
+          if ((m as { type?: unknown })?.type !== type) return;
+          child.off("message", onMessage);
+          resolve(m as M);
+        };
+        child.on("message", onMessage);
+      });
+      return Promise.race([received, died(`message ${type}`)]);
     },
     async kill9() {
       child.kill("SIGKILL");
