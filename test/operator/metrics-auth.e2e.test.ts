@@ -7,7 +7,6 @@
  * cannot review, and answers 500.
  */
 import { readFile } from "node:fs/promises";
-import { request } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { generate } from "../../packages/capstan/src/cli/generate.ts";
@@ -20,6 +19,7 @@ import {
   type TestCluster,
   waitUntil,
 } from "../../packages/capstan-dev/src/testing/index.ts";
+import { scrape } from "../support/metrics-scrape.ts";
 
 const NAME = "scraped";
 const SYSTEM_NS = "scraped-system";
@@ -75,31 +75,6 @@ async function bindMetricsReader(namespace: string, name: string): Promise<void>
       subjects: [{ kind: "ServiceAccount", name, namespace }],
     },
   ]);
-}
-
-/** GET /metrics over HTTPS, skipping verification of the self-signed certificate (Prometheus's insecureSkipVerify). */
-function scrape(port: number, token?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port,
-        path: "/metrics",
-        rejectUnauthorized: false,
-        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-      },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
 }
 
 /** Runs a fresh operator as its ServiceAccount with secure metrics forced on (tests do not run in a pod). */

@@ -7,7 +7,6 @@
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:tls";
@@ -20,6 +19,7 @@ import { Manager, type ManagerOptions } from "../../packages/capstan/src/runtime
 import { withAuthenticationAndAuthorization } from "../../packages/capstan/src/runtime/metrics-auth.ts";
 import { resolveMetricsServing } from "../../packages/capstan/src/runtime/metrics-server.ts";
 import { selfSignedCertificate } from "../../packages/capstan/src/runtime/serving-certificate.ts";
+import { scrape } from "../support/metrics-scrape.ts";
 
 interface Review {
   kind: string;
@@ -67,31 +67,6 @@ async function started(options: Partial<ManagerOptions> & { client: KubeClient }
   void m.start();
   await waitUntil(() => m.state === "leading", { what: "the manager running", timeout: 5000 });
   return m;
-}
-
-/** GET over HTTPS without verifying the certificate (as Prometheus's insecureSkipVerify), with a bearer token. */
-function scrape(port: number, token?: string, path = "/metrics"): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port,
-        path,
-        rejectUnauthorized: false,
-        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-      },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
 }
 
 /** The listeners, timers and file watchers of this process, once closed handles had a turn to go away. */
