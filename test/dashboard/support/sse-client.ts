@@ -8,6 +8,8 @@ import { get, type IncomingMessage } from "node:http";
 export interface SseEvent {
   event: string;
   data: unknown;
+  /** The topic of an event of a page's session stream (`/api/stream?session=`, stream-sessions.ts). */
+  topic?: string;
 }
 
 /** An open stream. */
@@ -34,14 +36,20 @@ export function openSse(url: string): Promise<SseReader> {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           let event = "message";
-          let data = "";
+          const data: string[] = [];
           for (const line of block.split("\n")) {
             if (line.startsWith("event: ")) event = line.slice(7);
-            else if (line.startsWith("data: ")) data += line.slice(6);
+            else if (line.startsWith("data: ")) data.push(line.slice(6));
           }
-          if (data === "") continue;
-          queue.push({ event, data: JSON.parse(data) });
-          seen.push(event);
+          if (data.length === 0) continue;
+          if (event === "message" && data.length === 2) {
+            // A session's topic event: `{ topic, event }`, then the event's JSON.
+            const head = JSON.parse(data[0] as string) as { topic: string; event: string };
+            queue.push({ event: head.event, topic: head.topic, data: JSON.parse(data[1] as string) });
+          } else {
+            queue.push({ event, data: JSON.parse(data.join("\n")) });
+          }
+          seen.push((queue.at(-1) as SseEvent).event);
           wake?.();
         }
       });

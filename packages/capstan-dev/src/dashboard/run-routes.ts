@@ -16,7 +16,7 @@ import type { ServerResponse } from "node:http";
 import type { ResourceKind } from "capstan";
 import type { ClusterView } from "./cluster-view.ts";
 import { matchesRunFilter, type RunFilter, type RunStore } from "./run-store.ts";
-import type { SseStream } from "./sse.ts";
+import type { EventSink, SseStream } from "./sse.ts";
 
 /** What the routes need of the server. */
 export interface RunRoutesOptions {
@@ -32,7 +32,7 @@ export interface RunRoutes {
   /** Answers `/api/runs` and `/api/stream/runs`; returns false for any other path. */
   handle(path: string, q: URLSearchParams, res: ServerResponse): boolean;
   /** Sends the object's runs on `stream` (`runs`, then `run` per new one) until it closes. */
-  attach(stream: SseStream, kind: ResourceKind, namespace: string, name: string): void;
+  attach(stream: EventSink, kind: ResourceKind, namespace: string, name: string): void;
 }
 
 /** The timeline's routes; see the module documentation. */
@@ -41,7 +41,7 @@ export function runRoutes(options: RunRoutesOptions): RunRoutes {
     available: options.runs !== undefined,
     runs: options.runs?.runs(filter) ?? [],
   });
-  const follow = (stream: SseStream, filter: RunFilter) => {
+  const follow = (stream: EventSink, filter: RunFilter) => {
     stream.send("runs", listed(filter));
     const store = options.runs;
     if (store === undefined) return;

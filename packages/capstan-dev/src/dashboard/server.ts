@@ -13,6 +13,10 @@
  *   `/api/stream/logs?source=&namespace=&name=`: the same, live (text/event-stream).
  * - `GET /api/runs?kind=&namespace=&name=&uid=`, `/api/stream/runs?...`: the object's reconcile
  *   timeline (run-routes.ts), which `/api/stream/object` carries too (`runs`, `run` events).
+ * - `GET /api/stream?session=`, `POST /api/stream/<session>/topics`, `DELETE
+ *   /api/stream/<session>/topics/<id>`: the kinds, objects, object and logs streams as topics of
+ *   one stream per page (stream-sessions.ts), which is what the page uses: a browser allows six
+ *   connections per host, shared by all its tabs.
  *
  * Every request must carry the access token (access-token.ts): without it, 401 before any route.
  *
@@ -35,7 +39,8 @@ import { columnError, objectRow } from "./object-row.ts";
 import { writeRoutes } from "./object-writes.ts";
 import { runRoutes } from "./run-routes.ts";
 import type { RunStore } from "./run-store.ts";
-import { SseStream } from "./sse.ts";
+import { type EventSink, SseStream } from "./sse.ts";
+import { streamSessions, type TopicStarter } from "./stream-sessions.ts";
 
 /**
  * Coalescing delay of the kinds and detail streams: one update per burst of changes (a relist, an
@@ -77,6 +82,7 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   "/schema-form.js": { file: "schema-form.js", type: "text/javascript; charset=utf-8" },
   "/object-editor.js": { file: "object-editor.js", type: "text/javascript; charset=utf-8" },
   "/dom.js": { file: "dom.js", type: "text/javascript; charset=utf-8" },
+  "/stream-hub.js": { file: "stream-hub.js", type: "text/javascript; charset=utf-8" },
 };
 
 /** What the routes need. */
@@ -111,6 +117,19 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
   };
   const runs = runRoutes({ view: options.view, runs: options.runs, sendJson, open });
   const writes = writeRoutes({ ...options, readOnly: options.readOnly ?? false });
+  const topics: Record<string, TopicStarter> = {
+    kinds: async (_q, open) => {
+      streamKinds(open());
+      return undefined;
+    },
+    objects: (q, open) => streamObjects(q.get("kind") ?? "", open),
+    object: (q, open) => streamObject(q.get("kind") ?? "", q.get("namespace") ?? "", q.get("name") ?? "", open),
+    logs: async (q, open) => {
+      streamLogs(open(), logFilter(q));
+      return undefined;
+    },
+  };
+  const sessions = streamSessions({ topics, open, sendJson, allowedHosts: options.allowedHosts });
 
   return (req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -133,13 +152,14 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
     }
     if (!options.access.admit(req, res)) return;
     if (await writes(req, res)) return;
+    const url = new URL(req.url ?? "/", "http://dashboard.invalid");
+    if (await sessions.handle(req, res, url)) return;
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.setHeader("allow", "GET, HEAD");
       const message = `${req.method} is not allowed here: this route only reads (GET, HEAD)`;
       sendJson(res, 405, { error: { code: 405, reason: "MethodNotAllowed", message } });
       return;
     }
-    const url = new URL(req.url ?? "/", "http://dashboard.invalid");
     const q = url.searchParams;
     const page = PAGE_FILES[url.pathname];
     if (page !== undefined) {
@@ -172,9 +192,12 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
       case "/api/stream/kinds":
         return streamKinds(open(res));
       case "/api/stream/objects":
-        return streamObjects(res, q.get("kind") ?? "");
-      case "/api/stream/object":
-        return streamObject(res, q.get("kind") ?? "", q.get("namespace") ?? "", q.get("name") ?? "");
+      case "/api/stream/object": {
+        const start = topics[url.pathname.slice("/api/stream/".length)] as TopicStarter;
+        const refused = await start(q, () => open(res));
+        if (refused !== undefined) sendJson(res, httpCodeOf(refused.error), refused);
+        return;
+      }
       case "/api/stream/logs":
         return streamLogs(open(res), logFilter(q));
       default:
@@ -201,14 +224,18 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
     return options.view.kinds().map(kindInfo);
   }
 
-  function unknownKind(res: ServerResponse, id: string): void {
-    sendJson(res, 404, {
+  function unknownKindError(id: string): ErrorBody {
+    return {
       error: {
         code: 404,
         reason: "NotFound",
         message: `the dashboard does not watch kind "${id}" (is its CRD established?)`,
       },
-    });
+    };
+  }
+
+  function unknownKind(res: ServerResponse, id: string): void {
+    sendJson(res, 404, unknownKindError(id));
   }
 
   async function objects(res: ServerResponse, id: string): Promise<void> {
@@ -250,7 +277,7 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
     }
   }
 
-  function streamKinds(stream: SseStream): void {
+  function streamKinds(stream: EventSink): void {
     const send = () => stream.send("kinds", { kinds: kindInfos(), crdError: options.view.crds.status.error });
     send();
     const coalesced = coalesce(send);
@@ -263,13 +290,11 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
     });
   }
 
-  function streamObjects(res: ServerResponse, id: string): void {
+  /** Follows one kind's rows on the sink `open` returns, or answers why not (unknown kind). */
+  async function streamObjects(id: string, open: () => EventSink): Promise<ErrorBody | undefined> {
     let viewed = options.view.kind(id);
-    if (viewed === undefined) {
-      unknownKind(res, id);
-      return;
-    }
-    const stream = open(res);
+    if (viewed === undefined) return unknownKindError(id);
+    const stream = open();
     const snapshot = (v: ViewedKind) =>
       stream.send("snapshot", {
         kind: kindInfo(v),
@@ -305,14 +330,21 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
       }
     });
     stream.onClose(unsubscribe);
+    return undefined;
   }
 
-  async function streamObject(res: ServerResponse, id: string, namespace: string, name: string): Promise<void> {
+  /** Follows one object's detail and runs on the sink `open` returns, or answers why not. */
+  async function streamObject(
+    id: string,
+    namespace: string,
+    name: string,
+    open: () => EventSink,
+  ): Promise<ErrorBody | undefined> {
     const viewed = options.view.kind(id);
-    if (viewed === undefined) return unknownKind(res, id);
+    if (viewed === undefined) return unknownKindError(id);
     const first = await fetchObject(viewed, namespace, name);
-    if ("error" in first) return sendJson(res, httpCodeOf(first.error), first);
-    const stream = open(res);
+    if ("error" in first) return first;
+    const stream = open();
     runs.attach(stream, viewed.kind, namespace, name); // the detail's reconcile timeline
     const key = viewed.kind.namespaced ? `${namespace}/${name}` : name;
     let last = "";
@@ -345,9 +377,10 @@ export function dashboardRoutes(options: RoutesOptions): (req: IncomingMessage, 
       unsubscribe();
       coalesced.cancel();
     });
+    return undefined;
   }
 
-  function streamLogs(stream: SseStream, filter: LogFilter): void {
+  function streamLogs(stream: EventSink, filter: LogFilter): void {
     const sources = new Set(options.logs.sources());
     stream.send("lines", { sources: [...sources], lines: options.logs.lines(filter, INITIAL_LOG_LINES) });
     const unsubscribe = options.logs.subscribe((line) => {

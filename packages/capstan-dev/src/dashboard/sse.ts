@@ -10,8 +10,18 @@ import type { ServerResponse } from "node:http";
  */
 export const RECONNECT_MS = 1_000;
 
+/** Where a stream's named events go: an {@link SseStream}, or one topic of a page's session (stream-sessions.ts). */
+export interface EventSink {
+  readonly closed: boolean;
+  /** Sends `event` with `data` as JSON; does nothing once closed. */
+  send(event: string, data: unknown): void;
+  /** Runs `callback` once, when the sink closes. */
+  onClose(callback: () => void): void;
+  close(): void;
+}
+
 /** One open event stream. */
-export class SseStream {
+export class SseStream implements EventSink {
   #closed = false;
   readonly #onClose = new Set<() => void>();
 
@@ -34,6 +44,15 @@ export class SseStream {
   send(event: string, data: unknown): void {
     if (this.#closed) return;
     this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /**
+   * Sends an unnamed event (`message`) whose data is `lines` joined by newlines; does nothing once
+   * closed. No line may hold a newline (JSON text never does).
+   */
+  sendMessage(lines: readonly string[]): void {
+    if (this.#closed) return;
+    this.res.write(`${lines.map((line) => `data: ${line}\n`).join("")}\n`);
   }
 
   /** Runs `callback` once, when the stream closes (the page left, or {@link close}). */

@@ -1,7 +1,9 @@
 // The dashboard page: plain DOM, no framework, no build step. Everything it shows comes from the
-// dashboard server's JSON routes and Server-Sent Event streams (see src/dashboard/server.ts).
+// dashboard server's JSON routes and its one Server-Sent Event stream per page, whose topics each
+// panel follows (stream-hub.js; see src/dashboard/server.ts and stream-sessions.ts).
 // Text from the cluster is only ever set as textContent, never parsed as HTML.
 
+import { subscribe, TopicState } from "./stream-hub.js";
 import { openTimeline } from "./timeline.js";
 
 /** The write dialogs, loaded on first use: a page that only looks never waits for them. */
@@ -102,7 +104,7 @@ function renderKinds() {
 }
 
 function watchKinds() {
-  const stream = new EventSource("/api/stream/kinds");
+  const stream = subscribe("kinds");
   stream.addEventListener("open", () => {
     $("connection").textContent = "live";
     $("connection").className = "connection live";
@@ -117,7 +119,7 @@ function watchKinds() {
     showError("kinds-error", crdError && { ...crdError, message: `custom kinds: ${crdError.message}` });
     renderKinds();
     // The selected kind (from the address, or one whose CRD went away and came back) is served now.
-    const idle = !state.objectsStream || state.objectsStream.readyState === EventSource.CLOSED;
+    const idle = !state.objectsStream || state.objectsStream.readyState === TopicState.CLOSED;
     if (state.kindId && idle && kinds.some((k) => k.id === state.kindId)) selectKind(state.kindId);
   });
 }
@@ -135,8 +137,7 @@ function selectKind(id) {
   history.replaceState(null, "", `#kind=${encodeURIComponent(id)}`);
   renderKinds();
   renderTable();
-  const url = `/api/stream/objects?kind=${encodeURIComponent(id)}`;
-  const stream = new EventSource(url);
+  const stream = subscribe("objects", { kind: id });
   state.objectsStream = stream;
   stream.addEventListener("snapshot", (e) => {
     const { kind, rows, error } = JSON.parse(e.data);
@@ -162,10 +163,10 @@ function selectKind(id) {
     stream.close();
     showError("objects-error", { message: JSON.parse(e.data).message });
   });
-  stream.addEventListener("error", async () => {
-    // A stream refused outright (unknown kind) is closed by the browser: ask the JSON route why.
-    if (stream.readyState === EventSource.CLOSED && state.objectsStream === stream) {
-      showError("objects-error", await errorOf(`/api/objects?kind=${encodeURIComponent(id)}`));
+  stream.addEventListener("error", async (e) => {
+    // A topic refused (unknown kind) says why; one whose stream was refused asks the JSON route.
+    if (stream.readyState === TopicState.CLOSED && state.objectsStream === stream) {
+      showError("objects-error", e.error ?? (await errorOf(`/api/objects?kind=${encodeURIComponent(id)}`)));
     }
   });
 }
@@ -289,7 +290,7 @@ function selectObject(ref) {
   showError("detail-error", undefined);
   $("detail").replaceChildren();
   const query = `kind=${encodeURIComponent(ref.kindId)}&namespace=${encodeURIComponent(ref.namespace)}&name=${encodeURIComponent(ref.name)}`;
-  const stream = new EventSource(`/api/stream/object?${query}`);
+  const stream = subscribe("object", { kind: ref.kindId, namespace: ref.namespace, name: ref.name });
   state.detailStream = stream;
   state.timeline?.close();
   state.timeline = openTimeline(stream);
@@ -298,9 +299,9 @@ function selectObject(ref) {
     stream.close();
     showError("detail-error", { message: JSON.parse(e.data).message });
   });
-  stream.addEventListener("error", async () => {
-    if (stream.readyState === EventSource.CLOSED && state.detailStream === stream) {
-      showError("detail-error", await errorOf(`/api/object?${query}`));
+  stream.addEventListener("error", async (e) => {
+    if (stream.readyState === TopicState.CLOSED && state.detailStream === stream) {
+      showError("detail-error", e.error ?? (await errorOf(`/api/object?${query}`)));
     }
   });
 }
@@ -535,7 +536,7 @@ function appendLogLines(lines) {
 function watchLogs() {
   state.logsStream?.close();
   $("logs").replaceChildren();
-  const stream = new EventSource(`/api/stream/logs?${logFilterQuery()}`);
+  const stream = subscribe("logs", Object.fromEntries(new URLSearchParams(logFilterQuery())));
   state.logsStream = stream;
   stream.addEventListener("lines", (e) => {
     const { sources, lines } = JSON.parse(e.data);

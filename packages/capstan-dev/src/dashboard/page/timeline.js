@@ -108,8 +108,8 @@ function runElement(run) {
 }
 
 /**
- * The timeline of the object whose detail stream is `stream` (an EventSource of
- * /api/stream/object, which carries `runs` and `run` events beside `detail`): returns { element,
+ * The timeline of the object whose detail stream is `stream` (the page's `object` topic, see
+ * stream-hub.js, which carries `runs` and `run` events beside `detail`): returns { element,
  * close }. The element may be moved around the detail panel; it follows the stream until close()
  * or until the stream closes (another object, or none, selected).
  */
