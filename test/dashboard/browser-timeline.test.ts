@@ -3,7 +3,9 @@
  * `capstan dev` (the built package) runs the ExchangeRate example in its operator child process,
  * whose runs travel over the report pipe to the dashboard. The rate source is a server of this test
  * that answers 500 once: the timeline of the ExchangeRate shows the failed fetch, its retry delay,
- * and the retry that published the rate with its writes. Saves docs/dashboard-timeline.png.
+ * and the retry that published the rate with its writes. The screenshot goes to a temporary folder,
+ * or to docs/dashboard-timeline.png (for docs/dashboard.md) with UPDATE_SCREENSHOTS=1, so that a
+ * test run does not rewrite a tracked file.
  *
  * Needs `npm run build` first (the operator child runs from dist/, as for test/cli).
  */
@@ -25,7 +27,10 @@ import { launchBrowser, waitForText } from "./support/browser.ts";
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const bin = join(repo, "packages/capstan/bin/capstan.js");
 const operatorFile = join(repo, "examples/exchangerate/operator.ts");
-const screenshot = join(repo, "docs/dashboard-timeline.png");
+const screenshot =
+  process.env.UPDATE_SCREENSHOTS === "1"
+    ? join(repo, "docs/dashboard-timeline.png")
+    : join(tmpdir(), `dashboard-timeline-${process.pid}.png`);
 const EXCHANGE_RATES = "operators.brennerm.github.io/v1/exchangerates";
 
 let dir: string;
@@ -122,5 +127,6 @@ it("shows an ExchangeRate's handler runs: the failed fetch with its retry delay,
 
   await page.locator(timeline).scrollIntoViewIfNeeded();
   await page.screenshot({ path: screenshot });
+  if (process.env.UPDATE_SCREENSHOTS !== "1") await rm(screenshot, { force: true });
   await page.close();
 }, 90_000);
