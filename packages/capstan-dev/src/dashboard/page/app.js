@@ -3,6 +3,7 @@
 // panel follows (stream-hub.js; see src/dashboard/server.ts and stream-sessions.ts).
 // Text from the cluster is only ever set as textContent, never parsed as HTML.
 
+import { h } from "./dom.js";
 import { subscribe, TopicState } from "./stream-hub.js";
 import { openTimeline } from "./timeline.js";
 
@@ -15,21 +16,6 @@ const AGE_REFRESH_MS = 5_000;
 const MAX_LOG_LINES = 1_000;
 
 const $ = (id) => document.getElementById(id);
-
-/** Builds an element: h("td", { class: "x", onclick }, "text", childElement). */
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else el.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    el.append(child instanceof Node ? child : String(child));
-  }
-  return el;
-}
 
 function showError(id, error) {
   const el = $(id);
@@ -171,6 +157,11 @@ function selectKind(id) {
   });
 }
 
+/** Keys (namespace/name) in the API server's own list order: code units, not the locale's collation (which also costs tens of ms for 1,000 rows). */
+function compareKeys(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 function rowElement(key) {
   return [...$("objects").tBodies[0].rows].find((tr) => tr.dataset.key === key);
 }
@@ -198,7 +189,7 @@ function renderTable() {
     ),
   );
   // All rows at once, already sorted: inserting them one by one would cost a scan of the table each.
-  const sorted = [...state.rows.values()].sort((a, b) => a.key.localeCompare(b.key));
+  const sorted = [...state.rows.values()].sort((a, b) => compareKeys(a.key, b.key));
   $("objects").tBodies[0].replaceChildren(...sorted.map(rowOf));
 }
 
@@ -255,7 +246,7 @@ function renderRow(row) {
     old.replaceWith(tr);
     return;
   }
-  const after = [...body.rows].find((r) => r.dataset.key.localeCompare(row.key) > 0);
+  const after = [...body.rows].find((r) => compareKeys(r.dataset.key, row.key) > 0);
   body.insertBefore(tr, after ?? null);
 }
 

@@ -1,5 +1,5 @@
-// Building DOM elements for the write dialogs (schema-form.js, object-editor.js). Text is only ever
-// set as text nodes, never parsed as HTML: values from the cluster cannot inject markup.
+// Building DOM elements, for the page (app.js) and the write dialogs (schema-form.js, object-editor.js).
+// Text is only ever set as text nodes, never parsed as HTML: values from the cluster cannot inject markup.
 
 /** Builds an element: h("td", { class: "x", onclick }, "text", childElement). */
 export function h(tag, attrs = {}, ...children) {
