@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { KubeClient } from "../../packages/capstan/src/client/resource-client.ts";
-import { ConfigMap } from "../../packages/capstan/src/resources/builtins.ts";
+import {
+  ConfigMap,
+  MutatingWebhookConfiguration,
+  Secret,
+  ValidatingWebhookConfiguration,
+} from "../../packages/capstan/src/resources/builtins.ts";
 import { CRD_KIND } from "../../packages/capstan/src/runtime/crd-registration.ts";
 import {
   DEFAULT_DEV_DASHBOARD_PORT,
@@ -383,6 +388,63 @@ describe("capstan dev's state", () => {
     expect(fresh.token).toBe(first.token);
     expect(await stop(fresh)).toBe(0);
   }, 120_000); // four `capstan dev` start-ups on a shared 2-core machine
+
+  it("removes the webhook configurations the last run's operators left (calling dead loopback ports), and no other", async () => {
+    const managed = { "app.kubernetes.io/managed-by": "capstan", "app.kubernetes.io/name": "gone-operator" };
+    const webhook = (name: string, resource: string, clientConfig: object) => ({
+      name,
+      clientConfig,
+      rules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: [resource] }],
+      failurePolicy: "Fail",
+      sideEffects: "None",
+      admissionReviewVersions: ["v1"],
+    });
+    const dead = { url: "https://127.0.0.1:1/validate", caBundle: "" };
+    const first = await startReady();
+    const validating = first.client.resource(ValidatingWebhookConfiguration);
+    const mutating = first.client.resource(MutatingWebhookConfiguration);
+    // What an operator of the last run registered (registerWebhookConfigurations' labels, a loopback URL).
+    await validating.create({
+      metadata: { name: "gone-operator-validating", labels: managed },
+      webhooks: [webhook("configmaps.gone.example", "configmaps", dead)],
+    } as never);
+    await mutating.create({
+      metadata: { name: "gone-operator-mutating", labels: managed },
+      webhooks: [webhook("default.gone.example", "configmaps", dead)],
+    } as never);
+    // Not Capstan's (no label), and Capstan's but calling a Service: both stay.
+    await validating.create({
+      metadata: { name: "by-hand" },
+      webhooks: [webhook("secrets.by-hand.example", "secrets", dead)],
+    } as never);
+    await validating.create({
+      metadata: { name: "in-cluster-validating", labels: managed },
+      webhooks: [webhook("secrets.in-cluster.example", "secrets", { service: { namespace: "ops", name: "op" } })],
+    } as never);
+    // The dead webhook refuses every ConfigMap while it is there.
+    await expect(
+      first.client.resource(ConfigMap, "default").create(ConfigMap.make({ metadata: { name: "refused" } })),
+    ).rejects.toThrow(/failed calling webhook "(configmaps|default)\.gone\.example"/);
+    expect(await stop(first)).toBe(0);
+
+    const second = await startReady();
+    expect(second.output()).toContain(
+      "Removed the last run's webhook configurations, which called its operators: ValidatingWebhookConfiguration/gone-operator-validating, MutatingWebhookConfiguration/gone-operator-mutating",
+    );
+    await second.client.resource(ConfigMap, "default").create(ConfigMap.make({ metadata: { name: "accepted" } }));
+    const names = async (api: { list(): Promise<{ items: { metadata?: { name?: string } }[] }> }) =>
+      (await api.list()).items.map((c) => c.metadata?.name).sort();
+    expect(await names(second.client.resource(ValidatingWebhookConfiguration))).toEqual([
+      "by-hand",
+      "in-cluster-validating",
+    ]);
+    expect(await names(second.client.resource(MutatingWebhookConfiguration))).toEqual([]);
+    // Secrets are still guarded by the configuration applied by hand.
+    await expect(
+      second.client.resource(Secret, "default").create({ metadata: { name: "s" } } as never),
+    ).rejects.toThrow(/secrets\.by-hand\.example/);
+    expect(await stop(second)).toBe(0);
+  }, 120_000);
 
   it("refuses a second capstan dev on the same data dir, naming the first one's pid, and leaves the first intact", async () => {
     const first = await startReady();

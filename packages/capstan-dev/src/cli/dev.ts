@@ -45,6 +45,7 @@ import { devWebhookArgs, devWebhookCertificates, freeLoopbackPort } from "./dev-
 import { OperatorProcess } from "./operator-process.ts";
 import { previousApiPort } from "./previous-api-port.ts";
 import { SourceWatcher } from "./source-watcher.ts";
+import { removeStaleDevWebhooks } from "./stale-dev-webhooks.ts";
 
 /**
  * The dashboard's port unless `--dashboard-port` says otherwise. A fixed port, so that a browser
@@ -107,6 +108,18 @@ export async function run(args: string[]): Promise<number> {
   const server = await startDevApiServer(flags);
   if (server === undefined) return 1;
   const kubeconfigPath = resolve(flags.kubeconfig);
+  // Configurations the last run's operators registered call loopback ports nobody listens on now;
+  // this run's operators register theirs again as they start.
+  let staleWebhooks: string[];
+  try {
+    staleWebhooks = await removeStaleDevWebhooks(kubeconfigPath);
+  } catch (err) {
+    process.stderr.write(
+      `capstan dev: cannot remove the last run's webhook configurations: ${(err as Error).message}\n`,
+    );
+    await server.stop();
+    return 1;
+  }
   // Operators with admission handlers or conversions serve them on loopback and register them
   // (before anything is printed: a Ctrl-C after the banner finds the signal handlers in place).
   const webhookCerts =
@@ -131,6 +144,9 @@ export async function run(args: string[]): Promise<number> {
   print(`    export KUBECONFIG=${kubeconfigPath}`);
   print(`  Objects are kept in ${flags.dataDir} across restarts (--fresh starts empty).`);
   if (dashboard) print(`  Dashboard: ${dashboard.url}`);
+  if (staleWebhooks.length > 0) {
+    print(`  Removed the last run's webhook configurations, which called its operators: ${staleWebhooks.join(", ")}`);
+  }
   if (flags.files.length === 0) print("  No operator given: serving the API server only. Ctrl-C stops it.");
 
   const labels = outputLabels(flags.files);
