@@ -145,8 +145,9 @@ describe("leader election between two managers on one Lease", () => {
       // As a kill -9 would look from the cluster: the leader's connections are gone, nothing is released.
       // The measure starts from a leader that still leads.
       expect(one.isLeader && twoLeadsAt === 0, "one still leads, two has not led, before the cut").toBe(true);
-      await proxy.down();
+      // From the moment of the cut: down() destroys the connections at once, then waits for its listener to close.
       const goneAt = performance.now();
+      await proxy.down();
       await expect(runOne).rejects.toBeInstanceOf(LeadershipLostError);
       await waitUntil(() => two.isLeader, { what: "two took over", timeout: 15_000 });
       const handoverMs = twoLeadsAt - goneAt;

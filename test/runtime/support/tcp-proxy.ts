@@ -96,6 +96,11 @@ export class TcpProxy {
   }
 
   private accept(client: Socket): void {
+    // Accepted as the listener closes: refused like the rest, or close() would wait for it to end.
+    if (this.mode === "down") {
+      client.destroy();
+      return;
+    }
     const pair: Pair = { client, upstream: undefined, toUpstream: [], toClient: [] };
     this.pairs.add(pair);
     const end = () => {
