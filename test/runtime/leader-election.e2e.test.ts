@@ -112,8 +112,7 @@ describe("leader election between two managers on one Lease", () => {
     }
   });
   it("hands over within leaseDuration + 2 x 2.2 x retryPeriod when the leader's API server vanishes, never before the lease expired", async () => {
-    // Lease 4 s > renew deadline 3 s > retry 0.5 s * 1.2. (With 2 s / 1.5 s / 0.3 s a loaded CI machine
-    // once delayed a renewal past its deadline: the standby led before the cut, and the measure was void.)
+    // Lease 4 s > renew deadline 3 s > retry 0.5 s * 1.2: room for a loaded machine's late timers.
     const fast = { leaseDuration: "4s", renewDeadline: 3000, retryPeriod: 500 };
     const config = loadClientConfig({ kubeconfig: cluster.kubeconfigPath });
     const proxy = await TcpProxy.start(config.server);
