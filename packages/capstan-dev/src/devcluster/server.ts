@@ -62,6 +62,7 @@ import { openDataDir } from "./storage/data-dir.ts";
 import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts";
 import type { Storage } from "./storage/storage.ts";
 import { createServingCertificates } from "./tls.ts";
+import { builtinKindErrors } from "./validation/builtin/builtin-validator.ts";
 import { configDataSizeErrors } from "./validation/config-data-size.ts";
 
 /** A server-side controller or extension started with the server and stopped before it. */
@@ -221,7 +222,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   // CRDs with conversion strategy Webhook: their webhooks convert objects between versions.
   const conversionWebhooks = new ConversionWebhookCaller();
   store.converter = conversionWebhooks;
-  store.validators.push(customObjectValidator(), configDataSizeErrors, admissionPolicyErrors);
+  store.validators.push(customObjectValidator(), configDataSizeErrors, builtinKindErrors, admissionPolicyErrors);
   store.statusValidators.push(customObjectStatusValidator());
   const patchTypes = defaultPatchTypes();
   const api = new InProcessApi(registry, store, patchTypes);

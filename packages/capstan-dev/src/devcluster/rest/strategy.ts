@@ -11,6 +11,7 @@ import { jsonEqual } from "../machinery/semantic-equal.ts";
 import { ApiError, badRequest } from "../machinery/status.ts";
 import { nowRfc3339 } from "../machinery/timestamps.ts";
 import { groupVersion, type JsonObject, type ServedResource } from "../registry/served-resource.ts";
+import { builtinNameRule } from "../validation/builtin/builtin-validator.ts";
 import { type FieldError, invalid as fieldInvalid, invalidStatus } from "../validation/field-errors.ts";
 import { goValueV } from "../validation/go-format.ts";
 import {
@@ -128,6 +129,7 @@ export function validateCreated(hooks: StrategyHooks, served: ServedResource, ob
   const errors = validateObjectMeta(meta, {
     namespaced: served.namespaced,
     // RBAC objects only need URL-safe names (ValidateRBACName): `system:discovery` is valid.
+    nameValidator: builtinNameRule(served),
     nameRule:
       served.plural === "namespaces"
         ? "dns1123label"

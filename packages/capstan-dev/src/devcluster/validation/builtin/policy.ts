@@ -1,0 +1,3 @@
+import type { GroupValidation } from "./kind-validation.ts";
+
+export const policyValidation: GroupValidation = {};
