@@ -43,6 +43,7 @@ export {
   type KubeconfigBackendOptions,
 } from "./backends/kubeconfig-backend.ts";
 export { RUN_LABEL, STARTED_LABEL } from "./backends/run-labels.ts";
+export { ConsistentlyError, type ConsistentlyOptions, consistently } from "./consistently.ts";
 export type { GeneratedManifest, GeneratedRbac, GeneratedRule } from "./generated-rbac.ts";
 export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
 export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";
