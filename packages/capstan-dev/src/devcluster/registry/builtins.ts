@@ -31,6 +31,7 @@ import {
   defaultPriorityClass,
   defaultReplicaSet,
   defaultReplicationController,
+  defaultRoleBinding,
   defaultSecret,
   defaultService,
   defaultStatefulSet,
@@ -567,6 +568,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       kind: "RoleBinding",
       plural: "rolebindings",
       namespaced: true,
+      defaults: defaultRoleBinding,
     }),
     served({
       group: "rbac.authorization.k8s.io",
@@ -581,6 +583,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       kind: "ClusterRoleBinding",
       plural: "clusterrolebindings",
       namespaced: false,
+      defaults: defaultRoleBinding,
     }),
     served({
       group: "apiextensions.k8s.io",

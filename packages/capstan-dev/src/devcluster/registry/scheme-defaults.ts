@@ -445,3 +445,18 @@ export function defaultStorageClass(sc: JsonObject): void {
 export function defaultPriorityClass(pc: JsonObject): void {
   pc["preemptionPolicy"] ??= "PreemptLowerPriority";
 }
+
+const RBAC_GROUP = "rbac.authorization.k8s.io";
+
+/** rbac/v1 SetDefaults_Subject: a User's or Group's empty apiGroup is RBAC's (a ServiceAccount's stays ""). */
+function defaultSubjects(binding: JsonObject): void {
+  for (const subject of objectsOf(binding["subjects"])) {
+    if (subject["kind"] === "User" || subject["kind"] === "Group") subject["apiGroup"] ||= RBAC_GROUP;
+  }
+}
+
+/** rbac/v1 SetDefaults_RoleBinding and SetDefaults_ClusterRoleBinding (with their subjects'). */
+export function defaultRoleBinding(binding: JsonObject): void {
+  record(binding, "roleRef")["apiGroup"] ||= RBAC_GROUP;
+  defaultSubjects(binding);
+}

@@ -128,14 +128,9 @@ export function validateCreated(hooks: StrategyHooks, served: ServedResource, ob
   const meta = obj.metadata as ObjectMeta;
   const errors = validateObjectMeta(meta, {
     namespaced: served.namespaced,
-    // RBAC objects only need URL-safe names (ValidateRBACName): `system:discovery` is valid.
+    // A built-in kind's own rule (RBAC objects and PDBs only need URL-safe names: `system:discovery`).
     nameValidator: builtinNameRule(served),
-    nameRule:
-      served.plural === "namespaces"
-        ? "dns1123label"
-        : served.group === "rbac.authorization.k8s.io"
-          ? "pathSegment"
-          : "dns1123subdomain",
+    nameRule: served.plural === "namespaces" ? "dns1123label" : "dns1123subdomain",
   });
   for (const validate of hooks.validators) errors.push(...validate(served, obj, undefined));
   if (errors.length > 0) throw invalid(served, String(meta.name ?? ""), errors);
