@@ -246,29 +246,36 @@ describe("kubectl and the stored built-in kinds", () => {
     expect(pvcRows[1]?.at(-1)).toBe("Filesystem");
   });
 
-  it("kubectl apply re-applies a Job with strategic merge (containers merged by name, generation bumped)", async () => {
-    const job = (value: string) => ({
+  it("kubectl apply re-applies a CronJob with strategic merge (containers merged by name, generation bumped)", async () => {
+    // A CronJob's job template may change (a Job's own template is immutable, as in kube-apiserver).
+    const cronJob = (value: string) => ({
       apiVersion: "batch/v1",
-      kind: "Job",
+      kind: "CronJob",
       metadata: { name: "reapply", labels: { rev: value } },
       spec: {
-        template: {
+        schedule: "*/5 * * * *",
+        jobTemplate: {
           spec: {
-            restartPolicy: "Never",
-            containers: [{ name: "c", image: "busybox:1.36", env: [{ name: "A", value }] }],
+            template: {
+              spec: {
+                restartPolicy: "Never",
+                containers: [{ name: "c", image: "busybox:1.36", env: [{ name: "A", value }] }],
+              },
+            },
           },
         },
       },
     });
-    const first = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(job("1")) });
+    const first = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(cronJob("1")) });
     expect(first.code, first.stderr).toBe(0);
-    const second = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(job("2")) });
+    const second = await cluster.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(cronJob("2")) });
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toContain("job.batch/reapply configured");
-    const stored = await getJson(["job", "reapply"]);
+    expect(second.stdout).toContain("cronjob.batch/reapply configured");
+    const stored = await getJson(["cronjob", "reapply"]);
     expect(stored.metadata.labels.rev).toBe("2");
-    expect(stored.spec.template.spec.containers).toHaveLength(1);
-    expect(stored.spec.template.spec.containers[0]).toMatchObject({ name: "c", env: [{ name: "A", value: "2" }] });
+    const containers = stored.spec.jobTemplate.spec.template.spec.containers;
+    expect(containers).toHaveLength(1);
+    expect(containers[0]).toMatchObject({ name: "c", env: [{ name: "A", value: "2" }] });
     expect(stored.metadata.generation).toBe(2);
   });
 
