@@ -550,6 +550,53 @@ describe("pods: create", () => {
     );
   });
 
+  it("refuses a host port other than the container port on the host's network, and an affinity term without topology key", async () => {
+    const qualifiedNameError =
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+    const term = "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey";
+    await expectRefused(
+      "POST",
+      PODS,
+      pod("host-network", {
+        hostNetwork: true,
+        containers: [{ ...nginx, ports: [{ containerPort: 8080, hostPort: 8081 }] }],
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: "web" } } }],
+          },
+        },
+      }),
+      invalidStatus("Pod", "host-network", [
+        [
+          "spec.containers[0].ports[0].hostPort",
+          "FieldValueInvalid",
+          "Invalid value: 8081: must match `containerPort` when `hostNetwork` is true",
+        ],
+        [term, "FieldValueRequired", "Required value: can not be empty"],
+        [term, "FieldValueInvalid", 'Invalid value: "": name part must be non-empty'],
+        [term, "FieldValueInvalid", `Invalid value: "": ${qualifiedNameError}`],
+      ]),
+    );
+  });
+
+  it("refuses downward API files without a source (reported on the volume source, not the item)", async () => {
+    await expectRefused(
+      "POST",
+      PODS,
+      pod("downward", {
+        volumes: [{ name: "info", downwardAPI: { items: [{ path: "labels" }] } }],
+        containers: [nginx],
+      }),
+      invalidStatus("Pod", "downward", [
+        [
+          "spec.volumes[0].downwardAPI",
+          "FieldValueRequired",
+          "Required value: one of fieldRef and resourceFieldRef is required",
+        ],
+      ]),
+    );
+  });
+
   it("refuses ephemeral containers on create", async () => {
     await expectRefused(
       "POST",

@@ -8,15 +8,7 @@
  * `validatePodTemplateSpec` with the options `podTemplateValidationOptions` derives from the stored
  * template. The rules themselves live in core-pod-spec.ts and the modules it names.
  */
-import {
-  type FieldError,
-  type FieldPath,
-  fieldPath,
-  forbidden,
-  invalid,
-  notSupported,
-  required,
-} from "../field-errors.ts";
+import { type FieldError, fieldPath, forbidden, invalid, notSupported, required } from "../field-errors.ts";
 import type { PodValidationOptions } from "./core-pod-options.ts";
 import {
   DEFAULTED_EMPTY_SPEC,
@@ -54,24 +46,6 @@ function validatePodCreate(pod: Json): FieldError[] {
   return errs;
 }
 
-/** ValidateReadOnlyPersistentDisks: a GCE PD shared by several replicas must be read-only. */
-function validateReadOnlyPersistentDisks(volumes: unknown, path: FieldPath): FieldError[] {
-  const errs: FieldError[] = [];
-  objects(volumes).forEach((volume, i) => {
-    const disk = obj(volume["gcePersistentDisk"]);
-    if (disk !== undefined && disk["readOnly"] !== true) {
-      errs.push(
-        invalid(
-          path.index(i).child("gcePersistentDisk", "readOnly"),
-          false,
-          "must be true for replicated pods > 1; GCE PD can only be mounted on multiple machines if it is read-only",
-        ),
-      );
-    }
-  });
-  return errs;
-}
-
 /** ValidateReplicationControllerSpec. */
 function validateReplicationControllerSpec(spec: Json, options: PodValidationOptions): FieldError[] {
   const path = fieldPath("spec");
@@ -102,8 +76,6 @@ function validateReplicationControllerSpec(spec: Json, options: PodValidationOpt
   }
   errs.push(...validatePodTemplateSpec(template, templatePath, options));
   const templateSpec = obj(template["spec"]) ?? DEFAULTED_EMPTY_SPEC;
-  if (replicas > 1)
-    errs.push(...validateReadOnlyPersistentDisks(templateSpec["volumes"], templatePath.child("spec", "volumes")));
   const restartPolicy = str(templateSpec["restartPolicy"]);
   if (restartPolicy !== "Always")
     errs.push(notSupported(templatePath.child("spec", "restartPolicy"), restartPolicy, ["Always"]));
