@@ -5,6 +5,7 @@
  * (pkg/apis/<group>/v1/defaults.go, pkg/registry/<group>/<kind>/strategy.go). No controller acts on them.
  */
 import { record, served } from "./builtin-descriptor.ts";
+import { defaultPodTemplate } from "./scheme-defaults.ts";
 import type { JsonObject, ServedResource } from "./served-resource.ts";
 
 function setIfUnset(obj: Record<string, unknown>, key: string, value: unknown): void {
@@ -107,7 +108,14 @@ export function clusterBuiltins(): ServedResource[] {
       defaults: defaultApiService,
       defaultOnCreate: emptyStatus,
     }),
-    served({ group: "", version: "v1", kind: "PodTemplate", plural: "podtemplates", namespaced: true }),
+    served({
+      group: "",
+      version: "v1",
+      kind: "PodTemplate",
+      plural: "podtemplates",
+      namespaced: true,
+      defaults: defaultPodTemplate,
+    }),
     served({
       group: "apps",
       version: "v1",

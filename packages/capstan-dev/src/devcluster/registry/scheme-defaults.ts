@@ -209,6 +209,11 @@ function isEmptyMap(value: unknown): boolean {
   return value === undefined || value === null || Object.keys(value as object).length === 0;
 }
 
+/** SetObjectDefaults_PodTemplate: the pod spec's defaults for the template (a PodTemplate's `template`). */
+export function defaultPodTemplate(template: JsonObject): void {
+  defaultPodTemplateOf(template);
+}
+
 /** SetDefaults_Deployment (apps/v1) and its pod template's defaults. */
 export function defaultDeployment(deploy: JsonObject): void {
   const spec = record(deploy, "spec");
