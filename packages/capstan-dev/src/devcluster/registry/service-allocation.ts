@@ -475,7 +475,8 @@ function dropTypeDependentFields(svc: JsonObject, old: JsonObject): void {
   ) {
     delete spec["externalTrafficPolicy"];
   }
-  if (spec["type"] !== "LoadBalancer") record(svc, "status")["loadBalancer"] = {};
+  // A new status object: the update's status is still the stored object's own.
+  if (spec["type"] !== "LoadBalancer") svc["status"] = { ...record(svc, "status"), loadBalancer: {} };
 }
 
 /** The Service REST storage's allocation over the Services `deps` reports as stored. */
