@@ -19,15 +19,20 @@ const MERGE = "application/merge-patch+json";
 /** One `details.causes[]` entry: [reason, field, message]. */
 type Cause = [string, string, string];
 
+/**
+ * Asserts a 422 Invalid with exactly this message and these causes. Ingresses and NetworkPolicies are
+ * named in the `extensions` group, the first one kube-apiserver's scheme registers their internal type in.
+ */
 function expectInvalid(res: Response, kind: string, name: string, message: string, causes: Cause[]): void {
+  const group = kind === "IngressClass" ? "networking.k8s.io" : "extensions";
   expect({ code: res.status, reason: res.body.reason, message: res.body.message }).toEqual({
     code: 422,
     reason: "Invalid",
-    message: `${kind}.networking.k8s.io "${name}" is invalid: ${message}`,
+    message: `${kind}.${group} "${name}" is invalid: ${message}`,
   });
   expect(res.body.details).toEqual({
     name,
-    group: "networking.k8s.io",
+    group,
     kind,
     causes: causes.map(([reason, field, msg]) => ({ reason, message: msg, field })),
   });
