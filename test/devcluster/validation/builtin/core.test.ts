@@ -439,6 +439,8 @@ describe("Services on update", () => {
     expect(external.body.spec.clusterIPs).toBeUndefined();
     expect(external.body.spec.ipFamilies).toBeUndefined();
     expect(external.body.spec.ipFamilyPolicy).toBeUndefined();
+    // An ExternalName Service reads without internalTrafficPolicy.
+    expect(external.body.spec.internalTrafficPolicy).toBeUndefined();
     const back = await t.request("PATCH", `${SERVICES}/flip`, {
       body: { spec: { type: "ClusterIP" } },
       contentType: MERGE,

@@ -479,6 +479,15 @@ function dropTypeDependentFields(svc: JsonObject, old: JsonObject): void {
   if (spec["type"] !== "LoadBalancer") svc["status"] = { ...record(svc, "status"), loadBalancer: {} };
 }
 
+/**
+ * defaultOnReadInternalTrafficPolicy: kube-apiserver stores an ExternalName Service's
+ * internalTrafficPolicy but drops it from every read (the defaults once set it by mistake); it is
+ * dropped here before it is stored, which reads the same.
+ */
+function dropExternalNameTrafficPolicy(spec: Spec): void {
+  if (spec["type"] === "ExternalName") delete spec["internalTrafficPolicy"];
+}
+
 /** The Service REST storage's allocation over the Services `deps` reports as stored. */
 export function serviceAllocation(deps: ServiceAllocationDeps): ServiceAllocation {
   const ips = clusterIps(deps.ipsInUse);
@@ -493,6 +502,7 @@ export function serviceAllocation(deps: ServiceAllocationDeps): ServiceAllocatio
       if (spec["type"] === "NodePort" || spec["type"] === "LoadBalancer") initNodePorts(svc, op);
       if (needsHealthCheckNodePort(spec)) allocHealthCheckNodePort(spec, op);
       record(svc, "status")["loadBalancer"] ??= {};
+      dropExternalNameTrafficPolicy(spec);
     },
     prepareUpdate(next, old) {
       // The scheme's defaults come after this hook in the generic update; the rules here read them.
@@ -507,6 +517,7 @@ export function serviceAllocation(deps: ServiceAllocationDeps): ServiceAllocatio
       if (spec["type"] === "NodePort" || spec["type"] === "LoadBalancer") updateNodePorts(next, oldSpec, op);
       if (!needsHealthCheckNodePort(oldSpec) && needsHealthCheckNodePort(spec)) allocHealthCheckNodePort(spec, op);
       dropTypeDependentFields(next, old);
+      dropExternalNameTrafficPolicy(spec);
     },
   };
 }
