@@ -55,12 +55,12 @@ describe("services", () => {
     const taken = await t.request("POST", SERVICES, { body: service("dup", "10.96.0.4") });
     expect(taken.status).toBe(422);
     expect(taken.body.message).toContain(
-      'Service "dup" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.4"]: failed to allocate IP 10.96.0.4: provided IP is already allocated',
+      'Service "dup" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.4"}: failed to allocate IP 10.96.0.4: provided IP is already allocated',
     );
     expect(taken.body.details.causes).toEqual([
       {
         reason: "FieldValueInvalid",
-        message: 'Invalid value: ["10.96.0.4"]: failed to allocate IP 10.96.0.4: provided IP is already allocated',
+        message: 'Invalid value: []string{"10.96.0.4"}: failed to allocate IP 10.96.0.4: provided IP is already allocated',
         field: "spec.clusterIPs",
       },
     ]);

@@ -29,8 +29,8 @@ describe("cluster IP allocation", () => {
     }
     expect(isApiError(caught, 422)).toBe(true);
     expect((caught as { status: { message: string } }).status.message).toBe(
-      // The bad value as JSON, as field-errors.ts renders it (apimachinery's ErrorBody since it marshals values).
-      'Service "dup" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.9"]: failed to allocate IP 10.96.0.9: provided IP is already allocated',
+      // The bad value as 1.32's ErrorBody prints a []string (%#v).
+      'Service "dup" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.9"}: failed to allocate IP 10.96.0.9: provided IP is already allocated',
     );
   });
 

@@ -28,7 +28,7 @@ import { installAlwaysAllowReviews } from "./auth/always-allow.ts";
 import { installRbac } from "./auth/rbac.ts";
 import { controllersPlugin } from "./controllers/index.ts";
 import { type KubeletHandle, type KubeletOptions, startWorkloads } from "./controllers/kubelet.ts";
-import { ensureKubernetesService, serviceClusterIps } from "./controllers/kubernetes-service.ts";
+import { ensureKubernetesService, serviceClusterIps, serviceNodePorts } from "./controllers/kubernetes-service.ts";
 import { namespaceDefaultsPlugin } from "./controllers/namespace-defaults.ts";
 import { ConversionWebhookCaller } from "./conversion/conversion-webhook.ts";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./endpoints/discovery.ts";
@@ -63,7 +63,6 @@ import { DEFAULT_HISTORY_SIZE, MemoryStorage } from "./storage/memory-storage.ts
 import type { Storage } from "./storage/storage.ts";
 import { createServingCertificates } from "./tls.ts";
 import { builtinKindErrors } from "./validation/builtin/builtin-validator.ts";
-import { configDataSizeErrors } from "./validation/config-data-size.ts";
 
 /** A server-side controller or extension started with the server and stopped before it. */
 export type ServerPlugin = (
@@ -210,8 +209,12 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
 
   const storage = options.storage ?? dataDir?.storage ?? new MemoryStorage(options.historySize ?? DEFAULT_HISTORY_SIZE);
   const registry = new ResourceRegistry();
-  // The allocator asks the store which cluster IPs are taken (a closure: `api` exists once services do).
-  for (const served of builtinResources({ serviceIpsInUse: () => serviceClusterIps(api) })) registry.add(served);
+  // The allocators ask the store which cluster IPs and node ports are taken (a closure: `api` exists once services do).
+  const builtins = builtinResources({
+    serviceIpsInUse: () => serviceClusterIps(api),
+    serviceNodePortsInUse: () => serviceNodePorts(api),
+  });
+  for (const served of builtins) registry.add(served);
   const store = new ObjectStore(storage);
   store.decoders.push(new BuiltinDecoder());
   store.mutators.push(customObjectMutator, podServiceAccountMutator);
@@ -222,7 +225,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   // CRDs with conversion strategy Webhook: their webhooks convert objects between versions.
   const conversionWebhooks = new ConversionWebhookCaller();
   store.converter = conversionWebhooks;
-  store.validators.push(customObjectValidator(), configDataSizeErrors, builtinKindErrors, admissionPolicyErrors);
+  store.validators.push(customObjectValidator(), builtinKindErrors, admissionPolicyErrors);
   store.statusValidators.push(customObjectStatusValidator());
   const patchTypes = defaultPatchTypes();
   const api = new InProcessApi(registry, store, patchTypes);

@@ -43,3 +43,20 @@ export function serviceClusterIps(api: InProcessApi): string[] {
   }
   return ips;
 }
+
+/** The node ports and health-check node ports of every stored Service. */
+export function serviceNodePorts(api: InProcessApi): number[] {
+  const ports: number[] = [];
+  for (const svc of api.list(SERVICES).items) {
+    const spec = (svc["spec"] ?? {}) as { ports?: unknown; healthCheckNodePort?: unknown };
+    if (Array.isArray(spec.ports)) {
+      for (const p of spec.ports) {
+        const nodePort = (p as { nodePort?: unknown } | null)?.nodePort;
+        if (typeof nodePort === "number" && nodePort !== 0) ports.push(nodePort);
+      }
+    }
+    if (typeof spec.healthCheckNodePort === "number" && spec.healthCheckNodePort !== 0)
+      ports.push(spec.healthCheckNodePort);
+  }
+  return ports;
+}

@@ -4,9 +4,7 @@
  * define them in pkg/registry/<group>/<kind>/strategy.go. The scheme's defaults, applied on every
  * write, are in scheme-defaults.ts.
  */
-import { ApiError, internalError } from "../machinery/status.ts";
 import { nowRfc3339 } from "../machinery/timestamps.ts";
-import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { record, served } from "./builtin-descriptor.ts";
 import { certificateSigningRequests } from "./certificate-signing-requests.ts";
 import { clusterBuiltins } from "./cluster-builtins.ts";
@@ -21,6 +19,7 @@ import {
   defaultDeployment,
   defaultEndpointSlice,
   defaultEndpoints,
+  defaultIngressClass,
   defaultJob,
   defaultLimitRange,
   defaultNamespace,
@@ -38,6 +37,7 @@ import {
   defaultStorageClass,
 } from "./scheme-defaults.ts";
 import { ALL_VERBS, bucketOf, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
+import { serviceAllocation } from "./service-allocation.ts";
 
 /** Reads a dotted path (`spec.nodeName`) as a field-selector string value. */
 function path(dotted: string): FieldGetter {
@@ -84,8 +84,17 @@ function podGracePeriod(pod: JsonObject, requested: number | undefined): number 
 /** The namespace strategy's PrepareForCreate: the `kubernetes` finalizer and the Active phase. */
 function prepareNamespace(ns: JsonObject): void {
   const spec = record(ns, "spec");
-  spec["finalizers"] ??= ["kubernetes"];
+  const finalizers = Array.isArray(spec["finalizers"]) ? spec["finalizers"] : [];
+  spec["finalizers"] = finalizers.includes("kubernetes") ? finalizers : [...finalizers, "kubernetes"];
   record(ns, "status")["phase"] = "Active";
+}
+
+/** The namespace strategy's PrepareForUpdate: spec.finalizers changes only through /finalize. */
+function keepNamespaceFinalizers(next: JsonObject, old: JsonObject): void {
+  const oldFinalizers = (old["spec"] as { finalizers?: unknown } | undefined)?.finalizers;
+  const spec = record(next, "spec");
+  if (oldFinalizers === undefined) delete spec["finalizers"];
+  else spec["finalizers"] = structuredClone(oldFinalizers);
 }
 
 /**
@@ -156,59 +165,20 @@ const REPLICAS_SCALE = { specReplicasPath: ".spec.replicas", statusReplicasPath:
 export interface BuiltinDeps {
   /** The cluster IPs Services hold now: allocation goes around them and refuses a taken one. */
   serviceIpsInUse?: () => Iterable<string>;
+  /** The node ports (and health-check node ports) Services hold now, likewise. */
+  serviceNodePortsInUse?: () => Iterable<number>;
 }
 
-/** The `default/kubernetes` Service's address: the first of the range, as kube-apiserver reserves it. */
-export const KUBERNETES_SERVICE_IP = "10.96.0.1";
+export { KUBERNETES_SERVICE_IP } from "./service-allocation.ts";
 
-/** Addresses 10.96.0.1 - 10.96.255.254 of kubeadm's 10.96.0.0/12: more Services than a devcluster holds. */
-const CLUSTER_IP_COUNT = 0xfffe;
-
-/**
- * Cluster IPs from 10.96.0.0/12 (kubeadm's default service CIDR), handed out in order, skipping the ones
- * Services hold (a restarted persistent server, an explicit `clusterIP`). Nothing routes them: they
- * exist so that clients and `kubectl get svc` see what a cluster shows.
- */
-function clusterIpAllocator(inUse: () => Iterable<string>): { allocate(): string; taken(ip: string): boolean } {
-  let next = 2;
-  const ipOf = (n: number) => `10.96.${(n >> 8) & 0xff}.${n & 0xff}`;
-  return {
-    allocate() {
-      const taken = new Set(inUse());
-      for (let tries = 0; tries < CLUSTER_IP_COUNT; tries++) {
-        const ip = ipOf(next);
-        next = next >= CLUSTER_IP_COUNT ? 1 : next + 1;
-        if (!taken.has(ip)) return ip;
-      }
-      // The REST allocation's errors.NewInternalError around the allocator's ErrFull.
-      throw internalError(new Error("failed to allocate a serviceIP: range is full"));
-    },
-    taken: (ip) => [...inUse()].includes(ip),
-  };
-}
-
-/** The service REST create's allocation: cluster IP(s) and IP families, and the empty load-balancer status. */
-function prepareService(svc: JsonObject, allocator: ReturnType<typeof clusterIpAllocator>): void {
-  const spec = record(svc, "spec");
-  const requested = spec["clusterIP"];
-  if (spec["type"] !== "ExternalName" && (requested === undefined || requested === "")) {
-    spec["clusterIP"] = allocator.allocate();
-  } else if (typeof requested === "string" && requested !== "None" && allocator.taken(requested)) {
-    // pkg/registry/core/service/storage/alloc.go: the allocator's ErrAllocated, as a 422 on spec.clusterIPs.
-    const name = String(record(svc, "metadata")["name"] ?? "");
-    const ips = Array.isArray(spec["clusterIPs"]) ? spec["clusterIPs"] : [requested];
-    throw new ApiError(
-      invalidStatus("", "Service", name, [
-        invalid("spec.clusterIPs", ips, `failed to allocate IP ${requested}: provided IP is already allocated`),
-      ]),
-    );
-  }
-  if (typeof spec["clusterIP"] === "string" && spec["clusterIP"] !== "None" && spec["clusterIPs"] === undefined) {
-    spec["clusterIPs"] = [spec["clusterIP"]];
-  }
-  spec["ipFamilyPolicy"] ??= "SingleStack";
-  spec["ipFamilies"] ??= ["IPv4"];
-  record(svc, "status")["loadBalancer"] ??= {};
+/** ServiceAccount strategy's cleanSecretReferences: a secret reference keeps only its name. */
+function cleanSecretReferences(sa: JsonObject): void {
+  const secrets = sa["secrets"];
+  if (!Array.isArray(secrets)) return;
+  sa["secrets"] = secrets.map((ref) => {
+    const name = ref !== null && typeof ref === "object" ? (ref as Record<string, unknown>)["name"] : undefined;
+    return typeof name === "string" && name !== "" ? { name } : {};
+  });
 }
 
 const EVENT_FIELDS = fields(
@@ -227,7 +197,10 @@ const EVENT_FIELDS = fields(
 
 /** The built-in kinds (discovery orders groups by kube-apiserver's priorities and resources by name). */
 export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
-  const allocateClusterIp = clusterIpAllocator(deps.serviceIpsInUse ?? (() => []));
+  const serviceAllocator = serviceAllocation({
+    ipsInUse: deps.serviceIpsInUse ?? (() => []),
+    nodePortsInUse: deps.serviceNodePortsInUse ?? (() => []),
+  });
   const coreEvents = served({
     group: "",
     version: "v1",
@@ -252,6 +225,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       fieldSelectors: fields("status.phase"),
       defaults: defaultNamespace,
       defaultOnCreate: prepareNamespace,
+      updateStrategy: { main: keepNamespaceFinalizers },
       returnDeletedObject: true,
       deletion: {
         // spec.finalizers holds a namespace until the namespace controller has emptied it and calls /finalize.
@@ -320,7 +294,8 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       subresources: { status: true },
       fieldSelectors: fields("spec.clusterIP", "spec.type"),
       defaults: defaultService,
-      defaultOnCreate: (svc) => prepareService(svc, allocateClusterIp),
+      defaultOnCreate: (svc) => serviceAllocator.prepareCreate(svc),
+      updateStrategy: { main: (next, old) => serviceAllocator.prepareUpdate(next, old) },
       returnDeletedObject: true,
     }),
     served({
@@ -330,6 +305,8 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       plural: "serviceaccounts",
       namespaced: true,
       shortNames: ["sa"],
+      defaultOnCreate: cleanSecretReferences,
+      updateStrategy: { main: cleanSecretReferences },
       returnDeletedObject: true,
     }),
     served({
@@ -494,6 +471,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       version: "v1",
       kind: "Ingress",
       plural: "ingresses",
+      invalidGroup: "extensions",
       namespaced: true,
       shortNames: ["ing"],
       subresources: { status: true },
@@ -510,12 +488,14 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       plural: "ingressclasses",
       namespaced: false,
       generation: "spec",
+      defaults: defaultIngressClass,
     }),
     served({
       group: "networking.k8s.io",
       version: "v1",
       kind: "NetworkPolicy",
       plural: "networkpolicies",
+      invalidGroup: "extensions",
       namespaced: true,
       shortNames: ["netpol"],
       generation: "spec",

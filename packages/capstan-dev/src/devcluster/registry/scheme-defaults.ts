@@ -240,6 +240,18 @@ export function defaultReplicaSet(rs: JsonObject): void {
 /** SetDefaults_Secret. */
 export function defaultSecret(secret: JsonObject): void {
   secret["type"] ||= "Opaque";
+  // Conversion to the internal type (Convert_v1_Secret_To_core_Secret): stringData overwrites data's
+  // keys and is gone; the Secret is written and read back without it.
+  const stringData = secret["stringData"];
+  if (stringData !== null && typeof stringData === "object" && !Array.isArray(stringData)) {
+    const entries = Object.entries(stringData as Record<string, unknown>);
+    if (entries.length > 0) {
+      const data = record(secret, "data");
+      for (const [key, value] of entries)
+        data[key] = Buffer.from(typeof value === "string" ? value : "").toString("base64");
+    }
+  }
+  delete secret["stringData"];
 }
 
 /** SetDefaults_Namespace: every namespace carries its own name as a label (NamespaceDefaultLabelName). */
@@ -429,6 +441,14 @@ export function defaultNetworkPolicy(np: JsonObject): void {
   if (!Array.isArray(types) || types.length === 0) {
     const egress = spec["egress"];
     spec["policyTypes"] = Array.isArray(egress) && egress.length > 0 ? ["Ingress", "Egress"] : ["Ingress"];
+  }
+}
+
+/** networking.k8s.io/v1 SetDefaults_IngressClass: a parameters reference is cluster-scoped unless it says otherwise. */
+export function defaultIngressClass(ic: JsonObject): void {
+  const parameters = (ic["spec"] as { parameters?: unknown } | undefined)?.parameters;
+  if (parameters !== null && typeof parameters === "object" && !Array.isArray(parameters)) {
+    (parameters as Record<string, unknown>)["scope"] ??= "Cluster";
   }
 }
 

@@ -63,6 +63,12 @@ export interface ServedResource {
   version: string;
   kind: string;
   listKind: string;
+  /**
+   * The group a 422 Invalid names (`<Kind>.<group> "name" is invalid`, `details.group`) when it is not
+   * the served one: kube-apiserver names the first group its scheme registered the internal type in,
+   * `extensions` for Ingresses and NetworkPolicies.
+   */
+  invalidGroup?: string;
   /** Lower-case plural, the URL segment. */
   plural: string;
   singular: string;

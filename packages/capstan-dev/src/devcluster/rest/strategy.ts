@@ -224,7 +224,9 @@ export function prepareUpdate(
 }
 
 export function invalid(served: ServedResource, name: string, errors: FieldError[]): ApiError {
-  return new ApiError(invalidStatus(served.group, served.kind, name, errors) as unknown as Status);
+  return new ApiError(
+    invalidStatus(served.invalidGroup ?? served.group, served.kind, name, errors) as unknown as Status,
+  );
 }
 
 export function checkBodyIdentity(served: ServedResource, namespace: string, name: string, input: JsonObject): void {
