@@ -390,12 +390,26 @@ describe("access reviews", () => {
     expect(no.body.status).toEqual({ allowed: false });
   });
 
-  it("SelfSubjectAccessReview without attributes is 422", async () => {
-    const res = await http(cluster, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
-      token,
-      body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: {} },
+  it("SelfSubjectAccessReview without attributes, or with both kinds, is 422 with 1.32's wording", async () => {
+    const review = (spec: object) =>
+      http(cluster, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+        token,
+        body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec },
+      });
+    const none = await review({});
+    expect(none.status).toBe(422);
+    // ValidateSelfSubjectAccessReviewSpec passes the nil nonResourceAttributes, which 1.32 prints as "null".
+    expect(none.body.message).toBe(
+      'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+    );
+    const both = await review({
+      resourceAttributes: { verb: "get" },
+      nonResourceAttributes: { path: "/x", verb: "get" },
     });
-    expect(res.status).toBe(422);
+    expect(both.status).toBe(422);
+    expect(both.body.message).toBe(
+      'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:"/x", Verb:"get"}: cannot be specified in combination with resourceAttributes',
+    );
   });
 
   it("the review resources are in discovery", async () => {

@@ -112,7 +112,7 @@ describe("/status writes of custom resources are validated against the CRD schem
     expect(res.body.message).toBe(
       // The status validator is rooted at the status schema: the field has the prefix, kube-openapi's text does not.
       'Pool.st.example.com "put" is invalid: [status.ready: Invalid value: "string": ready in body must be of type integer: "string", ' +
-        "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]",
+        '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
     );
     expect(res.body.details).toEqual({
       name: "put",
@@ -127,7 +127,7 @@ describe("/status writes of custom resources are validated against the CRD schem
         {
           reason: "FieldValueInvalid",
           message:
-            "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
           field: "<nil>",
         },
       ],
@@ -151,7 +151,7 @@ describe("/status writes of custom resources are validated against the CRD schem
       {
         reason: "FieldValueInvalid",
         message:
-          "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+          'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
         field: "<nil>",
       },
     ]);
@@ -279,7 +279,7 @@ describe("/status writes of custom resources are validated against the CRD schem
       ["status.ready", 'Invalid value: "string": ready in body must be of type integer: "string"'],
       [
         "<nil>",
-        "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+        'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
       ],
     ]);
   });
@@ -315,7 +315,11 @@ describe("/status writes of custom resources are validated against the CRD schem
     });
     expect(res.status, res.text).toBe(422);
     expect(res.body.details.causes).toEqual([
-      { reason: "FieldValueDuplicate", message: 'Duplicate value: {"type":"Ready"}', field: "status.conditions[1]" },
+      {
+        reason: "FieldValueDuplicate",
+        message: 'Duplicate value: map[string]interface {}{"type":"Ready"}',
+        field: "status.conditions[1]",
+      },
     ]);
   });
 

@@ -12,8 +12,9 @@ import {
 } from "../../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
 import type { JSONSchemaProps } from "../../../packages/capstan-dev/src/devcluster/validation/schema-types.ts";
 
-// Expected messages come from apiextensions-apiserver v0.36: test/integration/validation_test.go
-// (TestNonStructuralSchemaConditionForCRDV1 create errors) and pkg/apis/apiextensions/validation.
+// Expected messages come from apiextensions-apiserver v0.32: test/integration/validation_test.go
+// (TestNonStructuralSchemaConditionForCRDV1 create errors) and pkg/apis/apiextensions/validation; bad
+// values of internal structs are printed with Go's %#v, as apimachinery v0.32's field errors print them.
 
 function crd(
   schema: JSONSchemaProps | undefined,
@@ -115,8 +116,8 @@ describe("validateCustomResourceDefinition: names, group, scope and versions", (
     const c = crd({ type: "object" });
     c.spec!.versions![0]!.storage = false;
     expect(messages(c)).toEqual([
-      'spec.versions: Invalid value: [{"Name":"v1","Served":true,"Storage":false,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null}]: must have exactly one version marked as storage version',
-      "status.storedVersions: Invalid value: null: must have at least one stored version",
+      'spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{apiextensions.CustomResourceDefinitionVersion{Name:"v1", Served:true, Storage:false, Deprecated:false, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), SelectableFields:[]apiextensions.SelectableField(nil)}}: must have exactly one version marked as storage version',
+      "status.storedVersions: Invalid value: []string(nil): must have at least one stored version",
     ]);
   });
 
@@ -127,11 +128,13 @@ describe("validateCustomResourceDefinition: names, group, scope and versions", (
       { name: "v1", served: true, storage: false },
     ];
     const errs = messages(c);
-    expect(errs).toContain("spec.versions[0].schema.openAPIV3Schema: Required value");
-    expect(errs).toContain("spec.versions[1].schema.openAPIV3Schema: Required value");
+    expect(errs).toContain("spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required");
+    expect(errs).toContain("spec.versions[1].schema.openAPIV3Schema: Required value: schemas are required");
     expect(
       errs.some(
-        (e) => e.startsWith("spec.versions: Invalid value: [") && e.endsWith(": must contain unique version names"),
+        (e) =>
+          e.startsWith("spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{") &&
+          e.endsWith(": must contain unique version names"),
       ),
     ).toBe(true);
   });
@@ -182,7 +185,7 @@ describe("validateCustomResourceDefinition: names, group, scope and versions", (
     );
     expect(messages(c)).toEqual([
       "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
-      'spec.conversion.conversionReviewVersions: Invalid value: ["v2"]: must include at least one of v1, v1beta1',
+      'spec.conversion.conversionReviewVersions: Invalid value: []string{"v2"}: must include at least one of v1, v1beta1',
     ]);
   });
 });
@@ -348,7 +351,7 @@ properties:
     expect(messages(crd(s))).toEqual([
       'spec.validation.openAPIV3Schema.properties[spec].properties[replicas].default: Invalid value: "string":  in body must be of type integer: "string"',
       "spec.validation.openAPIV3Schema.properties[spec].properties[size].default: Invalid value: 7:  in body should be less than or equal to 5",
-      'spec.validation.openAPIV3Schema.properties[spec].properties[tpl].default: Invalid value: {"a":"x","b":"y"}: must not have unknown fields',
+      'spec.validation.openAPIV3Schema.properties[spec].properties[tpl].default: Invalid value: map[string]interface {}{"a":"x", "b":"y"}: must not have unknown fields',
     ]);
   });
 
@@ -373,7 +376,7 @@ properties:
 `);
     expect(messages(crd(s))).toEqual([
       'spec.validation.openAPIV3Schema.properties[a].type: Invalid value: "string": must be array if x-kubernetes-list-type is specified',
-      'spec.validation.openAPIV3Schema.properties[b].x-kubernetes-list-map-keys: Invalid value: ["name","missing"]: entries must all be names of item properties',
+      'spec.validation.openAPIV3Schema.properties[b].x-kubernetes-list-map-keys: Invalid value: []string{"name", "missing"}: entries must all be names of item properties',
       "spec.validation.openAPIV3Schema.properties[b].items.properties[name].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property",
       'spec.validation.openAPIV3Schema.properties[c].x-kubernetes-list-type: Unsupported value: "bag": supported values: "atomic", "set", "map"',
     ]);
@@ -389,6 +392,43 @@ properties:
       "spec.validation.openAPIV3Schema.x-kubernetes-validations[1].message: Required value: message must be specified if rule contains line breaks",
       'spec.validation.openAPIV3Schema.x-kubernetes-validations[2].reason: Unsupported value: "Nope": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"',
     ]);
+  });
+
+  it("words blank messages and bad fieldPaths as 1.32 does, naming the field in the detail", () => {
+    const s: JSONSchemaProps = {
+      type: "object",
+      properties: { a: { type: "string" } },
+      "x-kubernetes-validations": [
+        { rule: "true", message: " " },
+        { rule: "true", message: "a\nb" },
+        { rule: "true", fieldPath: " " },
+        { rule: "true", fieldPath: ".a\n" },
+        { rule: "true", fieldPath: ".nope" },
+      ],
+    };
+    const at = "spec.validation.openAPIV3Schema.x-kubernetes-validations";
+    expect(messages(crd(s))).toEqual([
+      `${at}[0].message: Invalid value: " ": message must be non-empty if specified`,
+      `${at}[1].message: Invalid value: "a\\nb": message must not contain line breaks`,
+      `${at}[2].fieldPath: Invalid value: " ": fieldPath must be non-empty if specified`,
+      `${at}[3].fieldPath: Invalid value: ".a\\n": fieldPath must not contain line breaks`,
+      `${at}[4].fieldPath: Invalid value: ".nope": fieldPath must be a valid path`,
+    ]);
+  });
+
+  it("prints an items list of schemas as the internal JSONSchemaPropsOrArray", () => {
+    const s = yamlSchema(`
+type: object
+properties:
+  l:
+    type: array
+    x-kubernetes-list-type: map
+    x-kubernetes-list-map-keys: [k]
+    items: [{type: object, required: [k], properties: {k: {type: string}}}]
+`);
+    expect(messages(crd(s))).toContain(
+      'spec.validation.openAPIV3Schema.properties[l].items: Invalid value: apiextensions.JSONSchemaPropsOrArray{Schema:(*apiextensions.JSONSchemaProps)(nil), JSONSchemas:[]apiextensions.JSONSchemaProps{apiextensions.JSONSchemaProps{ID:"", Schema:"", Ref:(*string)(nil), Description:"", Type:"object", Nullable:false, Format:"", Title:"", Default:(*apiextensions.JSON)(nil), Maximum:(*float64)(nil), ExclusiveMaximum:false, Minimum:(*float64)(nil), ExclusiveMinimum:false, MaxLength:(*int64)(nil), MinLength:(*int64)(nil), Pattern:"", MaxItems:(*int64)(nil), MinItems:(*int64)(nil), UniqueItems:false, MultipleOf:(*float64)(nil), Enum:[]apiextensions.JSON(nil), MaxProperties:(*int64)(nil), MinProperties:(*int64)(nil), Required:[]string{"k"}, Items:(*apiextensions.JSONSchemaPropsOrArray)(nil), AllOf:[]apiextensions.JSONSchemaProps(nil), OneOf:[]apiextensions.JSONSchemaProps(nil), AnyOf:[]apiextensions.JSONSchemaProps(nil), Not:(*apiextensions.JSONSchemaProps)(nil), Properties:map[string]apiextensions.JSONSchemaProps{"k":apiextensions.JSONSchemaProps{ID:"", Schema:"", Ref:(*string)(nil), Description:"", Type:"string", Nullable:false, Format:"", Title:"", Default:(*apiextensions.JSON)(nil), Maximum:(*float64)(nil), ExclusiveMaximum:false, Minimum:(*float64)(nil), ExclusiveMinimum:false, MaxLength:(*int64)(nil), MinLength:(*int64)(nil), Pattern:"", MaxItems:(*int64)(nil), MinItems:(*int64)(nil), UniqueItems:false, MultipleOf:(*float64)(nil), Enum:[]apiextensions.JSON(nil), MaxProperties:(*int64)(nil), MinProperties:(*int64)(nil), Required:[]string(nil), Items:(*apiextensions.JSONSchemaPropsOrArray)(nil), AllOf:[]apiextensions.JSONSchemaProps(nil), OneOf:[]apiextensions.JSONSchemaProps(nil), AnyOf:[]apiextensions.JSONSchemaProps(nil), Not:(*apiextensions.JSONSchemaProps)(nil), Properties:map[string]apiextensions.JSONSchemaProps(nil), AdditionalProperties:(*apiextensions.JSONSchemaPropsOrBool)(nil), PatternProperties:map[string]apiextensions.JSONSchemaProps(nil), Dependencies:apiextensions.JSONSchemaDependencies(nil), AdditionalItems:(*apiextensions.JSONSchemaPropsOrBool)(nil), Definitions:apiextensions.JSONSchemaDefinitions(nil), ExternalDocs:(*apiextensions.ExternalDocumentation)(nil), Example:(*apiextensions.JSON)(nil), XPreserveUnknownFields:(*bool)(nil), XEmbeddedResource:false, XIntOrString:false, XListMapKeys:[]string(nil), XListType:(*string)(nil), XMapType:(*string)(nil), XValidations:apiextensions.ValidationRules(nil)}}, AdditionalProperties:(*apiextensions.JSONSchemaPropsOrBool)(nil), PatternProperties:map[string]apiextensions.JSONSchemaProps(nil), Dependencies:apiextensions.JSONSchemaDependencies(nil), AdditionalItems:(*apiextensions.JSONSchemaPropsOrBool)(nil), Definitions:apiextensions.JSONSchemaDefinitions(nil), ExternalDocs:(*apiextensions.ExternalDocumentation)(nil), Example:(*apiextensions.JSON)(nil), XPreserveUnknownFields:(*bool)(nil), XEmbeddedResource:false, XIntOrString:false, XListMapKeys:[]string(nil), XListType:(*string)(nil), XMapType:(*string)(nil), XValidations:apiextensions.ValidationRules(nil)}}}: must only have a single schema if x-kubernetes-list-type is map',
+    );
   });
 
   it("hands rules to the CEL compiler extension point only where the real server compiles them", () => {
@@ -437,8 +477,8 @@ properties:
     const c = crd(s);
     c.spec!.versions![0]!.subresources = { status: {} };
     const errs = messages(c);
-    expect(errs[0]).toMatch(
-      /^spec\.validation\.openAPIV3Schema: Invalid value: \{"ID":"","Schema":"","Ref":null,"Description":"","Type":"object","Nullable":true,.*\}: only \[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations\] fields are allowed at the root of the schema if the status subresource is enabled$/,
+    expect(errs[0]).toBe(
+      'spec.validation.openAPIV3Schema: Invalid value: apiextensions.JSONSchemaProps{ID:"", Schema:"", Ref:(*string)(nil), Description:"", Type:"object", Nullable:true, Format:"", Title:"", Default:(*apiextensions.JSON)(nil), Maximum:(*float64)(nil), ExclusiveMaximum:false, Minimum:(*float64)(nil), ExclusiveMinimum:false, MaxLength:(*int64)(nil), MinLength:(*int64)(nil), Pattern:"", MaxItems:(*int64)(nil), MinItems:(*int64)(nil), UniqueItems:false, MultipleOf:(*float64)(nil), Enum:[]apiextensions.JSON(nil), MaxProperties:(*int64)(nil), MinProperties:(*int64)(nil), Required:[]string(nil), Items:(*apiextensions.JSONSchemaPropsOrArray)(nil), AllOf:[]apiextensions.JSONSchemaProps(nil), OneOf:[]apiextensions.JSONSchemaProps(nil), AnyOf:[]apiextensions.JSONSchemaProps(nil), Not:(*apiextensions.JSONSchemaProps)(nil), Properties:map[string]apiextensions.JSONSchemaProps(nil), AdditionalProperties:(*apiextensions.JSONSchemaPropsOrBool)(nil), PatternProperties:map[string]apiextensions.JSONSchemaProps(nil), Dependencies:apiextensions.JSONSchemaDependencies(nil), AdditionalItems:(*apiextensions.JSONSchemaPropsOrBool)(nil), Definitions:apiextensions.JSONSchemaDefinitions(nil), ExternalDocs:(*apiextensions.ExternalDocumentation)(nil), Example:(*apiextensions.JSON)(nil), XPreserveUnknownFields:(*bool)(nil), XEmbeddedResource:false, XIntOrString:false, XListMapKeys:[]string(nil), XListType:(*string)(nil), XMapType:(*string)(nil), XValidations:apiextensions.ValidationRules(nil)}: only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of the schema if the status subresource is enabled',
     );
     expect(errs[1]).toBe("spec.validation.openAPIV3Schema.nullable: Forbidden: nullable cannot be true at the root");
   });
@@ -508,7 +548,7 @@ describe("validateCustomResourceDefinitionUpdate", () => {
     const next = established(crd(cronTabSchema));
     next.spec!.versions![0]!.name = "v2";
     expect(validateCustomResourceDefinitionUpdate(next, old).map(fieldErrorMessage)).toContain(
-      'status.storedVersions[0]: Invalid value: "v1": missing from spec.versions; v1 was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in v1 and removes v1 from status.storedVersions',
+      'status.storedVersions[0]: Invalid value: "v1": must appear in spec.versions',
     );
   });
 
@@ -523,8 +563,38 @@ describe("validateCustomResourceDefinitionUpdate", () => {
         fieldErrorMessage,
       ),
     ).toEqual([
-      'spec.validation.openAPIV3Schema.properties[tpl].default: Invalid value: {"a":"x","b":"y"}: must not have unknown fields',
+      'spec.validation.openAPIV3Schema.properties[tpl].default: Invalid value: map[string]interface {}{"a":"x", "b":"y"}: must not have unknown fields',
     ]);
+  });
+
+  it("refuses more than 8 selectable fields even when the stored CRD already had them (1.32 has no exemption)", () => {
+    const many = Array.from({ length: 9 }, () => ({ jsonPath: ".spec.image" }));
+    const withMany = (): CustomResourceDefinitionV1 => {
+      const c = established(crd(cronTabSchema));
+      c.spec!.versions![0]!.selectableFields = many.map((f, i) => ({ jsonPath: i === 0 ? f.jsonPath : `.spec.f${i}` }));
+      c.spec!.versions![0]!.schema!.openAPIV3Schema = yamlSchema(`
+type: object
+properties:
+  spec:
+    type: object
+    properties: {image: {type: string}, ${many.map((_, i) => `f${i}: {type: string}`).join(", ")}}
+`);
+      return c;
+    };
+    expect(validateCustomResourceDefinitionUpdate(withMany(), withMany()).map(fieldErrorMessage)).toEqual([
+      "spec.selectableFields: Too many: 9: must have at most 8 items",
+    ]);
+  });
+
+  it("says where selectable fields need a schema as 1.32 does", () => {
+    const c = crd(undefined);
+    c.spec!.versions = [
+      { name: "v1", served: true, storage: true, selectableFields: [{ jsonPath: ".spec.a" }] },
+      { name: "v2", served: true, storage: false, schema: { openAPIV3Schema: { type: "object" } } },
+    ];
+    expect(messages(c)).toContain(
+      'spec.versions[0].selectableFields: Invalid value: "": selectableFields may only be set when version.schema.openAPIV3Schema is not included',
+    );
   });
 
   it("accepts an unchanged CRD", () => {

@@ -48,7 +48,7 @@ describe("list types", () => {
     ]);
   });
 
-  it("reports duplicate map keys with the key as the value", () => {
+  it("reports duplicate map keys with the key as the value, a map[string]interface{} printed with %#v", () => {
     const spec = {
       ports: [{ name: "http", port: 80 }, { name: "http", port: 8080 }, { port: 1 }, { port: 2 }],
       routes: [
@@ -58,9 +58,9 @@ describe("list types", () => {
       ],
     };
     expect(msgs(validateListSetsAndMaps(schema, { spec }))).toEqual([
-      'spec.ports[1]: Duplicate value: {"name":"http"}',
-      "spec.ports[3]: Duplicate value: {}",
-      'spec.routes[2]: Duplicate value: {"host":"a","path":"/x"}',
+      'spec.ports[1]: Duplicate value: map[string]interface {}{"name":"http"}',
+      "spec.ports[3]: Duplicate value: map[string]interface {}{}",
+      'spec.routes[2]: Duplicate value: map[string]interface {}{"host":"a", "path":"/x"}',
     ]);
   });
 

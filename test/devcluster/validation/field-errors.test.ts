@@ -16,15 +16,17 @@ import {
   tooMany,
   typeInvalid,
 } from "../../../packages/capstan-dev/src/devcluster/validation/field-errors.ts";
+import { goFloatV, goJSON, goQuote } from "../../../packages/capstan-dev/src/devcluster/validation/go-format.ts";
 import {
-  asGoStruct,
-  goFloatV,
-  goJSON,
-  goQuote,
-} from "../../../packages/capstan-dev/src/devcluster/validation/go-format.ts";
+  goPrinted,
+  goSharpDecoded,
+  goSharpPointer,
+  goSharpStrings,
+  goSharpStruct,
+} from "../../../packages/capstan-dev/src/devcluster/validation/go-sharp-v.ts";
 
-// Expected strings come from apimachinery v0.36 pkg/util/validation/field/errors_test.go
-// (TestErrorFormatting) and pkg/api/errors/errors.go NewInvalid.
+// Expected strings follow apimachinery v0.32 pkg/util/validation/field/errors.go (ErrorBody: %q, %v,
+// nil as "null", %#v for composites) and pkg/api/errors/errors.go NewInvalid.
 describe("fieldErrorMessage renders as field.Error.Error()", () => {
   const p = "path.to.field";
   it("leaves the value out of Required, Forbidden, TooLong and Internal errors", () => {
@@ -44,25 +46,42 @@ describe("fieldErrorMessage renders as field.Error.Error()", () => {
     expect(fieldErrorMessage(tooMany(p, -1, 1))).toBe("path.to.field: Too many: must have at most 1 items");
   });
 
-  it("quotes strings, prints numbers and booleans bare, and JSON-encodes composites with sorted map keys", () => {
+  it('quotes strings, prints numbers and booleans bare, nil as "null", and composites with Go\'s %#v', () => {
     expect(fieldErrorMessage(invalid(p, "the value", "the details"))).toBe(
       'path.to.field: Invalid value: "the value": the details',
     );
     expect(fieldErrorMessage(invalid(p, -42, "the details"))).toBe("path.to.field: Invalid value: -42: the details");
     expect(fieldErrorMessage(invalid(p, true, "the details"))).toBe("path.to.field: Invalid value: true: the details");
     expect(fieldErrorMessage(invalid(p, ["one", "two", "three"], "the details"))).toBe(
-      'path.to.field: Invalid value: ["one","two","three"]: the details',
+      'path.to.field: Invalid value: []interface {}{"one", "two", "three"}: the details',
     );
     expect(fieldErrorMessage(invalid(p, { one: 1, two: 2, three: 3 }, "the details"))).toBe(
-      'path.to.field: Invalid value: {"one":1,"three":3,"two":2}: the details',
+      'path.to.field: Invalid value: map[string]interface {}{"one":1, "three":3, "two":2}: the details',
     );
-    expect(fieldErrorMessage(invalid(p, null, "the details"))).toBe("path.to.field: Invalid value: null: the details");
+    expect(fieldErrorMessage(invalid(p, null, "the details"))).toBe(
+      'path.to.field: Invalid value: "null": the details',
+    );
   });
 
-  it("keeps struct field order for values marked as Go structs", () => {
-    const s = asGoStruct({ stringField: "stringval", intField: 9376, boolField: true });
-    expect(fieldErrorMessage(invalid(p, s, "the details"))).toBe(
-      'path.to.field: Invalid value: {"stringField":"stringval","intField":9376,"boolField":true}: the details',
+  it("prints nested JSON values with their interface types, nil inside a composite as interface {}(nil)", () => {
+    expect(fieldErrorBody(invalid(p, { a: [1.5, null, { b: true }], "": "x" }))).toBe(
+      'Invalid value: map[string]interface {}{"":"x", "a":[]interface {}{1.5, interface {}(nil), map[string]interface {}{"b":true}}}',
+    );
+    expect(goSharpDecoded(null, "apiextensions.JSON")).toBe("apiextensions.JSON(nil)");
+    expect(fieldErrorBody(invalid(p, {}))).toBe("Invalid value: map[string]interface {}{}");
+  });
+
+  it("prints typed values with the text their builder gives: structs, pointers as nil or an address, []string", () => {
+    const s = goSharpStruct("v1.Thing", [
+      ["Name", goQuote("a")],
+      ["Count", "9376"],
+      ["Flag", goSharpPointer("bool", false)],
+      ["Other", goSharpPointer("bool", true)],
+      ["Keys", goSharpStrings(["x", "y"])],
+      ["None", goSharpStrings(undefined)],
+    ]);
+    expect(fieldErrorBody(invalid(p, goPrinted(s)))).toBe(
+      'Invalid value: v1.Thing{Name:"a", Count:9376, Flag:(*bool)(0xc000000000), Other:(*bool)(nil), Keys:[]string{"x", "y"}, None:[]string(nil)}',
     );
   });
 

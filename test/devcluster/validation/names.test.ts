@@ -11,7 +11,7 @@ import {
   nameIsPathSegment,
 } from "../../../packages/capstan-dev/src/devcluster/validation/names.ts";
 
-// Messages as apimachinery v0.36 builds them (note Go's double space before "or" in the examples).
+// Messages as apimachinery v0.32 builds them (note Go's double space before "or" in the examples).
 const LABEL_MSG =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const SUBDOMAIN_MSG =

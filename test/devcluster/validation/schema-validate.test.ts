@@ -10,7 +10,7 @@ import {
   validateCustomObject,
 } from "../../../packages/capstan-dev/src/devcluster/validation/schema-validate.ts";
 
-// Cases and expected messages follow apiextensions-apiserver v0.36 pkg/apiserver/validation/validation_test.go
+// Cases and expected messages follow apiextensions-apiserver v0.32 pkg/apiserver/validation/validation_test.go
 // (TestValidateCustomResource), which compares error sets; so do we, except where order is deterministic.
 const obj = (field: Record<string, JSONSchemaProps>, required?: string[]): JSONSchemaProps => ({
   type: "object",
@@ -442,7 +442,7 @@ describe("the CEL extension point", () => {
         : [invalid("spec", (o as { spec: unknown }).spec, "failed rule: self.x > 0")];
     expect(validateCustomObject(schema, { spec: { x: 1 } }, { rules })).toEqual([]);
     expect(validateCustomObject(schema, { spec: { x: -1 } }, { rules }).map(fieldErrorMessage)).toEqual([
-      'spec: Invalid value: {"x":-1}: failed rule: self.x > 0',
+      'spec: Invalid value: map[string]interface {}{"x":-1}: failed rule: self.x > 0',
     ]);
   });
 
@@ -454,7 +454,7 @@ describe("the CEL extension point", () => {
     };
     expect(validateCustomObject(schema, { spec: {} }, { rules }).map(fieldErrorMessage)).toEqual([
       "spec.x: Required value",
-      "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
     expect(called).toBe(false);
   });

@@ -306,9 +306,9 @@ describe("Jobs", () => {
       "spec.template",
     ]);
     expect(res.body.details.causes[0].message).toBe("Invalid value: 2: field is immutable");
-    // 1.32 prints the internal core.PodTemplateSpec with %#v; the devcluster prints it as JSON.
+    // 1.32 prints the internal core.PodTemplateSpec with %#v; the devcluster prints the %#v of its JSON.
     expect(res.body.details.causes[1].message).toMatch(
-      /^Invalid value: \{"metadata":\{.*"busybox:1\.37".*\}: field is immutable$/,
+      /^Invalid value: map\[string\]interface \{\}\{"metadata":map\[string\]interface \{\}\{.*"busybox:1\.37".*\}: field is immutable$/,
     );
     const stored = await t.request("GET", `${NS}/jobs/up`);
     const next = structuredClone(stored.body);

@@ -176,7 +176,7 @@ describe("where rules run", () => {
     const errs = validateCustomObject(s, { spec: { n: "x" } }, { rules: evaluateCelRules }).map(fieldErrorMessage);
     expect(errs).toEqual([
       'spec.n: Invalid value: "string": spec.n in body must be of type integer: "string"',
-      "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
   });
 });
@@ -336,7 +336,7 @@ describe("compilation", () => {
 
   it("refuses undefined fields and undeclared references with cel-go's message and caret", () => {
     expect(compile({ rule: "self.m == 1" })).toEqual([
-      `${prefix}.rule: Invalid value: {"Rule":"self.m == 1","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:5: undefined field 'm'\n | self.m == 1\n | ....^`,
+      `${prefix}.rule: Invalid value: apiextensions.ValidationRule{Rule:"self.m == 1", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:5: undefined field 'm'\n | self.m == 1\n | ....^`,
     ]);
     expect(compile({ rule: "self.n == limit" })[0]).toContain(
       "compilation failed: ERROR: <input>:1:11: undeclared reference to 'limit' (in container '')\n | self.n == limit\n | ..........^",
@@ -349,7 +349,7 @@ describe("compilation", () => {
       /\.rule: Invalid value: .*: cel expression must evaluate to a bool$/,
     );
     expect(compile({ rule: "self.n > 1", messageExpression: "self.n" })).toEqual([
-      `${prefix}.messageExpression: Invalid value: {"Rule":"self.n \\u003e 1","Message":"","MessageExpression":"self.n","Reason":null,"FieldPath":"","OptionalOldSelf":null}: messageExpression must evaluate to a string`,
+      `${prefix}.messageExpression: Invalid value: apiextensions.ValidationRule{Rule:"self.n > 1", Message:"", MessageExpression:"self.n", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: messageExpression must evaluate to a string`,
     ]);
   });
 

@@ -168,7 +168,7 @@ describe("x-kubernetes-validations over HTTP", () => {
     expect((res.body as { message: string }).message).toBe(
       'CustomResourceDefinition.apiextensions.k8s.io "gadgets.cel.example.com" is invalid: ' +
         "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: " +
-        '{"Rule":"self.replicas \\u003e self.minReplicas","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: ' +
+        'apiextensions.ValidationRule{Rule:"self.replicas > self.minReplicas", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: ' +
         "compilation failed: ERROR: <input>:1:21: undefined field 'minReplicas'\n" +
         " | self.replicas > self.minReplicas\n" +
         " | ....................^",

@@ -24,6 +24,7 @@ import {
   notSupported,
   required,
 } from "../validation/field-errors.ts";
+import { goPrinted, goSharpStrings } from "../validation/go-sharp-v.ts";
 import { compileAdmissionExpression } from "./admission-cel.ts";
 import type { PolicySpec } from "./policy-validator.ts";
 
@@ -172,7 +173,8 @@ function bindingErrors(spec: Record<string, unknown>, path: FieldPath): FieldErr
     errs.push(
       invalid(
         at,
-        actions,
+        // A []admissionregistration.ValidationAction, printed with %#v by 1.32.
+        goPrinted(goSharpStrings(actions, "[]admissionregistration.ValidationAction")),
         "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
       ),
     );

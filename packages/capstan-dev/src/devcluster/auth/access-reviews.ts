@@ -8,7 +8,9 @@ import { ApiError, routeNotAllowed } from "../machinery/status.ts";
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
 import { decodeObject, readBody } from "../serializer/body.ts";
-import { invalid, invalidStatus, required } from "../validation/field-errors.ts";
+import { invalid, invalidStatus } from "../validation/field-errors.ts";
+import { goQuote } from "../validation/go-format.ts";
+import { goPrinted, goSharpStruct } from "../validation/go-sharp-v.ts";
 import type { Attributes, AuthUser } from "./attributes.ts";
 import type { PolicyRule, RbacAuthorizer } from "./rbac-authorizer.ts";
 
@@ -93,6 +95,17 @@ export async function serveReview(ctx: RequestContext, authorizer: ReviewAuthori
   writeJson(ctx.res, 201, JSON.stringify(answer));
 }
 
+/** spec.nonResourceAttributes as a 1.32 field error prints it (`%#v` of the internal struct). */
+export function nonResourceAttributesValue(attrs: Record<string, unknown>): object {
+  const text = (v: unknown) => goQuote(typeof v === "string" ? v : "");
+  return goPrinted(
+    goSharpStruct("authorization.NonResourceAttributes", [
+      ["Path", text(attrs["path"])],
+      ["Verb", text(attrs["verb"])],
+    ]),
+  );
+}
+
 /** The attributes a SelfSubjectAccessReview asks about (422 unless exactly one kind of attributes is set). */
 function reviewAttributes(user: AuthUser, spec: Record<string, unknown>): Attributes {
   const resource = spec["resourceAttributes"] as Record<string, string | undefined> | undefined;
@@ -100,8 +113,10 @@ function reviewAttributes(user: AuthUser, spec: Record<string, unknown>): Attrib
   if (!resource && !nonResource) {
     throw new ApiError(
       invalidStatus(AUTHORIZATION, "SelfSubjectAccessReview", "", [
-        required(
+        // ValidateSubjectAccessReviewSpec reports the nil spec.nonResourceAttributes (1.32 prints it "null").
+        invalid(
           "spec.resourceAttributes",
+          null,
           "exactly one of nonResourceAttributes or resourceAttributes must be specified",
         ),
       ]),
@@ -112,7 +127,7 @@ function reviewAttributes(user: AuthUser, spec: Record<string, unknown>): Attrib
       invalidStatus(AUTHORIZATION, "SelfSubjectAccessReview", "", [
         invalid(
           "spec.nonResourceAttributes",
-          nonResource,
+          nonResourceAttributesValue(nonResource),
           "cannot be specified in combination with resourceAttributes",
         ),
       ]),

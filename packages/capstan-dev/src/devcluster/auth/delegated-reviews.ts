@@ -10,8 +10,8 @@ import type { JsonObject, ServedResource } from "../registry/served-resource.ts"
 import type { TokenAuthenticator } from "../request/authentication.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
 import { decodeObject, readBody } from "../serializer/body.ts";
-import { invalid, invalidStatus, required } from "../validation/field-errors.ts";
-import { attributesOfReview } from "./access-reviews.ts";
+import { invalid, invalidStatus } from "../validation/field-errors.ts";
+import { attributesOfReview, nonResourceAttributesValue } from "./access-reviews.ts";
 import type { Attributes, AuthUser } from "./attributes.ts";
 import type { RbacAuthorizer } from "./rbac-authorizer.ts";
 
@@ -110,8 +110,10 @@ function subjectAttributes(kind: string, spec: Record<string, unknown>, namespac
   if (!resource && !nonResource) {
     throw new ApiError(
       invalidStatus(AUTHORIZATION, kind, "", [
-        required(
+        // ValidateSubjectAccessReviewSpec reports the nil spec.nonResourceAttributes (1.32 prints it "null").
+        invalid(
           "spec.resourceAttributes",
+          null,
           "exactly one of nonResourceAttributes or resourceAttributes must be specified",
         ),
       ]),
@@ -122,7 +124,7 @@ function subjectAttributes(kind: string, spec: Record<string, unknown>, namespac
       invalidStatus(AUTHORIZATION, kind, "", [
         invalid(
           "spec.nonResourceAttributes",
-          nonResource,
+          nonResourceAttributesValue(nonResource),
           "cannot be specified in combination with resourceAttributes",
         ),
       ]),

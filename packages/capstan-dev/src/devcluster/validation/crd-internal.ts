@@ -7,11 +7,19 @@
  * schemas under `spec.versions[i].schema.openAPIV3Schema...`. v1 defaulting (singular, listKind,
  * conversion strategy None) happens before, as in the real decode.
  *
- * It also renders internal values the way Go's json.Marshal renders the internal structs (which have
- * no json tags: field names as declared) when the real server puts them in an error message.
+ * It also renders internal values the way Kubernetes 1.32 prints the internal structs (Go's `%#v`:
+ * type and field names as declared) when the real server puts them in an error message.
  */
-import { setOwn } from "../machinery/own-properties.ts";
-import { asGoStruct } from "./go-format.ts";
+import { goQuote } from "./go-format.ts";
+import {
+  goPrinted,
+  goSharpDecoded,
+  goSharpMap,
+  goSharpPointer,
+  goSharpSlice,
+  goSharpStrings,
+  goSharpStruct,
+} from "./go-sharp-v.ts";
 import { sanitizeSchema } from "./schema-sanitize.ts";
 import type { JSONSchemaProps, ValidationRule } from "./schema-types.ts";
 
@@ -107,6 +115,8 @@ export interface InternalSpec {
     conversionReviewVersions: string[];
   };
   preserveUnknownFields: boolean;
+  /** spec.versions was absent (a nil slice in Go), not an empty list. */
+  versionsAbsent: boolean;
 }
 
 function str(v: unknown): string {
@@ -216,6 +226,7 @@ export function toInternalSpec(crd: CustomResourceDefinitionV1): InternalSpec {
       conversionReviewVersions: strs(conv.webhook?.conversionReviewVersions),
     },
     preserveUnknownFields: spec.preserveUnknownFields === true,
+    versionsAbsent: !Array.isArray(spec.versions),
   };
   if (versions.length === 0) return internal;
   const first = versions[0]!;
@@ -240,151 +251,178 @@ export function toInternalSpec(crd: CustomResourceDefinitionV1): InternalSpec {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Go renderings of internal structs (field names as declared, nil as null)
+// The internal structs as 1.32's field errors print them (`%#v`, go-sharp-v.ts)
 
-function nilIfEmpty<T>(xs: T[] | undefined): T[] | null {
-  return xs && xs.length > 0 ? xs : null;
+const q = (v: unknown): string => goQuote(typeof v === "string" ? v : "");
+const ptr = (elemType: string, set: boolean): string => goSharpPointer(elemType, !set);
+const has = (v: unknown): boolean => v !== undefined && v !== null;
+const SCHEMA = "apiextensions.JSONSchemaProps";
+
+function ruleText(r: ValidationRule): string {
+  return goSharpStruct("apiextensions.ValidationRule", [
+    ["Rule", q(r.rule)],
+    ["Message", q(r.message)],
+    ["MessageExpression", q(r.messageExpression)],
+    ["Reason", ptr("apiextensions.FieldValueErrorReason", typeof r.reason === "string")],
+    ["FieldPath", q(r.fieldPath)],
+    ["OptionalOldSelf", ptr("bool", typeof r.optionalOldSelf === "boolean")],
+  ]);
 }
 
-function orNull(v: unknown): unknown {
-  return v === undefined ? null : v;
+function schemaListText(xs: JSONSchemaProps[] | undefined): string {
+  return goSharpSlice(`[]${SCHEMA}`, xs?.map(schemaText));
 }
 
-function rule(r: ValidationRule): object {
-  return asGoStruct({
-    Rule: str(r.rule),
-    Message: str(r.message),
-    MessageExpression: str(r.messageExpression),
-    Reason: orNull(r.reason),
-    FieldPath: str(r.fieldPath),
-    OptionalOldSelf: orNull(r.optionalOldSelf),
-  });
+function schemaMapText(type: string, m: Record<string, JSONSchemaProps> | undefined): string {
+  return goSharpMap(type, m === undefined ? undefined : Object.entries(m).map(([k, v]) => [k, schemaText(v)] as const));
 }
 
-function schemaMap(m: Record<string, JSONSchemaProps> | undefined): Record<string, object> | null {
-  if (!m || Object.keys(m).length === 0) return null;
-  const out: Record<string, object> = {};
-  for (const [k, v] of Object.entries(m)) if (v !== null && typeof v === "object") setOwn(out, k, goSchema(v));
-  return out;
+function dependenciesText(deps: JSONSchemaProps["dependencies"]): string {
+  const entries =
+    deps === undefined
+      ? undefined
+      : Object.entries(deps).map(
+          ([k, v]) =>
+            [
+              k,
+              goSharpStruct("apiextensions.JSONSchemaPropsOrStringArray", [
+                ["Schema", ptr(SCHEMA, !Array.isArray(v))],
+                ["Property", goSharpStrings(Array.isArray(v) ? v : undefined)],
+              ]),
+            ] as const,
+        );
+  return goSharpMap("apiextensions.JSONSchemaDependencies", entries);
 }
 
-function schemaOrBool(v: JSONSchemaProps | boolean | undefined): object | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v === "boolean") return asGoStruct({ Allows: v, Schema: null });
-  return asGoStruct({ Allows: true, Schema: goSchema(v) });
-}
-
-function schemas(xs: unknown): JSONSchemaProps[] | undefined {
-  return Array.isArray(xs) ? xs.filter((x): x is JSONSchemaProps => x !== null && typeof x === "object") : undefined;
-}
-
-/** The internal apiextensions.JSONSchemaProps as Go's json.Marshal prints it. */
-export function goSchema(s: JSONSchemaProps): object {
-  const items = s.items;
-  return asGoStruct({
-    ID: str(s.id),
-    Schema: str(s.$schema),
-    Ref: orNull(s.$ref),
-    Description: str(s.description),
-    Type: str(s.type),
-    Nullable: s.nullable === true,
-    Format: str(s.format),
-    Title: str(s.title),
-    Default: orNull(s.default),
-    Maximum: orNull(s.maximum),
-    ExclusiveMaximum: s.exclusiveMaximum === true,
-    Minimum: orNull(s.minimum),
-    ExclusiveMinimum: s.exclusiveMinimum === true,
-    MaxLength: orNull(s.maxLength),
-    MinLength: orNull(s.minLength),
-    Pattern: str(s.pattern),
-    MaxItems: orNull(s.maxItems),
-    MinItems: orNull(s.minItems),
-    UniqueItems: s.uniqueItems === true,
-    MultipleOf: orNull(s.multipleOf),
-    Enum: s.enum ?? null,
-    MaxProperties: orNull(s.maxProperties),
-    MinProperties: orNull(s.minProperties),
-    Required: s.required ?? null,
-    Items:
-      items === undefined
-        ? null
-        : Array.isArray(items)
-          ? asGoStruct({ Schema: null, JSONSchemas: (schemas(items) ?? []).map(goSchema) })
-          : asGoStruct({ Schema: goSchema(items), JSONSchemas: null }),
-    AllOf: nilIfEmpty(schemas(s.allOf)?.map(goSchema)),
-    OneOf: nilIfEmpty(schemas(s.oneOf)?.map(goSchema)),
-    AnyOf: nilIfEmpty(schemas(s.anyOf)?.map(goSchema)),
-    Not: s.not ? goSchema(s.not) : null,
-    Properties: schemaMap(s.properties),
-    AdditionalProperties: schemaOrBool(s.additionalProperties),
-    PatternProperties: schemaMap(s.patternProperties),
-    Dependencies: s.dependencies
-      ? Object.fromEntries(
-          Object.entries(s.dependencies).map(([k, v]) => [
-            k,
-            Array.isArray(v)
-              ? asGoStruct({ Schema: null, Property: v })
-              : asGoStruct({ Schema: goSchema(v), Property: null }),
-          ]),
-        )
-      : null,
-    AdditionalItems: schemaOrBool(s.additionalItems),
-    Definitions: schemaMap(s.definitions),
-    ExternalDocs: s.externalDocs
-      ? asGoStruct({ Description: str(s.externalDocs.description), URL: str(s.externalDocs.url) })
-      : null,
-    Example: orNull(s.example),
-    XPreserveUnknownFields: orNull(s["x-kubernetes-preserve-unknown-fields"]),
-    XEmbeddedResource: s["x-kubernetes-embedded-resource"] === true,
-    XIntOrString: s["x-kubernetes-int-or-string"] === true,
-    XListMapKeys: s["x-kubernetes-list-map-keys"] ?? null,
-    XListType: orNull(s["x-kubernetes-list-type"]),
-    XMapType: orNull(s["x-kubernetes-map-type"]),
-    XValidations: nilIfEmpty(s["x-kubernetes-validations"]?.map(rule)),
-  });
-}
-
-function goSubresources(s: Subresources | undefined): object | null {
-  if (!s) return null;
-  return asGoStruct({
-    Status: s.status ? asGoStruct({}) : null,
-    Scale: s.scale
-      ? asGoStruct({
-          SpecReplicasPath: str(s.scale.specReplicasPath),
-          StatusReplicasPath: str(s.scale.statusReplicasPath),
-          LabelSelectorPath: orNull(s.scale.labelSelectorPath),
-        })
-      : null,
-  });
-}
-
-/** The internal []CustomResourceDefinitionVersion as Go's json.Marshal prints it. */
-export function goVersions(versions: InternalVersion[]): object[] {
-  return versions.map((v) =>
-    asGoStruct({
-      Name: v.name,
-      Served: v.served,
-      Storage: v.storage,
-      Deprecated: v.deprecated,
-      DeprecationWarning: orNull(v.deprecationWarning),
-      Schema: v.schema
-        ? asGoStruct({ OpenAPIV3Schema: v.schema.openAPIV3Schema ? goSchema(v.schema.openAPIV3Schema) : null })
-        : null,
-      Subresources: goSubresources(v.subresources),
-      AdditionalPrinterColumns: nilIfEmpty(
-        v.additionalPrinterColumns.map((c) =>
-          asGoStruct({
-            Name: c.name,
-            Type: c.type,
-            Format: c.format,
-            Description: c.description,
-            Priority: c.priority,
-            JSONPath: c.jsonPath,
-          }),
-        ),
+/** The internal apiextensions.JSONSchemaProps (of a sanitized v1 schema) as `%#v` prints it. */
+function schemaText(s: JSONSchemaProps): string {
+  return goSharpStruct(SCHEMA, [
+    ["ID", q(s.id)],
+    ["Schema", q(s.$schema)],
+    ["Ref", ptr("string", has(s.$ref))],
+    ["Description", q(s.description)],
+    ["Type", q(s.type)],
+    ["Nullable", String(s.nullable === true)],
+    ["Format", q(s.format)],
+    ["Title", q(s.title)],
+    ["Default", ptr("apiextensions.JSON", has(s.default))],
+    ["Maximum", ptr("float64", has(s.maximum))],
+    ["ExclusiveMaximum", String(s.exclusiveMaximum === true)],
+    ["Minimum", ptr("float64", has(s.minimum))],
+    ["ExclusiveMinimum", String(s.exclusiveMinimum === true)],
+    ["MaxLength", ptr("int64", has(s.maxLength))],
+    ["MinLength", ptr("int64", has(s.minLength))],
+    ["Pattern", q(s.pattern)],
+    ["MaxItems", ptr("int64", has(s.maxItems))],
+    ["MinItems", ptr("int64", has(s.minItems))],
+    ["UniqueItems", String(s.uniqueItems === true)],
+    ["MultipleOf", ptr("float64", has(s.multipleOf))],
+    [
+      "Enum",
+      goSharpSlice(
+        "[]apiextensions.JSON",
+        s.enum?.map((v) => goSharpDecoded(v, "apiextensions.JSON")),
       ),
-      SelectableFields: nilIfEmpty(v.selectableFields.map((f) => asGoStruct({ JSONPath: f.jsonPath }))),
-    }),
+    ],
+    ["MaxProperties", ptr("int64", has(s.maxProperties))],
+    ["MinProperties", ptr("int64", has(s.minProperties))],
+    ["Required", goSharpStrings(s.required)],
+    ["Items", ptr("apiextensions.JSONSchemaPropsOrArray", has(s.items))],
+    ["AllOf", schemaListText(s.allOf)],
+    ["OneOf", schemaListText(s.oneOf)],
+    ["AnyOf", schemaListText(s.anyOf)],
+    ["Not", ptr(SCHEMA, has(s.not))],
+    ["Properties", schemaMapText(`map[string]${SCHEMA}`, s.properties)],
+    ["AdditionalProperties", ptr("apiextensions.JSONSchemaPropsOrBool", has(s.additionalProperties))],
+    ["PatternProperties", schemaMapText(`map[string]${SCHEMA}`, s.patternProperties)],
+    ["Dependencies", dependenciesText(s.dependencies)],
+    ["AdditionalItems", ptr("apiextensions.JSONSchemaPropsOrBool", has(s.additionalItems))],
+    ["Definitions", schemaMapText("apiextensions.JSONSchemaDefinitions", s.definitions)],
+    ["ExternalDocs", ptr("apiextensions.ExternalDocumentation", has(s.externalDocs))],
+    ["Example", ptr("apiextensions.JSON", has(s.example))],
+    ["XPreserveUnknownFields", ptr("bool", has(s["x-kubernetes-preserve-unknown-fields"]))],
+    ["XEmbeddedResource", String(s["x-kubernetes-embedded-resource"] === true)],
+    ["XIntOrString", String(s["x-kubernetes-int-or-string"] === true)],
+    ["XListMapKeys", goSharpStrings(s["x-kubernetes-list-map-keys"])],
+    ["XListType", ptr("string", has(s["x-kubernetes-list-type"]))],
+    ["XMapType", ptr("string", has(s["x-kubernetes-map-type"]))],
+    ["XValidations", goSharpSlice("apiextensions.ValidationRules", s["x-kubernetes-validations"]?.map(ruleText))],
+  ]);
+}
+
+/** A schema node (`*schema`) as a field error prints it. */
+export function goSchema(s: JSONSchemaProps): object {
+  return goPrinted(schemaText(s));
+}
+
+/** An `items` holding a list of schemas (the dereferenced *JSONSchemaPropsOrArray) as a field error prints it. */
+export function goSchemaItems(items: JSONSchemaProps[]): object {
+  return goPrinted(
+    goSharpStruct("apiextensions.JSONSchemaPropsOrArray", [
+      ["Schema", ptr(SCHEMA, false)],
+      ["JSONSchemas", schemaListText(items)],
+    ]),
   );
+}
+
+/** One x-kubernetes-validations rule (apiextensions.ValidationRule) as a field error prints it. */
+export function goValidationRule(r: ValidationRule): object {
+  return goPrinted(ruleText(r));
+}
+
+/** A []string bad value (stored versions, list-map keys, review versions); undefined is a nil slice. */
+export function goStrings(values: readonly string[] | undefined): object {
+  return goPrinted(goSharpStrings(values));
+}
+
+function columnText(c: Column): string {
+  return goSharpStruct("apiextensions.CustomResourceColumnDefinition", [
+    ["Name", q(c.name)],
+    ["Type", q(c.type)],
+    ["Format", q(c.format)],
+    ["Description", q(c.description)],
+    ["Priority", String(c.priority)],
+    ["JSONPath", q(c.jsonPath)],
+  ]);
+}
+
+function selectableFieldText(f: { jsonPath: string }): string {
+  return goSharpStruct("apiextensions.SelectableField", [["JSONPath", q(f.jsonPath)]]);
+}
+
+/** A per-version list: empty prints as nil (the lists the conversion lifted are empty here). */
+function nilIfEmpty(xs: string[]): string[] | undefined {
+  return xs.length === 0 ? undefined : xs;
+}
+
+/**
+ * The internal []CustomResourceDefinitionVersion (spec.versions) as a field error prints it. Per-version
+ * values the conversion lifted to the spec are nil here; empty lists print as nil too.
+ */
+export function goVersions(spec: InternalSpec): object {
+  const items = spec.versionsAbsent
+    ? undefined
+    : spec.versions.map((v) => {
+        return goSharpStruct("apiextensions.CustomResourceDefinitionVersion", [
+          ["Name", q(v.name)],
+          ["Served", String(v.served)],
+          ["Storage", String(v.storage)],
+          ["Deprecated", String(v.deprecated)],
+          ["DeprecationWarning", ptr("string", v.deprecationWarning !== undefined)],
+          ["Schema", ptr("apiextensions.CustomResourceValidation", v.schema !== undefined)],
+          ["Subresources", ptr("apiextensions.CustomResourceSubresources", v.subresources !== undefined)],
+          [
+            "AdditionalPrinterColumns",
+            goSharpSlice(
+              "[]apiextensions.CustomResourceColumnDefinition",
+              nilIfEmpty(v.additionalPrinterColumns.map(columnText)),
+            ),
+          ],
+          [
+            "SelectableFields",
+            goSharpSlice("[]apiextensions.SelectableField", nilIfEmpty(v.selectableFields.map(selectableFieldText))),
+          ],
+        ]);
+      });
+  return goPrinted(goSharpSlice("[]apiextensions.CustomResourceDefinitionVersion", items));
 }

@@ -1,7 +1,7 @@
 /**
  * CustomResourceDefinition validation as kube-apiserver performs it on create and update
- * (apiextensions-apiserver `pkg/apis/apiextensions/validation/validation.go`, 1.36), with the real
- * server's messages and field paths.
+ * (apiextensions-apiserver `pkg/apis/apiextensions/validation/validation.go`, Kubernetes 1.32), with the
+ * real server's messages, field paths and bad values (Go's `%#v` of the internal structs).
  *
  * Expected flow: the server calls `validateCustomResourceDefinition(crd)` on create and
  * `validateCustomResourceDefinitionUpdate(newCrd, oldCrd)` on update with the v1 objects as received
@@ -27,6 +27,8 @@ import {
   type Column,
   type CustomResourceDefinitionV1,
   goSchema,
+  goSchemaItems,
+  goStrings,
   goVersions,
   type InternalSpec,
   type Names,
@@ -104,7 +106,6 @@ interface Options {
   requirePrunedDefaults: boolean;
   requireAtomicSetType: boolean;
   requireMapListKeysMapSetValidation: boolean;
-  allowTooManySelectableFields: Set<string>;
 }
 
 const CREATE_OPTIONS: Options = {
@@ -116,7 +117,6 @@ const CREATE_OPTIONS: Options = {
   requirePrunedDefaults: true,
   requireAtomicSetType: true,
   requireMapListKeysMapSetValidation: true,
-  allowTooManySelectableFields: new Set(),
 };
 
 function isSchema(v: unknown): v is JSONSchemaProps {
@@ -357,8 +357,9 @@ function validateRules(s: JSONSchemaProps, path: FieldPath): FieldError[] {
     const trimmedMsg = message.trim();
     if (trimmedRule === "") errs.push(required(p.child("rule"), "rule is not specified"));
     else if (message.length > 0 && trimmedMsg === "")
-      errs.push(invalid(p.child("message"), message, "must be non-empty if specified"));
-    else if (hasNewlines(trimmedMsg)) errs.push(invalid(p.child("message"), message, "must not contain line breaks"));
+      errs.push(invalid(p.child("message"), message, "message must be non-empty if specified"));
+    else if (hasNewlines(trimmedMsg))
+      errs.push(invalid(p.child("message"), message, "message must not contain line breaks"));
     else if (hasNewlines(trimmedRule) && trimmedMsg === "") {
       errs.push(required(p.child("message"), "message must be specified if rule contains line breaks"));
     }
@@ -369,10 +370,10 @@ function validateRules(s: JSONSchemaProps, path: FieldPath): FieldError[] {
       errs.push(notSupported(p.child("reason"), r.reason, SUPPORTED_VALIDATION_REASONS));
     }
     if (fp.length > 0 && fp.trim() === "")
-      errs.push(invalid(p.child("fieldPath"), fp, "must be non-empty if specified"));
-    if (hasNewlines(fp)) errs.push(invalid(p.child("fieldPath"), fp, "must not contain line breaks"));
+      errs.push(invalid(p.child("fieldPath"), fp, "fieldPath must be non-empty if specified"));
+    if (hasNewlines(fp)) errs.push(invalid(p.child("fieldPath"), fp, "fieldPath must not contain line breaks"));
     if (fp.length > 0 && "error" in resolveFieldPath(fp.trim(), s, true)) {
-      errs.push(invalid(p.child("fieldPath"), fp, "must be a valid path"));
+      errs.push(invalid(p.child("fieldPath"), fp, "fieldPath must be a valid path"));
     }
   });
   return errs;
@@ -503,7 +504,7 @@ function walkSchema(s: JSONSchemaProps | undefined, path: FieldPath, ctx: WalkCo
       errs.push(
         invalid(
           path.child("items"),
-          { Schema: null, JSONSchemas: s.items.map(goSchema) },
+          goSchemaItems(s.items),
           "must only have a single schema if x-kubernetes-list-type is map",
         ),
       );
@@ -533,11 +534,17 @@ function walkSchema(s: JSONSchemaProps | undefined, path: FieldPath, ctx: WalkCo
           }
         } else {
           errs.push(
-            invalid(path.child("x-kubernetes-list-map-keys"), mapKeys, "entries must all be names of item properties"),
+            invalid(
+              path.child("x-kubernetes-list-map-keys"),
+              goStrings(mapKeys),
+              "entries must all be names of item properties",
+            ),
           );
         }
         if (seen.has(k))
-          errs.push(invalid(path.child("x-kubernetes-list-map-keys"), mapKeys, "must not contain duplicate entries"));
+          errs.push(
+            invalid(path.child("x-kubernetes-list-map-keys"), goStrings(mapKeys), "must not contain duplicate entries"),
+          );
         seen.add(k);
       }
     }
@@ -764,7 +771,6 @@ function validateSelectableFields(
   fields: Array<{ jsonPath: string }>,
   schema: JSONSchemaProps | undefined,
   path: FieldPath,
-  allowTooMany: boolean,
 ): FieldError[] {
   const errs: FieldError[] = [];
   const unique = new Set<string>();
@@ -794,8 +800,7 @@ function validateSelectableFields(
     if (unique.has(key)) errs.push(duplicate(p, f.jsonPath));
     else unique.add(key);
   });
-  if (unique.size > MAX_SELECTABLE_FIELDS && !allowTooMany)
-    errs.push(tooMany(path, unique.size, MAX_SELECTABLE_FIELDS));
+  if (unique.size > MAX_SELECTABLE_FIELDS) errs.push(tooMany(path, unique.size, MAX_SELECTABLE_FIELDS));
   return errs;
 }
 
@@ -939,7 +944,7 @@ function validateConversion(spec: InternalSpec, opts: Options, path: FieldPath):
         if (v === "v1" || v === "v1beta1") accepted = true;
       });
       if (opts.requireRecognizedConversionReviewVersion && !accepted) {
-        errs.push(invalid(vPath, versions, "must include at least one of v1, v1beta1"));
+        errs.push(invalid(vPath, goStrings(versions), "must include at least one of v1, v1beta1"));
       }
     }
   } else {
@@ -977,7 +982,7 @@ function validateSpec(spec: InternalSpec, optsIn: Options, path: FieldPath, comp
     if (!spec.validation?.openAPIV3Schema) {
       spec.versions.forEach((v, i) => {
         if (!v.schema?.openAPIV3Schema)
-          errs.push(required(versionsPath.index(i).child("schema").child("openAPIV3Schema")));
+          errs.push(required(versionsPath.index(i).child("schema").child("openAPIV3Schema"), "schemas are required"));
       });
     }
   } else if (!spec.preserveUnknownFields && !spec.validation?.openAPIV3Schema) {
@@ -1025,26 +1030,19 @@ function validateSpec(spec: InternalSpec, optsIn: Options, path: FieldPath, comp
           invalid(
             vp.child("selectableFields"),
             "",
-            "may only be set when `version.schema.openAPIV3Schema` is not included",
+            "selectableFields may only be set when version.schema.openAPIV3Schema is not included",
           ),
         );
       } else {
         errs.push(
-          ...validateSelectableFields(
-            v.selectableFields,
-            v.schema.openAPIV3Schema,
-            vp.child("selectableFields"),
-            opts.allowTooManySelectableFields.has(v.name),
-          ),
+          ...validateSelectableFields(v.selectableFields, v.schema.openAPIV3Schema, vp.child("selectableFields")),
         );
       }
     }
   });
-  if (!uniqueNames) errs.push(invalid(versionsPath, goVersions(spec.versions), "must contain unique version names"));
+  if (!uniqueNames) errs.push(invalid(versionsPath, goVersions(spec), "must contain unique version names"));
   if (storageCount !== 1) {
-    errs.push(
-      invalid(versionsPath, goVersions(spec.versions), "must have exactly one version marked as storage version"),
-    );
+    errs.push(invalid(versionsPath, goVersions(spec), "must have exactly one version marked as storage version"));
   }
   if (spec.version !== "") {
     const e = isDNS1035Label(spec.version);
@@ -1064,14 +1062,19 @@ function validateSpec(spec: InternalSpec, optsIn: Options, path: FieldPath, comp
   });
   if (spec.selectableFields.length > 0) {
     if (!spec.validation) {
-      errs.push(invalid(path.child("selectableFields"), "", "may only be set when validations.schema is included"));
+      errs.push(
+        invalid(
+          path.child("selectableFields"),
+          "",
+          "selectableFields may only be set when validations.schema is included",
+        ),
+      );
     } else {
       errs.push(
         ...validateSelectableFields(
           spec.selectableFields,
           spec.validation.openAPIV3Schema,
           path.child("selectableFields"),
-          opts.allowTooManySelectableFields.has(""),
         ),
       );
     }
@@ -1097,33 +1100,29 @@ function defaultHasUnknownFields(s: JSONSchemaProps): boolean {
   return !semanticEqual(copy, s.default);
 }
 
-/** The stored versions the registry computes (PrepareForCreate / PrepareForUpdate). */
-function storedVersionsFor(spec: InternalSpec, previous: string[]): string[] {
-  const stored = [...previous];
+/**
+ * The stored versions the registry computes (PrepareForCreate / PrepareForUpdate): the previous ones
+ * (undefined for none: a nil slice, as on create) plus the storage version.
+ */
+function storedVersionsFor(spec: InternalSpec, previous: string[] | undefined): string[] | undefined {
   const storage = spec.versions.find((v) => v.storage);
-  if (storage && !stored.includes(storage.name)) stored.push(storage.name);
-  return stored;
+  if (!storage || previous?.includes(storage.name)) return previous;
+  return [...(previous ?? []), storage.name];
 }
 
-function validateStoredVersions(stored: string[], spec: InternalSpec): FieldError[] {
+function validateStoredVersions(stored: string[] | undefined, spec: InternalSpec): FieldError[] {
   const path = fieldPath("status", "storedVersions");
-  if (stored.length === 0) return [invalid(path, null, "must have at least one stored version")];
+  if (stored === undefined || stored.length === 0) {
+    return [invalid(path, goStrings(stored), "must have at least one stored version")];
+  }
   const errs: FieldError[] = [];
   const remaining = new Map(stored.map((v, i) => [v, i]));
   for (const v of spec.versions) {
     const present = remaining.has(v.name);
-    if (v.storage && !present) errs.push(invalid(path, stored, "must have the storage version " + v.name));
+    if (v.storage && !present) errs.push(invalid(path, goStrings(stored), "must have the storage version " + v.name));
     if (present) remaining.delete(v.name);
   }
-  for (const [v, i] of remaining) {
-    errs.push(
-      invalid(
-        path.index(i),
-        v,
-        `missing from spec.versions; ${v} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in ${v} and removes ${v} from status.storedVersions`,
-      ),
-    );
-  }
+  for (const [v, i] of remaining) errs.push(invalid(path.index(i), v, "must appear in spec.versions"));
   return errs;
 }
 
@@ -1200,7 +1199,7 @@ export function validateCustomResourceDefinition(
   const errs = validateObjectMeta(crd?.metadata, { namespaced: false, nameValidator: crdNameValidator(spec) });
   errs.push(...validateSpec(spec, CREATE_OPTIONS, fieldPath("spec"), options.compileRules));
   errs.push(...validateNames(acceptedNames({}), fieldPath("status", "acceptedNames")));
-  errs.push(...validateStoredVersions(storedVersionsFor(spec, []), spec));
+  errs.push(...validateStoredVersions(storedVersionsFor(spec, undefined), spec));
   errs.push(...validateAPIApproval(crd ?? {}, spec, undefined));
   errs.push(...validatePreserveUnknownFields(spec, undefined));
   return errs;
@@ -1210,26 +1209,9 @@ function isEstablished(crd: CustomResourceDefinitionV1): boolean {
   return (crd.status?.conditions ?? []).some((c) => c?.type === "Established" && c.status === "True");
 }
 
-function updateOptions(oldCrd: CustomResourceDefinitionV1, newSpec: InternalSpec, oldSpec: InternalSpec): Options {
+function updateOptions(oldCrd: CustomResourceDefinitionV1, oldSpec: InternalSpec): Options {
   const oldSchemas = specSchemas(oldSpec);
   const reviewVersions = oldSpec.conversion.conversionReviewVersions;
-  const allowTooMany = new Set<string>();
-  if (
-    oldSpec.selectableFields.length > MAX_SELECTABLE_FIELDS &&
-    semanticEqual(newSpec.selectableFields, oldSpec.selectableFields)
-  ) {
-    allowTooMany.add("");
-  }
-  for (const v of newSpec.versions) {
-    const ov = oldSpec.versions.find((o) => o.name === v.name);
-    if (
-      ov &&
-      ov.selectableFields.length > MAX_SELECTABLE_FIELDS &&
-      semanticEqual(v.selectableFields, ov.selectableFields)
-    ) {
-      allowTooMany.add(v.name);
-    }
-  }
   const schemaPath = fieldPath("x");
   return {
     requireRecognizedConversionReviewVersion:
@@ -1251,7 +1233,6 @@ function updateOptions(oldCrd: CustomResourceDefinitionV1, newSpec: InternalSpec
     requireMapListKeysMapSetValidation: !oldSchemas.some((s) =>
       schemaHas(s, (n) => validateMapListKeysMapSet(n, schemaPath).length > 0),
     ),
-    allowTooManySelectableFields: allowTooMany,
   };
 }
 
@@ -1263,7 +1244,7 @@ export function validateCustomResourceDefinitionUpdate(
 ): FieldError[] {
   const spec = toInternalSpec(newCrd ?? {});
   const oldSpec = toInternalSpec(oldCrd ?? {});
-  const opts = updateOptions(oldCrd ?? {}, spec, oldSpec);
+  const opts = updateOptions(oldCrd ?? {}, oldSpec);
   const errs = validateObjectMetaUpdate(newCrd?.metadata, oldCrd?.metadata);
   const specPath = fieldPath("spec");
   errs.push(...validateSpec(spec, opts, specPath, options.compileRules));
@@ -1279,7 +1260,7 @@ export function validateCustomResourceDefinitionUpdate(
   }
   // PrepareForUpdate keeps the stored status, adding the new storage version to storedVersions.
   errs.push(...validateNames(acceptedNames(oldCrd ?? {}), fieldPath("status", "acceptedNames")));
-  const previous = Array.isArray(oldCrd?.status?.storedVersions) ? oldCrd.status.storedVersions : [];
+  const previous = Array.isArray(oldCrd?.status?.storedVersions) ? oldCrd.status.storedVersions : undefined;
   errs.push(...validateStoredVersions(storedVersionsFor(spec, previous), spec));
   errs.push(...validateAPIApproval(newCrd ?? {}, spec, oldCrd ?? {}));
   errs.push(...validatePreserveUnknownFields(spec, oldSpec));

@@ -1,15 +1,16 @@
 /**
  * Field-level validation errors and the 422 Invalid Status built from them, rendered exactly as
  * apimachinery renders them (`pkg/util/validation/field/errors.go`, `pkg/api/errors/errors.go`
- * NewInvalid, Kubernetes 1.32: counts are always plural; a composite bad value is printed with
- * Go's `%#v` where its Go type is known, else as JSON, which is how releases from 1.33 print them all).
+ * NewInvalid, Kubernetes 1.32: counts are always plural, lengths in bytes; a nil bad value prints as
+ * `"null"` and a composite one with Go's `%#v`, see go-sharp-v.ts).
  *
  * A FieldError is plain data; `fieldErrorMessage` gives Go's `Error()` text (`path: body`),
  * `fieldErrorBody` Go's `ErrorBody()` (what goes into `causes[].message`).
  */
 import type { PathLike } from "./field-path.ts";
 import { renderPath } from "./field-path.ts";
-import { goJSON, goNumberV, goQuote, goSharpVOf, goSprint } from "./go-format.ts";
+import { goQuote, goSprint } from "./go-format.ts";
+import { goBadValue } from "./go-sharp-v.ts";
 
 export type { PathLike } from "./field-path.ts";
 export { FieldPath, fieldPath } from "./field-path.ts";
@@ -61,26 +62,11 @@ const VALUELESS = new Set<FieldErrorType>([
   "InternalError",
 ]);
 
-function renderBadValue(value: unknown): string {
-  switch (typeof value) {
-    case "string":
-      return goQuote(value);
-    case "number":
-      return goNumberV(value);
-    case "boolean":
-      return String(value);
-    default:
-      // 1.32 prints composites with Go's %#v, which needs their Go type: given for some values
-      // (withGoSharpV); the others are written as JSON, as later releases write every composite.
-      return goSharpVOf(value) ?? goJSON(value);
-  }
-}
-
 /** Go's `ErrorBody()`: the message without the field path. This is `causes[].message`. */
 export function fieldErrorBody(e: FieldError): string {
   let s = TYPE_TEXT[e.type];
   if (!VALUELESS.has(e.type) && e.badValue !== OMIT_VALUE) {
-    s += ": " + renderBadValue(e.badValue);
+    s += ": " + goBadValue(e.badValue);
   }
   if (e.detail) s += ": " + e.detail;
   return s;

@@ -1,7 +1,8 @@
 /**
  * Renders values the way Go's apiserver renders them inside error messages, so our messages are
  * byte-for-byte those of kube-apiserver: `%q` (strconv.Quote), `%v` of a float64, and
- * `encoding/json.Marshal` of composite values (sorted map keys, HTML-safe escaping).
+ * `encoding/json.Marshal` of composite values (sorted map keys, HTML-safe escaping). The `%#v` field
+ * errors print composite bad values with is in go-sharp-v.ts.
  *
  * Values here are JSON-decoded values. Go decodes JSON integers of custom objects into int64 and
  * everything else into float64; we treat an integral number within int64's range as int64 and any other
@@ -127,17 +128,6 @@ function goJSONString(s: string): string {
   );
 }
 
-const goStructs = new WeakSet<object>();
-
-/**
- * Marks an object as a Go struct: `goJSON` then keeps its key order (struct field order) instead of
- * sorting keys as Go does for maps. Give keys in the Go struct's field order, omitempty fields left out.
- */
-export function asGoStruct<T extends object>(value: T): T {
-  goStructs.add(value);
-  return value;
-}
-
 /** Go's `json.Marshal` of a decoded JSON value: object keys sorted, HTML characters escaped. */
 export function goJSON(value: unknown): string {
   if (value === null || value === undefined) return "null";
@@ -153,8 +143,9 @@ export function goJSON(value: unknown): string {
     case "object": {
       if (Array.isArray(value)) return "[" + value.map(goJSON).join(",") + "]";
       const rec = value as Record<string, unknown>;
-      const keys = Object.keys(rec).filter((k) => rec[k] !== undefined);
-      if (!goStructs.has(rec)) keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const keys = Object.keys(rec)
+        .filter((k) => rec[k] !== undefined)
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       return "{" + keys.map((k) => goJSONString(k) + ":" + goJSON(rec[k])).join(",") + "}";
     }
     default:
@@ -190,16 +181,16 @@ export function goValueV(value: unknown): string {
 const goSharpTexts = new WeakMap<object, string>();
 
 /**
- * Gives a typed Go value (a struct, a slice of structs) the `%#v` text Kubernetes 1.32's field errors
- * print for it (`v1.OwnerReference{APIVersion:"v1", ...}`); JSON carries no Go type names, so only a
- * value whose Go type is known gets one.
+ * Gives a typed Go value (a struct, a slice of structs, a `fmt.Stringer`) the text Kubernetes 1.32's
+ * field errors print for it (`v1.OwnerReference{APIVersion:"v1", ...}`); JSON carries no Go type names,
+ * so only a value whose Go type is known gets one (go-sharp-v.ts builds such texts and prints the rest).
  */
 export function withGoSharpV<T extends object>(value: T, text: string): T {
   goSharpTexts.set(value, text);
   return value;
 }
 
-/** The `%#v` text given to a value with `withGoSharpV`, if any. */
+/** The text given to a value with `withGoSharpV`, if any. */
 export function goSharpVOf(value: unknown): string | undefined {
   return value !== null && typeof value === "object" ? goSharpTexts.get(value) : undefined;
 }

@@ -3,7 +3,8 @@
  * checks it on every write (apiextensions-apiserver `pkg/apiserver/schema/listtype/validation.go`).
  *
  * Guarantees: a duplicated set element or map key is reported once, at its second occurrence, as
- * `path[i]: Duplicate value: <value>` (for maps the value is the key object, e.g. `{"name":"a"}`);
+ * `path[i]: Duplicate value: <value>` (for maps the value is the key object, printed by 1.32 with Go's
+ * `%#v`: `map[string]interface {}{"name":"a"}`);
  * a non-object element of a map list is `must be an object for an array of list-type map`.
  */
 import { duplicate, type FieldError, FieldPath, invalid } from "./field-errors.ts";

@@ -17,7 +17,8 @@
  */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { type FieldError, type FieldPath, fieldPath, forbidden, invalid, required, tooLong } from "./field-errors.ts";
-import { asGoStruct, goQuote, goSharpVOf, withGoSharpV } from "./go-format.ts";
+import { goQuote } from "./go-format.ts";
+import { goPrinted, goSharpPointer, goSharpSlice, goSharpStrings, goSharpStruct } from "./go-sharp-v.ts";
 import {
   byteLength,
   isQualifiedName,
@@ -102,37 +103,28 @@ function parseGroupVersion(apiVersion: string): { group: string; version: string
   return undefined;
 }
 
-/** A *bool as `%#v` prints it: nil, or an address (which differs on every run; this one is made up). */
-function boolPointer(value: unknown): string {
-  return typeof value === "boolean" ? "(*bool)(0xc000000000)" : "(*bool)(nil)";
+/** A metav1.OwnerReference as 1.32's `%#v` prints it (a set *bool shows an address, made up here). */
+function ownerRefText(ref: Record<string, unknown>): string {
+  return goSharpStruct("v1.OwnerReference", [
+    ["APIVersion", goQuote(str(ref["apiVersion"]))],
+    ["Kind", goQuote(str(ref["kind"]))],
+    ["Name", goQuote(str(ref["name"]))],
+    ["UID", goQuote(str(ref["uid"]))],
+    ["Controller", goSharpPointer("bool", typeof ref["controller"] !== "boolean")],
+    ["BlockOwnerDeletion", goSharpPointer("bool", typeof ref["blockOwnerDeletion"] !== "boolean")],
+  ]);
 }
 
-/**
- * An OwnerReference as Go marshals it (struct field order, omitempty pointers), printed in a field
- * error as 1.32's `%#v` prints the metav1.OwnerReference.
- */
 function ownerRefValue(ref: Record<string, unknown>): object {
-  const out: Record<string, unknown> = {
-    apiVersion: str(ref["apiVersion"]),
-    kind: str(ref["kind"]),
-    name: str(ref["name"]),
-    uid: str(ref["uid"]),
-  };
-  if (typeof ref["controller"] === "boolean") out["controller"] = ref["controller"];
-  if (typeof ref["blockOwnerDeletion"] === "boolean") out["blockOwnerDeletion"] = ref["blockOwnerDeletion"];
-  const text =
-    `v1.OwnerReference{APIVersion:${goQuote(str(ref["apiVersion"]))}, Kind:${goQuote(str(ref["kind"]))}, ` +
-    `Name:${goQuote(str(ref["name"]))}, UID:${goQuote(str(ref["uid"]))}, Controller:${boolPointer(ref["controller"])}, ` +
-    `BlockOwnerDeletion:${boolPointer(ref["blockOwnerDeletion"])}}`;
-  return withGoSharpV(asGoStruct(out), text);
+  return goPrinted(ownerRefText(ref));
 }
 
 /** A []metav1.OwnerReference as `%#v` prints it. */
 function ownerRefsValue(refs: unknown[]): object {
-  const values = refs.map((r) =>
-    ownerRefValue(r !== null && typeof r === "object" ? (r as Record<string, unknown>) : {}),
+  const texts = refs.map((r) =>
+    ownerRefText(r !== null && typeof r === "object" ? (r as Record<string, unknown>) : {}),
   );
-  return withGoSharpV(values, `[]v1.OwnerReference{${values.map((v) => goSharpVOf(v)).join(", ")}}`);
+  return goPrinted(goSharpSlice("[]v1.OwnerReference", texts));
 }
 
 /** ValidateOwnerReferences: apiVersion (with a version), kind, name, uid; no Event owners; one controller. */
@@ -179,7 +171,13 @@ export function validateFinalizers(finalizers: unknown, path: FieldPath): FieldE
   const errs: FieldError[] = [];
   for (const f of list) for (const msg of isQualifiedName(f)) errs.push(invalid(path, f, msg));
   if (list.includes(FINALIZER_ORPHAN) && list.includes(FINALIZER_FOREGROUND)) {
-    errs.push(invalid(path, list, `finalizer ${FINALIZER_ORPHAN} and ${FINALIZER_FOREGROUND} cannot be both set`));
+    errs.push(
+      invalid(
+        path,
+        goPrinted(goSharpStrings(list)),
+        `finalizer ${FINALIZER_ORPHAN} and ${FINALIZER_FOREGROUND} cannot be both set`,
+      ),
+    );
   }
   return errs;
 }
@@ -278,9 +276,26 @@ function sameValue(a: unknown, b: unknown): boolean {
   return norm(a) === norm(b);
 }
 
-function immutable(path: FieldPath, newVal: unknown, oldVal: unknown, zero: unknown): FieldError[] {
-  return sameValue(newVal, oldVal) ? [] : [invalid(path, newVal ?? zero, FIELD_IMMUTABLE)];
+/** ValidateImmutableField: `shown` is the new value as Go holds it (a nil pointer as null). */
+function immutable(path: FieldPath, newVal: unknown, oldVal: unknown, shown: unknown): FieldError[] {
+  return sameValue(newVal, oldVal) ? [] : [invalid(path, shown, FIELD_IMMUTABLE)];
 }
+
+/**
+ * A metav1.Time as a field error prints it: time.Time's String() (a fmt.Stringer), in the server's
+ * local zone, which is UTC in a cluster (`2026-02-01 00:00:00 +0000 UTC`); undefined when unset.
+ */
+function goTime(v: unknown): object | undefined {
+  if (typeof v !== "string" || v === "") return undefined;
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) return undefined;
+  const iso = new Date(ms).toISOString();
+  const fraction = /T\d\d:\d\d:\d\d\.(\d+)/.exec(v)?.[1]?.replace(/0+$/, "") ?? "";
+  return goPrinted(`${iso.slice(0, 10)} ${iso.slice(11, 19)}${fraction ? "." + fraction : ""} +0000 UTC`);
+}
+
+/** The zero metav1.Time as a field error prints it. */
+const GO_ZERO_TIME = "0001-01-01 00:00:00 +0000 UTC";
 
 /**
  * ValidateObjectMetaAccessorUpdate: what an update may not do to metadata. Call after
@@ -299,7 +314,7 @@ export function validateObjectMetaUpdate(
     const extra = [...new Set(stringList(n.finalizers))].filter((f) => !oldSet.has(f)).sort();
     if (extra.length > 0) {
       // Go prints the sorted extras with %#v: []string{"a", "b"}.
-      const goSlice = "[]string{" + extra.map(goQuote).join(", ") + "}";
+      const goSlice = goSharpStrings(extra);
       errs.push(
         forbidden(
           path.child("finalizers"),
@@ -314,17 +329,31 @@ export function validateObjectMetaUpdate(
   const newGen = typeof n.generation === "number" ? n.generation : 0;
   const oldGen = typeof o.generation === "number" ? o.generation : 0;
   if (newGen < oldGen) errs.push(invalid(path.child("generation"), newGen, "must not be decremented"));
-  errs.push(...immutable(path.child("name"), str(n.name), str(o.name), ""));
-  errs.push(...immutable(path.child("namespace"), str(n.namespace), str(o.namespace), ""));
-  errs.push(...immutable(path.child("uid"), str(n.uid), str(o.uid), ""));
-  errs.push(...immutable(path.child("creationTimestamp"), n.creationTimestamp, o.creationTimestamp, null));
-  errs.push(...immutable(path.child("deletionTimestamp"), n.deletionTimestamp, o.deletionTimestamp, null));
+  errs.push(...immutable(path.child("name"), str(n.name), str(o.name), str(n.name)));
+  errs.push(...immutable(path.child("namespace"), str(n.namespace), str(o.namespace), str(n.namespace)));
+  errs.push(...immutable(path.child("uid"), str(n.uid), str(o.uid), str(n.uid)));
+  errs.push(
+    ...immutable(
+      path.child("creationTimestamp"),
+      n.creationTimestamp,
+      o.creationTimestamp,
+      goTime(n.creationTimestamp) ?? goPrinted(GO_ZERO_TIME),
+    ),
+  );
+  errs.push(
+    ...immutable(
+      path.child("deletionTimestamp"),
+      n.deletionTimestamp,
+      o.deletionTimestamp,
+      goTime(n.deletionTimestamp),
+    ),
+  );
   errs.push(
     ...immutable(
       path.child("deletionGracePeriodSeconds"),
       n.deletionGracePeriodSeconds,
       o.deletionGracePeriodSeconds,
-      null,
+      n.deletionGracePeriodSeconds,
     ),
   );
   errs.push(...validateLabels(n.labels, path.child("labels")));

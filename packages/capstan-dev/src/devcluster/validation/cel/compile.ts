@@ -8,15 +8,15 @@
  *
  * Guarantees: never throws; a rule is parsed, checked and planned once per (schema node, root-ness)
  * and reused by every write; compile errors have apiextensions-apiserver's form:
- * `...x-kubernetes-validations[0].rule: Invalid value: {"Rule":...}: compilation failed: ERROR: <input>:1:5: undefined field 'foo'`
- * followed by cel-go's source snippet.
+ * `...x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:...}: compilation
+ * failed: ERROR: <input>:1:5: undefined field 'foo'` followed by cel-go's source snippet.
  * Caveats: syntax errors carry @bufbuild/cel's parser text, not ANTLR's (`Syntax error: found = but
  * expecting end of input` where cel-go says `Syntax error: mismatched input ...`); the position and
  * snippet are right. Static cost estimation (`estimated rule cost exceeds budget`) is not done.
  */
 import { type CelResult, celEnv, celError, parse, plan } from "@bufbuild/cel";
+import { goValidationRule } from "../crd-internal.ts";
 import { type FieldError, type FieldPath, invalid } from "../field-errors.ts";
-import { asGoStruct } from "../go-format.ts";
 import type { JSONSchemaProps, ValidationRule } from "../schema-types.ts";
 import { type CheckIssue, checkExpr, referencesIdent, type StaticType, schemaStaticType } from "./check.ts";
 import { KUBERNETES_FUNCS } from "./library.ts";
@@ -162,18 +162,6 @@ export function compiledRulesOf(schema: JSONSchemaProps, isRoot: boolean): Compi
   return rules;
 }
 
-/** The internal apiextensions.ValidationRule as Go's json.Marshal prints it in a CRD error. */
-function goRule(r: ValidationRule): object {
-  return asGoStruct({
-    Rule: r.rule ?? "",
-    Message: r.message ?? "",
-    MessageExpression: r.messageExpression ?? "",
-    Reason: r.reason ?? null,
-    FieldPath: r.fieldPath ?? "",
-    OptionalOldSelf: r.optionalOldSelf ?? null,
-  });
-}
-
 /**
  * crd.ts's RuleCompiler: the compile errors of one schema node's rules, at
  * `<path>.x-kubernetes-validations[i].rule` / `.messageExpression` / `.optionalOldSelf`.
@@ -183,8 +171,9 @@ export function compileCelRules(schema: JSONSchemaProps, path: FieldPath): Field
   const errs: FieldError[] = [];
   compiledRulesOf(schema, isRoot).forEach((c, i) => {
     const p = path.child("x-kubernetes-validations").index(i);
-    if (c.error !== undefined) errs.push(invalid(p.child("rule"), goRule(c.rule), c.error));
-    if (c.messageError !== undefined) errs.push(invalid(p.child("messageExpression"), goRule(c.rule), c.messageError));
+    if (c.error !== undefined) errs.push(invalid(p.child("rule"), goValidationRule(c.rule), c.error));
+    if (c.messageError !== undefined)
+      errs.push(invalid(p.child("messageExpression"), goValidationRule(c.rule), c.messageError));
     if (!c.usesOldSelf && c.rule.optionalOldSelf !== undefined && c.rule.optionalOldSelf !== null) {
       errs.push(
         invalid(p.child("optionalOldSelf"), c.rule.optionalOldSelf, "may not be set if oldSelf is not used in rule"),
