@@ -75,8 +75,8 @@ describe("embedded resources", () => {
   it("requires apiVersion and kind and checks embedded metadata with path-segment names", () => {
     const obj = { spec: { template: { metadata: { name: "a/b", labels: { "-x": "y" } } } } };
     expect(msgs(validateEmbeddedResources(schema, obj))).toEqual([
-      "spec.template.apiVersion: Required value",
-      "spec.template.kind: Required value",
+      "spec.template.apiVersion: Required value: must not be empty",
+      "spec.template.kind: Required value: must not be empty",
       "spec.template.metadata.name: Invalid value: \"a/b\": may not contain '/'",
       "spec.template.metadata.labels: Invalid value: \"-x\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     ]);
@@ -118,8 +118,8 @@ describe("the admission path", () => {
     expect(msgs(validateCustomResource(schema, obj))).toEqual([
       "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0",
       "spec.image: Required value",
-      "spec.template.apiVersion: Required value",
-      "spec.template.kind: Required value",
+      "spec.template.apiVersion: Required value: must not be empty",
+      "spec.template.kind: Required value: must not be empty",
       'spec.tags[1]: Duplicate value: "x"',
     ]);
   });

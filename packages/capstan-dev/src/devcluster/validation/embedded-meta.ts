@@ -30,8 +30,8 @@ function goTypeName(v: unknown): string {
 
 function validateEmbedded(path: FieldPath, x: Json): FieldError[] {
   const errs: FieldError[] = [];
-  if (!Object.hasOwn(x, "apiVersion")) errs.push(required(path.child("apiVersion")));
-  if (!Object.hasOwn(x, "kind")) errs.push(required(path.child("kind")));
+  if (!Object.hasOwn(x, "apiVersion")) errs.push(required(path.child("apiVersion"), "must not be empty"));
+  if (!Object.hasOwn(x, "kind")) errs.push(required(path.child("kind"), "must not be empty"));
   for (const [k, v] of Object.entries(x)) {
     if (k === "apiVersion") {
       if (typeof v !== "string") errs.push(invalid(path.child("apiVersion"), v, "must be a string"));
