@@ -1,8 +1,8 @@
 /**
  * Writes to a custom resource's /status subresource follow apiextensions-apiserver's status strategy:
  * the body is defaulted and pruned as a whole, only its status is kept, and the result is validated
- * (status schema, scale status paths, list types, CEL rules with ratcheting) into a 422 with causes,
- * for PUT, every patch type the server takes for custom resources, and server-side apply.
+ * (status schema, scale status paths, list types, CEL rules; nothing ratcheted, as in 1.32) into a 422
+ * with causes, for PUT, every patch type the server takes for custom resources, and server-side apply.
  */
 
 import { waitUntil } from "capstan-dev/testing";
@@ -323,7 +323,7 @@ describe("/status writes of custom resources are validated against the CRD schem
     ]);
   });
 
-  it("ratchets spec rules the stored object breaks: a /status write still succeeds, a spec write does not", async () => {
+  it("does not ratchet on /status, as 1.32: a spec the stored object breaks fails /status writes too", async () => {
     await create("ratchet", { size: 20, replicas: 1 });
     const updated = (await t.request("GET", `${CRDS}/${CRD_NAME}`)).body;
     updated.spec.versions[0].schema.openAPIV3Schema.properties.spec = specSchema([
@@ -340,7 +340,11 @@ describe("/status writes of custom resources are validated against the CRD schem
       body: { status: { replicas: 1 } },
       contentType: MERGE,
     });
-    expect(status.status, status.text).toBe(200);
+    // Status subresource ratcheting came in 1.33; 1.32's status strategy runs the rules unratcheted.
+    expect(status.status, status.text).toBe(422);
+    expect(status.body.message).toBe(
+      'Pool.st.example.com "ratchet" is invalid: spec: Invalid value: "object": size must be below 10',
+    );
     const spec = await t.request("PATCH", `${POOLS}/ratchet`, { body: { spec: { size: 21 } }, contentType: MERGE });
     expect(spec.status, spec.text).toBe(422);
     expect(spec.body.message).toBe(

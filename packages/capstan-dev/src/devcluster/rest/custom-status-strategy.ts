@@ -9,10 +9,11 @@
  * 2. the new object is the stored one with only `status` taken from the body (PrepareForUpdate): spec
  *    and metadata changes sent to `/status` are ignored, not refused;
  * 3. this validator checks the result: `status` against the schema's `status` property (field paths
- *    under `status.`, unchanged subtrees ratcheted), the scale subresource's status paths, list-type
- *    uniqueness over the whole object (ratcheted: reported only when the stored object had none), then
- *    the CEL rules of the whole schema with the stored object as `oldSelf` (unchanged subtrees, so the
- *    spec, are ratcheted), unless an earlier error blocks them.
+ *    under `status.`), the scale subresource's status paths, list-type uniqueness over the whole object
+ *    (ratcheted: reported only when the stored object had none), then the CEL rules of the whole schema
+ *    with the stored object as `oldSelf`, unless an earlier error blocks them. As in Kubernetes 1.32,
+ *    neither the schema nor the rules are ratcheted here (status ratcheting came in 1.33): a stored
+ *    spec that breaks a rule added since makes `/status` writes fail too.
  *
  * ## Guarantees
  * - Errors come back as field errors; the store answers them with one 422 Invalid Status.
@@ -23,7 +24,7 @@
  *   the stored apiVersion, kind and metadata, which passed them when written.
  */
 import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
-import { evaluateCelRules } from "../validation/cel/evaluate.ts";
+import { evaluateCelRulesWithoutRatcheting } from "../validation/cel/evaluate.ts";
 import { validateScaleStatus } from "../validation/custom-resource.ts";
 import type { FieldError } from "../validation/field-errors.ts";
 import { validateListSetsAndMaps } from "../validation/list-types.ts";
@@ -36,7 +37,9 @@ import type { ObjectValidator } from "./types.ts";
  * The validator of `/status` writes of custom resources: `obj` is the object about to be stored (the
  * stored one with the new status), `old` the stored one.
  */
-export function customObjectStatusValidator(rules: ValidationRulesEvaluator = evaluateCelRules): ObjectValidator {
+export function customObjectStatusValidator(
+  rules: ValidationRulesEvaluator = evaluateCelRulesWithoutRatcheting,
+): ObjectValidator {
   return (served: ServedResource, obj: JsonObject, old: JsonObject | undefined): FieldError[] => {
     if (!served.custom || served.schema === undefined || old === undefined) return [];
     const schema = served.schema as JSONSchemaProps;
@@ -44,12 +47,7 @@ export function customObjectStatusValidator(rules: ValidationRulesEvaluator = ev
     const statusSchema = schema.properties?.["status"];
     // The real validator checks status only when the object has one (a removed status is not an error).
     if (statusSchema !== undefined && Object.hasOwn(obj, "status")) {
-      errs.push(
-        ...validateCustomObject(statusSchema, obj["status"], {
-          fieldPrefix: "status",
-          oldObj: old["status"],
-        }),
-      );
+      errs.push(...validateCustomObject(statusSchema, obj["status"], { fieldPrefix: "status" }));
     }
     errs.push(...validateScaleStatus(obj, served.subresources.scale));
     const listErrs = validateListSetsAndMaps(schema, obj);

@@ -13,7 +13,8 @@
  *   correlates: object properties and map values by key, items of `x-kubernetes-list-type: map` lists
  *   by their map keys; items of other lists never have an oldSelf;
  * - on update, a failing rule that does not use oldSelf on a value unchanged from the stored object is
- *   not reported (CRDValidationRatcheting, beta and on in 1.32; the real server turns it into a warning);
+ *   not reported (CRDValidationRatcheting, beta and on in 1.32; the real server turns it into a warning),
+ *   except on `/status` writes, which 1.32 does not ratchet (evaluateCelRulesWithoutRatcheting);
  * - errors carry the real texts: `failed rule: <rule>` when there is no message, messageExpression
  *   results (trimmed; a failed, empty, multi-line or over-5 KiB result falls back to the message),
  *   `<error> evaluating rule: <rule>` for evaluation errors, `reason` mapping to Forbidden/Required/
@@ -289,4 +290,18 @@ export function evaluateCelRules(schema: JSONSchemaProps, obj: unknown, oldObj: 
     ? { current: { value: obj, old: oldObj }, parentUnchanged: false }
     : undefined;
   return validateNode(schema, undefined, obj, old, true, ratchet);
+}
+
+/**
+ * evaluateCelRules without ratcheting, as 1.32's status strategy runs the rules on a `/status` write
+ * (it passes the stored object for oldSelf but no correlation, so unchanged values are not spared;
+ * status ratcheting came in 1.33).
+ */
+export function evaluateCelRulesWithoutRatcheting(
+  schema: JSONSchemaProps,
+  obj: unknown,
+  oldObj: unknown,
+): FieldError[] {
+  const old = oldObj === undefined || oldObj === null ? undefined : { value: oldObj };
+  return validateNode(schema, undefined, obj, old, true, undefined);
 }
