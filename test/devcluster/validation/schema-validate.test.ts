@@ -246,6 +246,15 @@ describe("numbers", () => {
     ]);
   });
 
+  it("reports a non-positive multipleOf with the factor, a number, as the bad value", () => {
+    expect(messages(obj({ n: { type: "integer", multipleOf: -2 } }), { n: 4 })).toEqual([
+      "n: Invalid value: -2: factor MultipleOf declared for n must be positive: -2",
+    ]);
+    expect(messages(obj({ n: { type: "number", multipleOf: -0.5 } }), { n: 1.5 })).toEqual([
+      "n: Invalid value: -0.5: factor MultipleOf declared for n must be positive: -0.5",
+    ]);
+  });
+
   it("checks int32, int64 and float ranges with kube-openapi's unnamed errors", () => {
     const schema = obj({
       intThirtyTwo: { type: "integer", format: "int32" },

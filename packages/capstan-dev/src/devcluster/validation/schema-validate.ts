@@ -449,10 +449,10 @@ function validateNumber(node: Node, data: number, kind: ValueKind, path: string)
     if (bound) resMultiple.add({ kind: "plain", message: bound });
     if (!bound && isInt) {
       const factor = trunc(f);
-      if (factor <= 0) resMultiple.add(mustBePositive(path, String(factor)));
+      if (factor <= 0) resMultiple.add(mustBePositive(path, factor, String(factor)));
       else if (data % factor !== 0) resMultiple.add(notMultipleOf(path, String(factor), data));
     } else if (f <= 0) {
-      resMultiple.add(mustBePositive(path, vFloat(f)));
+      resMultiple.add(mustBePositive(path, f, vFloat(f)));
     } else {
       const mult = f < 1 ? (1 / f) * data : data / f;
       if (!isJSONInteger(mult)) resMultiple.add(notMultipleOf(path, vFloat(f), data));
@@ -495,13 +495,14 @@ function validateNumber(node: Node, data: number, kind: ValueKind, path: string)
   return res;
 }
 
-function mustBePositive(path: string, factor: string): OpenAPIError {
+/** errors.MultipleOfMustBePositive: the factor (an int64 or float64, so printed bare) is the bad value. */
+function mustBePositive(path: string, factor: number, shown: string): OpenAPIError {
   return {
     kind: "validation",
     code: "multipleOfMustBePositive",
     name: path,
     value: factor,
-    message: `factor MultipleOf declared for ${path} must be positive: ${factor}`,
+    message: `factor MultipleOf declared for ${path} must be positive: ${shown}`,
   };
 }
 
