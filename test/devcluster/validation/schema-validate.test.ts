@@ -173,6 +173,15 @@ describe("required, enum, pattern, lengths and counts", () => {
     expect(messages(currency, { spec: { currency: "EUR" } })).toEqual([
       'spec.currency: Unsupported value: "EUR": supported values: "CAD", "USD"',
     ]);
+    // 1.32 prints a nil bad value as the string "null", and a composite one with %#v.
+    const nullable = obj({ mode: { type: "string", nullable: true, enum: ["on", "off"] } });
+    expect(messages(nullable, { mode: null })).toEqual([
+      'mode: Unsupported value: "null": supported values: "on", "off"',
+    ]);
+    const shapes = obj({ shape: { type: "object", enum: [{ a: 1 }] } });
+    expect(messages(shapes, { shape: { a: 2 } })).toEqual([
+      'shape: Unsupported value: map[string]interface {}{"a":2}: supported values: "{\\"a\\":1}"',
+    ]);
   });
 
   it("reports pattern, minLength, maxLength (as Too long) and an invalid pattern", () => {
