@@ -49,9 +49,8 @@ export function reportUnknownFields(served: ServedResource, unknown: readonly st
       `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: strict decoding error: ${fields.join(", ")}`,
     );
   }
-  if (mode === "Warn" && options.warnings) {
-    for (const field of fields) if (!options.warnings.includes(field)) options.warnings.push(field);
-  }
+  // The response's warning recorder drops repeated texts.
+  if (mode === "Warn" && options.warnings) for (const field of fields) options.warnings.push(field);
 }
 
 /** patch.go applyPatchToObject's refusal: a 422 with no kind nor name, the patch printed as Go's `%+v` of a map. */
