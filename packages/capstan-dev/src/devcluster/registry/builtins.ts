@@ -35,6 +35,7 @@ import {
   defaultService,
   defaultStatefulSet,
   defaultStorageClass,
+  defaultWebhookConfiguration,
 } from "./scheme-defaults.ts";
 import { ALL_VERBS, bucketOf, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
 
@@ -602,6 +603,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       categories: ["api-extensions"],
       // Their content is `webhooks`, not `spec`: any change outside metadata bumps generation.
       generation: "all-but-metadata-and-status",
+      defaults: (config) => defaultWebhookConfiguration(config, false),
     }),
     served({
       group: "admissionregistration.k8s.io",
@@ -611,6 +613,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       namespaced: false,
       categories: ["api-extensions"],
       generation: "all-but-metadata-and-status",
+      defaults: (config) => defaultWebhookConfiguration(config, true),
     }),
     componentStatuses(),
     ...horizontalPodAutoscalers(),
