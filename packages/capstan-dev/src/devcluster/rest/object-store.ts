@@ -63,13 +63,13 @@ import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
 import { checkUpdateUid, storedUid } from "./preconditions.ts";
 import {
+  beforeCreate,
   checkBodyIdentity,
+  decodeCreate,
   invalid,
-  prepareCreate,
   prepareUpdate,
   reportUnknownFields,
   runMutators,
-  validateCreated,
   validateUpdated,
 } from "./strategy.ts";
 import type {
@@ -245,22 +245,28 @@ export class ObjectStore {
     const { dryRun = false } = opts;
     // Admission (NamespaceLifecycle) runs before the strategy validates or names the object.
     if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, admissionName(input));
-    // With dynamic admission, validation waits for the mutating webhooks (kube-apiserver's order).
-    let obj = prepareCreate(this, served, namespace, input, opts, this.admission === undefined);
+    // handlers/create.go then store.Create: mutating admission sees the decoded body, before it is
+    // named from generateName or given a uid, creationTimestamp and generation (BeforeCreate);
+    // validation and validating admission see the prepared object.
+    let decoded = decodeCreate(this, served, namespace, input, opts);
+    const info = {
+      served,
+      namespace,
+      name: String((decoded.metadata as MutableMeta).name ?? ""),
+      operation: "CREATE" as const,
+      subresource: "",
+      options: opts,
+    };
     if (this.admission !== undefined) {
-      const info = {
-        served,
-        namespace,
-        name: String((obj.metadata as MutableMeta).name ?? ""),
-        operation: "CREATE" as const,
-        subresource: "",
-        options: opts,
-      };
-      const mutated = await this.admission.mutate(info, obj, undefined);
-      // A mutated object is prepared again; either way it is validated now, after mutating admission.
-      if (mutated !== obj) obj = prepareCreate(this, served, namespace, mutated, opts);
-      else validateCreated(this, served, obj);
-      await this.admission.validate(info, obj, undefined);
+      const mutated = await this.admission.mutate(info, decoded, undefined);
+      // A mutated object is decoded again: defaulted, pruned, its unknown fields reported.
+      if (mutated !== decoded) decoded = decodeCreate(this, served, namespace, mutated, opts);
+    }
+    const obj = beforeCreate(this, served, decoded, opts);
+    if (this.admission !== undefined) {
+      // The name generated from generateName is the one validating admission is told (AdmissionToValidateObjectFunc).
+      const name = String((obj.metadata as MutableMeta).name ?? "");
+      await this.admission.validate({ ...info, name }, obj, undefined);
     }
     const meta = obj.metadata as MutableMeta;
     const name = meta.name as string;
@@ -271,7 +277,7 @@ export class ObjectStore {
     }
     try {
       const stored = await this.storage.create(bucketOf(served), keyOf(served, namespace, name), (rev) => {
-        // prepareCreate normalized obj with resourceVersion in place: filling it in keeps the key order.
+        // beforeCreate normalized obj with resourceVersion in place: filling it in keeps the key order.
         meta.resourceVersion = String(rev);
         return JSON.stringify(obj);
       });
