@@ -47,10 +47,11 @@
 
 import { jsonEqual } from "../machinery/semantic-equal.ts";
 import { ApiError, failure, forbidden, internalError } from "../machinery/status.ts";
-import { applyJsonPatch, decodeJsonPatch } from "../patch/json-patch.ts";
+import { applyJsonPatch, decodeJsonPatch, JsonPatchError, type Operation } from "../patch/json-patch.ts";
 import { gr, type JsonObject } from "../registry/served-resource.ts";
 import type { LabelSelector } from "../rest/label-selector.ts";
 import type { AdmissionRequestInfo, DynamicAdmission } from "../rest/types.ts";
+import { GoJsonSyntaxError, parseJsonLimited } from "../serializer/nesting-depth.ts";
 import type { Storage } from "../storage/storage.ts";
 import { admissionAttributes } from "./admission-attributes.ts";
 import { AdmissionActivation } from "./admission-cel.ts";
@@ -153,7 +154,7 @@ export class WebhookAdmission implements DynamicAdmission {
       if (!reinvocation.shouldCall(matched.uid)) continue;
       const { hook } = matched;
       const answer = await this.call(hook, info, current, old, true);
-      const patched = answer?.patch === undefined ? current : patchedBy(hook.name, current, answer.patch);
+      const patched = answer === undefined ? current : patchedBy(hook.name, current, answer.ops);
       reinvocation.called(matched.uid, !jsonEqual(patched, current), hook.reinvocationPolicy === "IfNeeded");
       current = patched;
     }
@@ -201,7 +202,15 @@ export class WebhookAdmission implements DynamicAdmission {
     }
     for (const warning of answer.warnings) info.options.warnings?.push(warning);
     if (!answer.allowed) throw rejection(hook.name, answer.result);
-    return answer;
+    if (answer.patch === undefined) return { ...answer, ops: [] };
+    try {
+      return { ...answer, ops: decodeJsonPatch(parseJsonLimited(answer.patch.toString("utf8"))) };
+    } catch (err) {
+      // jsonpatch.DecodePatch failing is a failed call (the dispatcher's ErrCallingWebhook): failurePolicy decides.
+      if (!(err instanceof GoJsonSyntaxError || err instanceof JsonPatchError)) throw err;
+      if (hook.failurePolicy === "Ignore") return undefined;
+      throw callFailure(hook.name, `received undecodable patch in webhook response: ${err.message}`);
+    }
   }
 
   /** Whether a webhook's namespaceSelector and objectSelector select this request's objects. */
@@ -253,10 +262,6 @@ export class WebhookAdmission implements DynamicAdmission {
   }
 }
 
-/**
- * `obj` with a mutating webhook's JSON Patch applied. A DELETE has no object to patch: a patch with
- * operations fails it, as the mutating dispatcher refuses one (an empty patch changes nothing).
- */
 /** A stored webhook and the rules it matches with (any version under `matchPolicy: Equivalent`). */
 interface ParsedWebhook {
   hook: StoredWebhook;
@@ -271,23 +276,25 @@ function parseWebhooks(data: string): ParsedWebhook[] {
   });
 }
 
-function patchedBy(name: string, obj: JsonObject | undefined, patch: Buffer): JsonObject | undefined {
-  let ops: ReturnType<typeof decodeJsonPatch>;
+/**
+ * `obj` with a mutating webhook's JSON Patch applied. A DELETE has no object to patch: a patch with
+ * operations fails it, as the mutating dispatcher refuses one (an empty patch changes nothing). A
+ * patch that does not apply is an internal error carrying json-patch's own message, as the
+ * dispatcher answers it (apierrors.NewInternalError).
+ */
+function patchedBy(name: string, obj: JsonObject | undefined, ops: Operation[]): JsonObject | undefined {
+  if (ops.length === 0) return obj;
+  if (obj === undefined) {
+    throw internalError(
+      new Error(
+        `admission webhook ${JSON.stringify(name)} attempted to modify the object, which is not supported for this operation`,
+      ),
+    );
+  }
   try {
-    ops = decodeJsonPatch(JSON.parse(patch.toString("utf8")));
-    if (ops.length === 0) return obj;
-    if (obj === undefined) {
-      throw internalError(
-        new Error(
-          `admission webhook ${JSON.stringify(name)} attempted to modify the object, which is not supported for this operation`,
-        ),
-      );
-    }
     return applyJsonPatch(obj, ops) as JsonObject;
   } catch (err) {
-    if (err instanceof ApiError) throw err;
-    throw internalError(
-      new Error(`JSON Patch of webhook ${JSON.stringify(name)} does not apply: ${(err as Error).message}`),
-    );
+    if (err instanceof JsonPatchError) throw internalError(err);
+    throw err;
   }
 }

@@ -15,6 +15,7 @@
  * Service network, which the embedded server does not have (such a webhook fails to be called).
  */
 import { randomUUID } from "node:crypto";
+import { decodeWebhookAnswer, UndecodableAnswer } from "../webhook-client/webhook-answer.ts";
 import { postToWebhook, type WebhookAgents, WebhookPostError } from "../webhook-client/webhook-post.ts";
 import { type VerifiedResponse, verifyAdmissionResponse } from "./webhook-response.ts";
 
@@ -121,17 +122,15 @@ export async function callWebhook(
   const ca = webhook.clientConfig.caBundle
     ? Buffer.from(webhook.clientConfig.caBundle, "base64").toString("utf8")
     : undefined;
-  let answer: string;
-  try {
-    answer = await postToWebhook(target, body, ca, timeoutSeconds * 1000, agents?.agentFor(target, ca));
-  } catch (err) {
-    throw err instanceof WebhookPostError ? new WebhookCallError(`failed to call webhook: ${err.message}`) : err;
-  }
   let review: unknown;
   try {
-    review = JSON.parse(answer);
+    // Decoding the answer is part of the call (client-go's Do().Into()): its errors read `failed to call webhook: ...`.
+    review = decodeWebhookAnswer(
+      await postToWebhook(target, body, ca, timeoutSeconds * 1000, agents?.agentFor(target, ca)),
+    );
   } catch (err) {
-    throw new WebhookCallError(`received invalid webhook response: ${(err as Error).message}`);
+    if (!(err instanceof WebhookPostError || err instanceof UndecodableAnswer)) throw err;
+    throw new WebhookCallError(`failed to call webhook: ${err.message}`);
   }
   try {
     return verifyAdmissionResponse(version, uid, mutating, review);
