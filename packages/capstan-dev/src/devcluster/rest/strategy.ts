@@ -133,7 +133,12 @@ export function beforeCreate(
   meta["creationTimestamp"] = nowRfc3339();
   if (served.generation !== "none") meta["generation"] = 1;
   else delete meta["generation"];
-  if (served.subresources.status && !served.keepStatusOnCreate) delete obj["status"];
+  if (served.subresources.status && !served.keepStatusOnCreate) {
+    delete obj["status"];
+    // kube-apiserver defaults again whenever it decodes the stored object (the create's answer too):
+    // a default inside the status (a PVC's phase Pending) comes back.
+    served.defaults?.(obj);
+  }
   served.defaultOnCreate?.(obj, options.requester);
   validateCreated(hooks, served, obj);
   // Holds resourceVersion's place in ObjectMeta's order; the write fills it in (create) without normalizing again.
