@@ -208,7 +208,7 @@ export function prepareUpdate(
     next = structuredClone(old);
     if (input["status"] === undefined) delete next["status"];
     else next["status"] = input["status"];
-    served.updateStrategy?.status?.(next, old);
+    served.updateStrategy?.status?.(next, old, input);
     (next.metadata as Record<string, unknown>)["resourceVersion"] = rv;
     const statusErrors: FieldError[] = [];
     for (const validate of hooks.statusValidators) statusErrors.push(...validate(served, next, old));
@@ -243,9 +243,10 @@ export function prepareUpdate(
     if (old["status"] === undefined) delete next["status"];
     else next["status"] = old["status"];
   }
-  served.updateStrategy?.main?.(next, old);
   served.defaults?.(next);
   runMutators(hooks, served, next, options);
+  // PrepareForUpdate sees the decoded body: defaulted, its unknown fields already reported.
+  served.updateStrategy?.main?.(next, old);
   if (validate) validateUpdated(hooks, served, next, old);
   if (oldMeta.generation !== undefined && generationChanged(served, old, next)) {
     meta.generation = (oldMeta.generation ?? 0) + 1;
