@@ -61,6 +61,7 @@ import { type DeleteValidation, deleteOnce, shouldDeleteDuringUpdate } from "./d
 import { present, serialize } from "./encoding.ts";
 import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field-selector.ts";
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
+import { refuseCreateInNamespace } from "./namespace-lifecycle.ts";
 import { checkUpdateUid, storedUid } from "./preconditions.ts";
 import {
   beforeCreate,
@@ -232,6 +233,9 @@ export class ObjectStore {
   ): Promise<string> {
     let opts = writeOptionsOf(options);
     if (this.decoders.length > 0 && !opts.decoded) ({ input, opts } = await this.decodeBody(served, input, opts));
+    // Admission (NamespaceLifecycle) runs on the decoded body, before it is converted to the storage
+    // version (the refusal names the resource the client wrote to), validated or named.
+    if (served.namespaced) refuseCreateInNamespace(this.storage, gr(served), namespace, input);
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
       return present(served, await this.create(storage, namespace, toStorage(input), opts));
@@ -243,8 +247,6 @@ export class ObjectStore {
       return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
     }
     const { dryRun = false } = opts;
-    // Admission (NamespaceLifecycle) runs before the strategy validates or names the object.
-    if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, admissionName(input));
     // handlers/create.go then store.Create: mutating admission sees the decoded body, before it is
     // named from generateName or given a uid, creationTimestamp and generation (BeforeCreate);
     // validation and validating admission see the prepared object.
@@ -675,26 +677,6 @@ export class ObjectStore {
     }
   }
 
-  /** The NamespaceLifecycle admission plugin's refusals of a create: no such namespace, or one being terminated. */
-  private checkNamespaceAcceptsCreate(served: ServedResource, namespace: string, name: string): void {
-    const ns = this.storage.get("/namespaces", namespace);
-    if (!ns) throw notFound({ group: "", resource: "namespaces" }, namespace);
-    if (namespaceTerminating(this.storage, ns)) {
-      throw forbidden(
-        gr(served),
-        name,
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-        [
-          {
-            reason: "NamespaceTerminating",
-            message: `namespace ${namespace} is being terminated`,
-            field: "metadata.namespace",
-          },
-        ],
-      );
-    }
-  }
-
   private async commitUpdate(
     served: ServedResource,
     namespace: string,
@@ -755,38 +737,6 @@ export class ObjectStore {
 function withDefaultedGrace(served: ServedResource, stored: JsonObject, options: DeleteOptions): DeleteOptions {
   if (!served.gracePeriod || (stored.metadata as MutableMeta).deletionTimestamp) return options;
   return { ...options, gracePeriodSeconds: served.gracePeriod(stored, options.gracePeriodSeconds) };
-}
-
-/**
- * Whether a stored namespace is terminating, cached per storage, namespace and revision (every
- * namespaced create asks; storage reads may hand out a new StoredObject each time, so identity cannot be
- * the key).
- * One entry per namespace ever seen by that storage.
- */
-const terminatingCache = new WeakMap<Storage, Map<string, { rev: number; terminating: boolean }>>();
-/**
- * The name admission.NewForbidden gives an object being created (extractResourceName): its name, else
- * its generateName (no name is generated yet), else "Unknown".
- */
-function admissionName(input: JsonObject): string {
-  const meta = (input.metadata ?? {}) as { name?: unknown; generateName?: unknown };
-  if (typeof meta.name === "string" && meta.name !== "") return meta.name;
-  if (typeof meta.generateName === "string" && meta.generateName !== "") return meta.generateName;
-  return "Unknown";
-}
-
-function namespaceTerminating(storage: Storage, ns: StoredObject): boolean {
-  let byName = terminatingCache.get(storage);
-  if (!byName) {
-    byName = new Map();
-    terminatingCache.set(storage, byName);
-  }
-  const cached = byName.get(ns.key);
-  if (cached?.rev === ns.rev) return cached.terminating;
-  const parsedNs = JSON.parse(ns.data) as { metadata?: { deletionTimestamp?: string }; status?: { phase?: string } };
-  const terminating = Boolean(parsedNs.metadata?.deletionTimestamp) || parsedNs.status?.phase === "Terminating";
-  byName.set(ns.key, { rev: ns.rev, terminating });
-  return terminating;
 }
 
 /** The filter a list or watch applies, or undefined when it selects everything. Throws a 400 for a bad selector. */
