@@ -24,9 +24,14 @@ export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
 
 /** What is admitted: the attributes of one request. */
 export interface AdmissionAttributes {
+  /** The kind and resource the webhook is called for (its rules matched them), the objects' version. */
   kind: { group: string; version: string; kind: string };
   resource: { group: string; version: string; resource: string };
   subResource: string;
+  /** What the client addressed, when it differs from `kind`/`resource`/`subResource` (matchPolicy Equivalent). */
+  requestKind?: { group: string; version: string; kind: string };
+  requestResource?: { group: string; version: string; resource: string };
+  requestSubResource?: string;
   name: string;
   namespace: string;
   operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
@@ -76,9 +81,11 @@ export function admissionRequestFields(attrs: AdmissionAttributes): Record<strin
     kind: attrs.kind,
     resource: attrs.resource,
     ...(attrs.subResource ? { subResource: attrs.subResource } : {}),
-    requestKind: attrs.kind,
-    requestResource: attrs.resource,
-    ...(attrs.subResource ? { requestSubResource: attrs.subResource } : {}),
+    requestKind: attrs.requestKind ?? attrs.kind,
+    requestResource: attrs.requestResource ?? attrs.resource,
+    ...((attrs.requestSubResource ?? attrs.subResource)
+      ? { requestSubResource: attrs.requestSubResource ?? attrs.subResource }
+      : {}),
     ...(attrs.name ? { name: attrs.name } : {}),
     ...(attrs.namespace ? { namespace: attrs.namespace } : {}),
     operation: attrs.operation,

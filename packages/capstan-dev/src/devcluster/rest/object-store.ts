@@ -100,6 +100,11 @@ function quietly(opts: WriteOptions): WriteOptions {
   return { ...opts, fieldValidation: "Ignore", owned: true };
 }
 
+/** `options` of a write that goes on through another resource's storage: admission still reports `served` as requested. */
+function requestedAs<O extends WriteOptions | DeleteOptions>(served: ServedResource, options: O): O {
+  return options.requestedAs ? options : { ...options, requestedAs: served };
+}
+
 function writeOptionsOf(options: WriteOptions | boolean | undefined): WriteOptions {
   return typeof options === "boolean" ? { dryRun: options } : (options ?? {});
 }
@@ -238,12 +243,12 @@ export class ObjectStore {
     if (served.namespaced) refuseCreateInNamespace(this.storage, gr(served), namespace, input);
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
-      return present(served, await this.create(storage, namespace, toStorage(input), opts));
+      return present(served, await this.create(storage, namespace, toStorage(input), requestedAs(served, opts)));
     }
     const conversion = served.webhookConversion;
     if (conversion) {
       const stored = await this.toStorageVersion(served, conversion, input, opts);
-      const data = await this.create(conversion.storage, namespace, stored, quietly(opts));
+      const data = await this.create(conversion.storage, namespace, stored, quietly(requestedAs(served, opts)));
       return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
     }
     const { dryRun = false } = opts;
@@ -253,6 +258,7 @@ export class ObjectStore {
     let decoded = decodeCreate(this, served, namespace, input, opts);
     const info = {
       served,
+      ...(opts.requestedAs ? { requested: opts.requestedAs } : {}),
       namespace,
       name: String((decoded.metadata as MutableMeta).name ?? ""),
       operation: "CREATE" as const,
@@ -319,12 +325,22 @@ export class ObjectStore {
     if (this.decoders.length > 0 && !opts.decoded) ({ input, opts } = await this.decodeBody(served, input, opts));
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
-      return present(served, await this.update(storage, namespace, name, toStorage(input), target, opts));
+      return present(
+        served,
+        await this.update(storage, namespace, name, toStorage(input), target, requestedAs(served, opts)),
+      );
     }
     const conversion = served.webhookConversion;
     if (conversion) {
       const stored = await this.toStorageVersion(served, conversion, input, opts);
-      const data = await this.update(conversion.storage, namespace, name, stored, target, quietly(opts));
+      const data = await this.update(
+        conversion.storage,
+        namespace,
+        name,
+        stored,
+        target,
+        quietly(requestedAs(served, opts)),
+      );
       return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
     }
     checkBodyIdentity(served, namespace, name, input);
@@ -393,7 +409,7 @@ export class ObjectStore {
         name,
         target,
         async (current) => view.toStorage(await mutate(view.fromStorage(current))),
-        opts,
+        requestedAs(served, opts),
       );
       return present(served, data);
     }
@@ -409,7 +425,7 @@ export class ObjectStore {
           const [shown] = await presentConverted(this.converter, served, conversion, [JSON.stringify(current)]);
           return this.toStorageVersion(served, conversion, await mutate(JSON.parse(shown!) as JsonObject), opts);
         },
-        quietly(opts),
+        quietly(requestedAs(served, opts)),
       );
       return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
     }
@@ -447,13 +463,13 @@ export class ObjectStore {
     if (refusal !== undefined) throw forbidden(gr(served), name, refusal);
     const view = served.conversion;
     if (view) {
-      const result = await this.delete(view.storage, namespace, name, options);
+      const result = await this.delete(view.storage, namespace, name, requestedAs(served, options));
       const body = result.body as JsonObject;
       return body.kind === "Status" ? result : { ...result, body: view.fromStorage(body) };
     }
     const conversion = served.webhookConversion;
     if (conversion) {
-      const result = await this.delete(conversion.storage, namespace, name, options);
+      const result = await this.delete(conversion.storage, namespace, name, requestedAs(served, options));
       const body = result.body as JsonObject;
       if (body.kind === "Status") return result;
       const [shown] = await presentConverted(this.converter, served, conversion, [JSON.stringify(body)]);
@@ -498,13 +514,13 @@ export class ObjectStore {
     if (!served.verbs.includes("deletecollection")) throw routeNotAllowed();
     const view = served.conversion;
     if (view) {
-      const list = await this.deleteCollection(view.storage, namespace, query, options);
+      const list = await this.deleteCollection(view.storage, namespace, query, requestedAs(served, options));
       const items = (list["items"] as JsonObject[]).map((i) => view.fromStorage(i));
       return { ...list, kind: served.listKind, apiVersion: groupVersion(served), items };
     }
     const conversion = served.webhookConversion;
     if (conversion) {
-      const list = await this.deleteCollection(conversion.storage, namespace, query, options);
+      const list = await this.deleteCollection(conversion.storage, namespace, query, requestedAs(served, options));
       const objects = (list["items"] as JsonObject[]).map((i) => JSON.stringify(i));
       const items = (await presentConverted(this.converter, served, conversion, objects)).map((d) => JSON.parse(d));
       return { ...list, kind: served.listKind, apiVersion: groupVersion(served), items };
@@ -550,6 +566,7 @@ export class ObjectStore {
     return async (stored) => {
       const info: AdmissionRequestInfo = {
         served,
+        ...(options.requestedAs ? { requested: options.requestedAs } : {}),
         namespace,
         name,
         operation: "DELETE",
@@ -693,7 +710,15 @@ export class ObjectStore {
     let prepared = prepareUpdate(this, served, old, input, target, String(current.rev), options, !admitted);
     if (this.admission !== undefined && admitted) {
       const subresource = target === "main" ? "" : target;
-      const info = { served, namespace, name, operation: "UPDATE" as const, subresource, options };
+      const info = {
+        served,
+        ...(options.requestedAs ? { requested: options.requestedAs } : {}),
+        namespace,
+        name,
+        operation: "UPDATE" as const,
+        subresource,
+        options,
+      };
       const mutated = await this.admission.mutate(info, prepared, old);
       if (mutated !== prepared)
         prepared = prepareUpdate(this, served, old, mutated, target, String(current.rev), options);

@@ -46,6 +46,8 @@ export interface DeleteOptions {
   requester?: Requester;
   /** Receives admission's warnings, for the response's `Warning` headers. */
   warnings?: WarningSink;
+  /** See {@link WriteOptions.requestedAs}. */
+  requestedAs?: ServedResource;
   /**
    * Deletes without admission, as apiextensions' CRD finalizer deletes a CRD's objects through the
    * storage with rest.ValidateAllObjectFunc (crd_finalizer.go) rather than through the API.
@@ -103,7 +105,10 @@ export interface ObjectDecoder {
 
 /** One write or delete as dynamic admission (webhooks, policies) sees it. */
 export interface AdmissionRequestInfo {
+  /** The resource the object is admitted as (its version is the object's). */
   served: ServedResource;
+  /** The resource the client addressed (`requestKind`, `requestResource`); `served` when absent. */
+  requested?: ServedResource;
   namespace: string;
   /** `""` for each object of a collection delete, as kube-apiserver's handler names none there. */
   name: string;
@@ -154,6 +159,12 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   /** Receives the warnings the response should carry (unknown fields under Warn, admission's). */
   warnings?: WarningSink;
+  /**
+   * The resource the client addressed, when the store writes through another one's storage (a
+   * conversion view such as events.k8s.io Events, a CRD version its webhook converts): admission
+   * reports it as the request's kind and resource. Set by the store itself.
+   */
+  requestedAs?: ServedResource;
   /** The caller hands the input over (a freshly decoded body): the store may change it instead of copying. */
   owned?: boolean;
   /** The authenticated user of the request, for strategies that record the requester (CSRs). */
