@@ -220,7 +220,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   store.mutators.push(customObjectMutator, podServiceAccountMutator);
   // On every create and update: the stored ValidatingAdmissionPolicies, then the webhooks of the stored
   // Validating/MutatingWebhookConfigurations (kube-apiserver's plugin order).
-  const webhookAdmission = new WebhookAdmission(storage);
+  const webhookAdmission = new WebhookAdmission(storage, registry, () => store.converter);
   store.admission = new AdmissionChain([new PolicyAdmission(storage, registry), webhookAdmission]);
   // CRDs with conversion strategy Webhook: their webhooks convert objects between versions.
   const conversionWebhooks = new ConversionWebhookCaller();

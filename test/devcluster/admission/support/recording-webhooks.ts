@@ -1,7 +1,7 @@
 /**
  * An HTTPS admission webhook server for the devcluster's admission tests: it records every
  * AdmissionReview request as the API server sent it (nulls included) and answers what the test
- * programmed for its path: allowed or denied, a JSON Patch, warnings.
+ * programmed for its path: allowed or denied, a JSON Patch, warnings, or a body that is no review.
  */
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -14,6 +14,10 @@ export interface ProgrammedAnswer {
   /** JSON Patch operations (sent base64-encoded with patchType JSONPatch). */
   patch?: unknown[];
   warnings?: string[];
+  /** The patch's bytes as sent (base64-encoded with patchType JSONPatch), when they are not a JSON document. */
+  rawPatch?: string;
+  /** An answer body sent as is instead of an AdmissionReview, with its Content-Type (none when undefined). */
+  raw?: { body: string; contentType?: string };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: reviews are arbitrary JSON read by assertions
@@ -49,14 +53,18 @@ export async function startRecordingWebhooks(): Promise<RecordingWebhooks> {
       const path = (req.url ?? "").split("?")[0] ?? "";
       calls.push({ path, request: review.request });
       const programmed = answers.get(path)?.(review.request) ?? {};
+      if (programmed.raw !== undefined) {
+        if (programmed.raw.contentType !== undefined) res.setHeader("content-type", programmed.raw.contentType);
+        res.end(programmed.raw.body);
+        return;
+      }
+      const patch = programmed.rawPatch ?? (programmed.patch ? JSON.stringify(programmed.patch) : undefined);
       const response = {
         uid: review.request.uid,
         allowed: programmed.allowed ?? true,
         ...(programmed.status ? { status: programmed.status } : {}),
         ...(programmed.warnings ? { warnings: programmed.warnings } : {}),
-        ...(programmed.patch
-          ? { patchType: "JSONPatch", patch: Buffer.from(JSON.stringify(programmed.patch)).toString("base64") }
-          : {}),
+        ...(patch !== undefined ? { patchType: "JSONPatch", patch: Buffer.from(patch).toString("base64") } : {}),
       };
       res.setHeader("content-type", "application/json");
       res.end(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response }));

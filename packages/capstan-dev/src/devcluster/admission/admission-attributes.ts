@@ -3,25 +3,33 @@
  * in their AdmissionReview, and what policies' and matchConditions' CEL reads as `request`,
  * `object` and `oldObject`.
  */
-import type { JsonObject } from "../registry/served-resource.ts";
+import type { JsonObject, ServedResource } from "../registry/served-resource.ts";
 import type { AdmissionRequestInfo } from "../rest/types.ts";
 import type { AdmissionAttributes } from "./webhook-call.ts";
 
-/** The attributes of the write `info` with the object `obj` (undefined for DELETE) and the stored `old`. */
+/**
+ * The attributes of the write `info` with the object `obj` (undefined for DELETE) and the stored `old`,
+ * both in the version of `as` (the resource a webhook's rules matched; `info.served` when absent);
+ * the request's own kind and resource are what the client addressed.
+ */
 export function admissionAttributes(
   info: AdmissionRequestInfo,
   obj: JsonObject | undefined,
   old: JsonObject | undefined,
+  as: ServedResource = info.served,
 ): AdmissionAttributes {
-  const { served } = info;
+  const requested = info.requested ?? info.served;
   const requester = info.options.requester;
   const object = obj === undefined ? null : withoutPlaceholders(obj, info.operation);
   return {
-    kind: { group: served.group, version: served.version, kind: served.kind },
-    resource: { group: served.group, version: served.version, resource: served.plural },
+    kind: kindOf(as),
+    resource: resourceOf(as),
     subResource: info.subresource,
+    requestKind: kindOf(requested),
+    requestResource: resourceOf(requested),
+    requestSubResource: info.subresource,
     name: info.name,
-    namespace: served.namespaced ? info.namespace : "",
+    namespace: info.served.namespaced ? info.namespace : "",
     operation: info.operation,
     userInfo:
       requester === undefined
@@ -32,6 +40,14 @@ export function admissionAttributes(
     dryRun: info.options.dryRun === true,
     options: operationOptions(info),
   };
+}
+
+function kindOf(served: ServedResource): AdmissionAttributes["kind"] {
+  return { group: served.group, version: served.version, kind: served.kind };
+}
+
+function resourceOf(served: ServedResource): AdmissionAttributes["resource"] {
+  return { group: served.group, version: served.version, resource: served.plural };
 }
 
 /** The request's CreateOptions, UpdateOptions or DeleteOptions, as the review's `options` carries them. */

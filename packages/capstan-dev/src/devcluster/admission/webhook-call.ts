@@ -15,6 +15,7 @@
  * Service network, which the embedded server does not have (such a webhook fails to be called).
  */
 import { randomUUID } from "node:crypto";
+import { decodeWebhookAnswer, UndecodableAnswer } from "../webhook-client/webhook-answer.ts";
 import { postToWebhook, type WebhookAgents, WebhookPostError } from "../webhook-client/webhook-post.ts";
 import { type VerifiedResponse, verifyAdmissionResponse } from "./webhook-response.ts";
 
@@ -23,9 +24,14 @@ export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
 
 /** What is admitted: the attributes of one request. */
 export interface AdmissionAttributes {
+  /** The kind and resource the webhook is called for (its rules matched them), the objects' version. */
   kind: { group: string; version: string; kind: string };
   resource: { group: string; version: string; resource: string };
   subResource: string;
+  /** What the client addressed, when it differs from `kind`/`resource`/`subResource` (matchPolicy Equivalent). */
+  requestKind?: { group: string; version: string; kind: string };
+  requestResource?: { group: string; version: string; resource: string };
+  requestSubResource?: string;
   name: string;
   namespace: string;
   operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
@@ -75,9 +81,11 @@ export function admissionRequestFields(attrs: AdmissionAttributes): Record<strin
     kind: attrs.kind,
     resource: attrs.resource,
     ...(attrs.subResource ? { subResource: attrs.subResource } : {}),
-    requestKind: attrs.kind,
-    requestResource: attrs.resource,
-    ...(attrs.subResource ? { requestSubResource: attrs.subResource } : {}),
+    requestKind: attrs.requestKind ?? attrs.kind,
+    requestResource: attrs.requestResource ?? attrs.resource,
+    ...((attrs.requestSubResource ?? attrs.subResource)
+      ? { requestSubResource: attrs.requestSubResource ?? attrs.subResource }
+      : {}),
     ...(attrs.name ? { name: attrs.name } : {}),
     ...(attrs.namespace ? { namespace: attrs.namespace } : {}),
     operation: attrs.operation,
@@ -121,17 +129,15 @@ export async function callWebhook(
   const ca = webhook.clientConfig.caBundle
     ? Buffer.from(webhook.clientConfig.caBundle, "base64").toString("utf8")
     : undefined;
-  let answer: string;
-  try {
-    answer = await postToWebhook(target, body, ca, timeoutSeconds * 1000, agents?.agentFor(target, ca));
-  } catch (err) {
-    throw err instanceof WebhookPostError ? new WebhookCallError(`failed to call webhook: ${err.message}`) : err;
-  }
   let review: unknown;
   try {
-    review = JSON.parse(answer);
+    // Decoding the answer is part of the call (client-go's Do().Into()): its errors read `failed to call webhook: ...`.
+    review = decodeWebhookAnswer(
+      await postToWebhook(target, body, ca, timeoutSeconds * 1000, agents?.agentFor(target, ca)),
+    );
   } catch (err) {
-    throw new WebhookCallError(`received invalid webhook response: ${(err as Error).message}`);
+    if (!(err instanceof WebhookPostError || err instanceof UndecodableAnswer)) throw err;
+    throw new WebhookCallError(`failed to call webhook: ${err.message}`);
   }
   try {
     return verifyAdmissionResponse(version, uid, mutating, review);

@@ -7,6 +7,7 @@
 import type { InProcessApi } from "../in-process-api.ts";
 import { ApiError, routeNotAllowed } from "../machinery/status.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
+import { refuseCreateInNamespace } from "../rest/namespace-lifecycle.ts";
 import { decodeObject, readBody } from "../serializer/body.ts";
 import { invalid, invalidStatus } from "../validation/field-errors.ts";
 import { DEFAULT_EXPIRATION_SECONDS, type ServiceAccountTokens } from "./service-account-tokens.ts";
@@ -17,6 +18,7 @@ const MIN_EXPIRATION_SECONDS = 600;
 const MAX_EXPIRATION_SECONDS = 2 ** 32;
 
 const SERVICE_ACCOUNTS = { group: "", version: "v1", plural: "serviceaccounts" };
+const SERVICE_ACCOUNTS_GR = { group: "", resource: "serviceaccounts" };
 
 /** True for a TokenRequest (create on serviceaccounts/token). */
 export function isTokenRequest(ctx: RequestContext): boolean {
@@ -42,6 +44,8 @@ export async function serveTokenRequest(
     throw routeNotAllowed();
   }
   const body = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"]);
+  // Admission (NamespaceLifecycle) comes before the REST create validates or looks the ServiceAccount up.
+  refuseCreateInNamespace(api.store.storage, SERVICE_ACCOUNTS_GR, namespace, body, name);
   const spec = (body["spec"] ?? {}) as { audiences?: string[]; expirationSeconds?: number };
   const expirationSeconds = spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS;
   if (!Number.isInteger(expirationSeconds) || expirationSeconds < MIN_EXPIRATION_SECONDS) {

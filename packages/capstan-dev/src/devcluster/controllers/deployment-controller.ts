@@ -9,7 +9,7 @@
  *    annotation = highest old revision + 1). An old ReplicaSet whose template comes back (a
  *    rollback) becomes the new one and gets the next revision;
  * 2. copies the new ReplicaSet's revision to the Deployment's `deployment.kubernetes.io/revision`
- *    annotation (a main update, which bumps the Deployment's generation as the real strategy does);
+ *    annotation (through `/status`, as the real controller's UpdateStatus: no generation bump);
  * 3. scales: Recreate scales old ReplicaSets to 0 and the new one up once no old pod is left
  *    (Terminating ones included; a pod's deletion wakes the Deployment);
  *    RollingUpdate scales the new ReplicaSet up within replicas + maxSurge and old ones down while
@@ -250,14 +250,15 @@ export class DeploymentController extends LoopController implements Controller {
     if (!newRs) return undefined;
     if (!status.conditions?.some((c) => c.type === "Progressing")) progressReason ??= "FoundNewReplicaSet";
 
-    // The Deployment carries its current revision (a main update: generation moves, as on a real cluster).
+    // The Deployment carries its current revision, written with UpdateStatus as the real controller
+    // does (sync.go getNewReplicaSet): the status strategy keeps the annotation and the generation.
     const revision = String(newRs.revision);
     if ((d.metadata as { annotations?: Record<string, string> }).annotations?.[REVISION_ANNOTATION] !== revision) {
       const updated = await this.ctx.store.guaranteedUpdate(
         this.served(DEPLOYMENT_REF),
         namespace,
         name,
-        "main",
+        "status",
         (c) => {
           const meta = c.metadata as { annotations?: Record<string, string> };
           meta.annotations = { ...meta.annotations, [REVISION_ANNOTATION]: revision };

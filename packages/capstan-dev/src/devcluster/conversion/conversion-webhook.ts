@@ -114,7 +114,7 @@ export class ConversionWebhookCaller implements CustomResourceConverter {
       request: { uid, desiredAPIVersion: apiVersion, objects },
     });
     const ca = caBundle ? Buffer.from(caBundle, "base64").toString("utf8") : undefined;
-    const answer = await postToWebhook(
+    const { body: answer } = await postToWebhook(
       target,
       body,
       ca,

@@ -22,6 +22,7 @@ import { gr, groupVersion, type JsonObject, type Requester, type ServedResource 
 import { pageNotFound } from "../request/page-not-found.ts";
 import { type RequestContext, writeJson } from "../request/pipeline.ts";
 import { queryBool } from "../request/query-params.ts";
+import { WarningRecorder } from "../request/warning-recorder.ts";
 import { waitForRevision } from "../rest/freshness.ts";
 import type { ObjectStore } from "../rest/object-store.ts";
 import type { PatchTypes } from "../rest/patchers.ts";
@@ -120,16 +121,15 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
     }
     case "create": {
       if (subresource !== "" || info.name !== "") throw methodNotSupported(gr(served), "create");
-      const { writeOptions, warnings } = writeRequestOf(ctx, query);
+      const { writeOptions } = writeRequestOf(ctx, query);
       checkWriteFieldManager(query, "CreateOptions");
       const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"], served.kind) as JsonObject;
       checkKind(served, obj);
       const data = await store.create(served, namespace, obj, writeOptions);
-      setWarnings(ctx.res, warnings);
       return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "update": {
-      const { writeOptions, warnings, manager } = writeRequestOf(ctx, query);
+      const { writeOptions, manager } = writeRequestOf(ctx, query);
       checkWriteFieldManager(query, "UpdateOptions");
       const into = target === "scale" ? "Scale" : served.kind;
       const obj = decodeObject(await readBody(ctx.req), ctx.req.headers["content-type"], into) as JsonObject;
@@ -148,11 +148,10 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       }
       if (target === "main") checkKind(served, obj);
       const data = await store.update(served, namespace, name, obj, target, writeOptions);
-      setWarnings(ctx.res, warnings);
       return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "patch": {
-      const { writeOptions, warnings, manager } = writeRequestOf(ctx, query);
+      const { writeOptions, manager } = writeRequestOf(ctx, query);
       const body = (await readBody(ctx.req)).toString("utf8");
       const patchType = mediaType(ctx.req.headers["content-type"]);
       const patcher = deps.patchTypes.resolve(patchType, served);
@@ -194,10 +193,8 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
         const created = applyCreate(body, { ...context, name, namespace });
         checkKind(served, created);
         data = await store.create(served, namespace, created, computedOptions(writeOptions, manager));
-        setWarnings(ctx.res, warnings);
         return sendObject(ctx.res, 201, served, data, negotiate(ctx.req.headers.accept), query);
       }
-      setWarnings(ctx.res, warnings);
       return sendObject(ctx.res, 200, served, data, negotiate(ctx.req.headers.accept), query);
     }
     case "delete": {
@@ -206,7 +203,6 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       const result = await store.delete(served, namespace, name, options);
       // 202 only when not deleted yet and the client asked for orphanDependents=false (handlers/delete.go).
       const code = !result.deleted && options.orphanDependents === false ? 202 : 200;
-      setWarnings(ctx.res, options.warnings ?? []);
       return sendJson(ctx.res, code, JSON.stringify(result.body));
     }
     case "deletecollection": {
@@ -214,7 +210,6 @@ export async function handleResourceRequest(ctx: RequestContext, deps: ResourceH
       const options = await deleteOptionsOf(ctx, query);
       const list = await store.deleteCollection(served, namespace, listQueryOf(query), options);
       const items = (list["items"] as JsonObject[]).map((item) => listItemObject(served, item));
-      setWarnings(ctx.res, options.warnings ?? []);
       return sendJson(ctx.res, 200, JSON.stringify({ ...list, items }));
     }
     default:
@@ -377,7 +372,7 @@ function includeObjectOf(query: URLSearchParams): "None" | "Metadata" | "Object"
  */
 async function deleteOptionsOf(ctx: RequestContext, query: URLSearchParams): Promise<DeleteOptions> {
   const body = await readBody(ctx.req);
-  const options: DeleteOptions = { warnings: [] };
+  const options: DeleteOptions = { warnings: new WarningRecorder(ctx.res) };
   let bodyDryRun = false;
   if (body.length > 0) {
     // Only DeleteOptions' own fields: the rest of the options (requester, skipAdmission) are the server's.
@@ -464,24 +459,22 @@ function listMetaOf(page: { resourceVersion: string; continue?: string; remainin
 /** What a create, update or patch takes from the request; only those verbs build it (a get makes none of it). */
 interface WriteRequest {
   writeOptions: WriteOptions;
-  /** Filled by the store (unknown fields under fieldValidation=Warn), sent by {@link setWarnings}. */
-  warnings: string[];
   /** The writer named in managedFields (`kubectl-create`, or the User-Agent's program). */
   manager: string;
 }
 
 function writeRequestOf(ctx: RequestContext, query: URLSearchParams): WriteRequest {
-  const warnings: string[] = [];
   const manager = managerOrUserAgent(query.get("fieldManager"), ctx.req.headers["user-agent"]);
   const writeOptions: WriteOptions = {
     dryRun: dryRunOf(query),
     fieldValidation: fieldValidationOf(query),
-    warnings,
+    // Written to the response as they come (unknown fields under fieldValidation=Warn, admission's).
+    warnings: new WarningRecorder(ctx.res),
     owned: true,
     fieldManager: { manager },
     ...(ctx.user ? { requester: requesterOf(ctx.user) } : {}),
   };
-  return { writeOptions, warnings, manager };
+  return { writeOptions, manager };
 }
 
 /** The authenticated (or impersonated) user, as strategies and admission record it. */
@@ -499,15 +492,6 @@ function dryRunOf(query: URLSearchParams): boolean {
  */
 function computedOptions(writeOptions: WriteOptions, manager: string): WriteOptions {
   return { ...writeOptions, fieldManager: { manager, computed: true } };
-}
-
-/** Warnings (unknown fields under fieldValidation=Warn) go out as RFC 7234 Warning headers, as kube-apiserver sends them. */
-function setWarnings(res: ServerResponse, warnings: readonly string[]): void {
-  if (warnings.length > 0)
-    res.setHeader(
-      "Warning",
-      warnings.map((w) => `299 - ${JSON.stringify(w)}`),
-    );
 }
 
 function sendObject(

@@ -4,7 +4,10 @@
  * define them in pkg/registry/<group>/<kind>/strategy.go. The scheme's defaults, applied on every
  * write, are in scheme-defaults.ts.
  */
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+import { jsonEqual } from "../machinery/semantic-equal.ts";
 import { nowRfc3339 } from "../machinery/timestamps.ts";
+import { prepareObjectMetaForUpdate } from "../validation/object-meta.ts";
 import { record, served } from "./builtin-descriptor.ts";
 import { certificateSigningRequests } from "./certificate-signing-requests.ts";
 import { clusterBuiltins } from "./cluster-builtins.ts";
@@ -35,6 +38,7 @@ import {
   defaultService,
   defaultStatefulSet,
   defaultStorageClass,
+  defaultWebhookConfiguration,
 } from "./scheme-defaults.ts";
 import { ALL_VERBS, bucketOf, type FieldGetter, type JsonObject, type ServedResource } from "./served-resource.ts";
 import { serviceAllocation } from "./service-allocation.ts";
@@ -123,11 +127,43 @@ function prepareJob(job: JsonObject): void {
 
 /**
  * The daemon set strategy's PrepareForCreate sets the internal spec.templateGeneration to 1, which
- * apps/v1 carries as this annotation. Caveat: the strategy's bump on a template change is not done.
+ * apps/v1 carries as this annotation.
  */
 function prepareDaemonSet(ds: JsonObject): void {
   const annotations = record(record(ds, "metadata"), "annotations");
-  annotations["deprecated.daemonset.template.generation"] ??= "1";
+  annotations[TEMPLATE_GENERATION] ??= "1";
+}
+
+/**
+ * The daemon set strategy's PrepareForUpdate of the template generation apps/v1 shows as this
+ * annotation: a client cannot set it; a template change adds one (with the generation).
+ */
+function daemonSetTemplateGeneration(next: JsonObject, old: JsonObject): void {
+  const stored = Number.parseInt((old.metadata as ObjectMeta).annotations?.[TEMPLATE_GENERATION] ?? "0", 10) || 0;
+  const changed = !jsonEqual(
+    (old["spec"] as { template?: unknown } | undefined)?.template,
+    (next["spec"] as { template?: unknown } | undefined)?.template,
+  );
+  record(record(next, "metadata"), "annotations")[TEMPLATE_GENERATION] = String(changed ? stored + 1 : stored);
+}
+
+const TEMPLATE_GENERATION = "deprecated.daemonset.template.generation";
+
+/**
+ * deploymentStatusStrategy.PrepareForUpdate: a `/status` write keeps the stored spec and labels and
+ * takes the rest of the body's metadata under ObjectMeta's update rules, without a generation bump
+ * (the deployment controller records its revision annotation this way, with UpdateStatus).
+ */
+function deploymentStatusUpdate(next: JsonObject, old: JsonObject, input: JsonObject): void {
+  const oldMeta = old.metadata as ObjectMeta;
+  const meta = structuredClone((input.metadata ?? {}) as ObjectMeta) as Record<string, unknown>;
+  prepareObjectMetaForUpdate(meta, oldMeta);
+  meta["namespace"] = oldMeta.namespace;
+  for (const kept of ["labels", "managedFields"] as const) {
+    if (oldMeta[kept] === undefined) delete meta[kept];
+    else meta[kept] = oldMeta[kept];
+  }
+  next.metadata = meta;
 }
 
 /** The persistent volume strategy's PrepareForCreate (PersistentVolumeLastPhaseTransitionTime, GA in 1.31). */
@@ -397,6 +433,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       subresources: { status: true, scale: REPLICAS_SCALE },
       generation: "spec-and-annotations",
       defaults: defaultDeployment,
+      updateStrategy: { status: deploymentStatusUpdate },
     }),
     served({
       group: "apps",
@@ -440,6 +477,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
         prepareDaemonSet(ds);
         zeroCounters("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady")(ds);
       },
+      updateStrategy: { main: daemonSetTemplateGeneration },
     }),
     served({
       group: "batch",
@@ -585,6 +623,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       categories: ["api-extensions"],
       // Their content is `webhooks`, not `spec`: any change outside metadata bumps generation.
       generation: "all-but-metadata-and-status",
+      defaults: (config) => defaultWebhookConfiguration(config, false),
     }),
     served({
       group: "admissionregistration.k8s.io",
@@ -594,6 +633,7 @@ export function builtinResources(deps: BuiltinDeps = {}): ServedResource[] {
       namespaced: false,
       categories: ["api-extensions"],
       generation: "all-but-metadata-and-status",
+      defaults: (config) => defaultWebhookConfiguration(config, true),
     }),
     componentStatuses(),
     ...horizontalPodAutoscalers(),

@@ -5,7 +5,7 @@
  * (pkg/apis/<group>/v1/defaults.go, pkg/registry/<group>/<kind>/strategy.go). No controller acts on them.
  */
 import { record, served } from "./builtin-descriptor.ts";
-import { defaultPodTemplate } from "./scheme-defaults.ts";
+import { defaultPodTemplate, defaultRuleScopes } from "./scheme-defaults.ts";
 import type { JsonObject, ServedResource } from "./served-resource.ts";
 
 function setIfUnset(obj: Record<string, unknown>, key: string, value: unknown): void {
@@ -57,13 +57,15 @@ function defaultPriorityLevel(pl: JsonObject): void {
   }
 }
 
-/** SetDefaults_MatchResources: Equivalent matching and match-all selectors. */
+/** SetDefaults_MatchResources: Equivalent matching and match-all selectors; its rules' SetDefaults_Rule. */
 function defaultMatchResources(match: unknown): void {
   if (match === null || typeof match !== "object") return;
   const m = match as Record<string, unknown>;
   setIfUnset(m, "namespaceSelector", {});
   setIfUnset(m, "objectSelector", {});
   setIfUnset(m, "matchPolicy", "Equivalent");
+  defaultRuleScopes(m["resourceRules"]);
+  defaultRuleScopes(m["excludeResourceRules"]);
 }
 
 /** SetDefaults_ValidatingAdmissionPolicySpec: failurePolicy Fail, and the match constraints' defaults. */

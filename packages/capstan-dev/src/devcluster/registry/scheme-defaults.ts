@@ -485,3 +485,27 @@ export function defaultRoleBinding(binding: JsonObject): void {
   record(binding, "roleRef")["apiGroup"] ||= RBAC_GROUP;
   defaultSubjects(binding);
 }
+
+/**
+ * admissionregistration.k8s.io/v1 SetObjectDefaults_{Validating,Mutating}WebhookConfiguration: each
+ * webhook's SetDefaults_{Validating,Mutating}Webhook, its service reference's port and its rules'
+ * scope. sideEffects and admissionReviewVersions have no default in v1 (validation requires them).
+ */
+export function defaultWebhookConfiguration(config: JsonObject, mutating: boolean): void {
+  for (const webhook of objectsOf(config["webhooks"])) {
+    webhook["failurePolicy"] ??= "Fail";
+    webhook["matchPolicy"] ??= "Equivalent";
+    webhook["namespaceSelector"] ??= {};
+    webhook["objectSelector"] ??= {};
+    webhook["timeoutSeconds"] ??= 10;
+    if (mutating) webhook["reinvocationPolicy"] ??= "Never";
+    const service = objectAt(record(webhook, "clientConfig"), "service");
+    if (service) service["port"] ??= 443;
+    defaultRuleScopes(webhook["rules"]);
+  }
+}
+
+/** SetDefaults_Rule of each rule in `rules` (webhooks' and admission policies' alike): scope `*`. */
+export function defaultRuleScopes(rules: unknown): void {
+  for (const rule of objectsOf(rules)) rule["scope"] ??= "*";
+}

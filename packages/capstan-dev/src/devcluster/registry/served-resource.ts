@@ -138,10 +138,16 @@ export interface ServedResource {
    * PrepareForUpdate), applied to the next object with the stored one beside it.
    */
   updateStrategy?: {
-    /** The main resource (CSRs keep spec and status: only metadata changes there). */
+    /**
+     * The main resource, after the body was defaulted (CSRs keep spec and status: only metadata
+     * changes there; DaemonSets count template changes).
+     */
     main?(next: JsonObject, old: JsonObject): void;
-    /** The status subresource, after status was taken from the body (CSRs keep the approval conditions). */
-    status?(next: JsonObject, old: JsonObject): void;
+    /**
+     * The status subresource, after status was taken from the body into a copy of the stored object
+     * (CSRs keep the approval conditions; Deployments take the body's metadata but its labels).
+     */
+    status?(next: JsonObject, old: JsonObject, input: JsonObject): void;
     /** The approval subresource: the next object from the stored one and the body. */
     approval?(old: JsonObject, input: JsonObject): JsonObject;
   };

@@ -145,11 +145,13 @@ function goEscaped(text: string): string {
 }
 
 function writeBody(res: ServerResponse, code: number, json: string): void {
-  const text = goEscaped(json);
+  const bytes = Buffer.from(goEscaped(json), "utf8");
   res.writeHead(code, {
     "Content-Type": "application/json",
     "Cache-Control": "no-cache, private",
-    "Content-Length": Buffer.byteLength(text),
+    "Content-Length": bytes.length,
   });
-  res.end(text);
+  // A Buffer, not a string: Node sends the headers with a first string chunk in that chunk's encoding
+  // (UTF-8), which would encode again the UTF-8 bytes a Warning header holds (warning-recorder.ts).
+  res.end(bytes);
 }

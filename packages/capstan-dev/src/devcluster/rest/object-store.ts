@@ -61,15 +61,16 @@ import { type DeleteValidation, deleteOnce, shouldDeleteDuringUpdate } from "./d
 import { present, serialize } from "./encoding.ts";
 import { compileFieldSelector, matchesFields, parseFieldSelector } from "./field-selector.ts";
 import { matchesLabels, parseLabelSelector } from "./label-selector.ts";
+import { refuseCreateInNamespace } from "./namespace-lifecycle.ts";
 import { checkUpdateUid, storedUid } from "./preconditions.ts";
 import {
+  beforeCreate,
   checkBodyIdentity,
+  decodeCreate,
   invalid,
-  prepareCreate,
   prepareUpdate,
   reportUnknownFields,
   runMutators,
-  validateCreated,
   validateUpdated,
 } from "./strategy.ts";
 import type {
@@ -97,6 +98,11 @@ import { convertingSink, presentConverted, toStorageVersion } from "./webhook-co
  */
 function quietly(opts: WriteOptions): WriteOptions {
   return { ...opts, fieldValidation: "Ignore", owned: true };
+}
+
+/** `options` of a write that goes on through another resource's storage: admission still reports `served` as requested. */
+function requestedAs<O extends WriteOptions | DeleteOptions>(served: ServedResource, options: O): O {
+  return options.requestedAs ? options : { ...options, requestedAs: served };
 }
 
 function writeOptionsOf(options: WriteOptions | boolean | undefined): WriteOptions {
@@ -232,35 +238,43 @@ export class ObjectStore {
   ): Promise<string> {
     let opts = writeOptionsOf(options);
     if (this.decoders.length > 0 && !opts.decoded) ({ input, opts } = await this.decodeBody(served, input, opts));
+    // Admission (NamespaceLifecycle) runs on the decoded body, before it is converted to the storage
+    // version (the refusal names the resource the client wrote to), validated or named.
+    if (served.namespaced) refuseCreateInNamespace(this.storage, gr(served), namespace, input);
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
-      return present(served, await this.create(storage, namespace, toStorage(input), opts));
+      return present(served, await this.create(storage, namespace, toStorage(input), requestedAs(served, opts)));
     }
     const conversion = served.webhookConversion;
     if (conversion) {
       const stored = await this.toStorageVersion(served, conversion, input, opts);
-      const data = await this.create(conversion.storage, namespace, stored, quietly(opts));
+      const data = await this.create(conversion.storage, namespace, stored, quietly(requestedAs(served, opts)));
       return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
     }
     const { dryRun = false } = opts;
-    // Admission (NamespaceLifecycle) runs before the strategy validates or names the object.
-    if (served.namespaced) this.checkNamespaceAcceptsCreate(served, namespace, admissionName(input));
-    // With dynamic admission, validation waits for the mutating webhooks (kube-apiserver's order).
-    let obj = prepareCreate(this, served, namespace, input, opts, this.admission === undefined);
+    // handlers/create.go then store.Create: mutating admission sees the decoded body, before it is
+    // named from generateName or given a uid, creationTimestamp and generation (BeforeCreate);
+    // validation and validating admission see the prepared object.
+    let decoded = decodeCreate(this, served, namespace, input, opts);
+    const info = {
+      served,
+      ...(opts.requestedAs ? { requested: opts.requestedAs } : {}),
+      namespace,
+      name: String((decoded.metadata as MutableMeta).name ?? ""),
+      operation: "CREATE" as const,
+      subresource: "",
+      options: opts,
+    };
     if (this.admission !== undefined) {
-      const info = {
-        served,
-        namespace,
-        name: String((obj.metadata as MutableMeta).name ?? ""),
-        operation: "CREATE" as const,
-        subresource: "",
-        options: opts,
-      };
-      const mutated = await this.admission.mutate(info, obj, undefined);
-      // A mutated object is prepared again; either way it is validated now, after mutating admission.
-      if (mutated !== obj) obj = prepareCreate(this, served, namespace, mutated, opts);
-      else validateCreated(this, served, obj);
-      await this.admission.validate(info, obj, undefined);
+      const mutated = await this.admission.mutate(info, decoded, undefined);
+      // A mutated object is decoded again: defaulted, pruned, its unknown fields reported.
+      if (mutated !== decoded) decoded = decodeCreate(this, served, namespace, mutated, opts);
+    }
+    const obj = beforeCreate(this, served, decoded, opts);
+    if (this.admission !== undefined) {
+      // The name generated from generateName is the one validating admission is told (AdmissionToValidateObjectFunc).
+      const name = String((obj.metadata as MutableMeta).name ?? "");
+      await this.admission.validate({ ...info, name }, obj, undefined);
     }
     const meta = obj.metadata as MutableMeta;
     const name = meta.name as string;
@@ -271,7 +285,7 @@ export class ObjectStore {
     }
     try {
       const stored = await this.storage.create(bucketOf(served), keyOf(served, namespace, name), (rev) => {
-        // prepareCreate normalized obj with resourceVersion in place: filling it in keeps the key order.
+        // beforeCreate normalized obj with resourceVersion in place: filling it in keeps the key order.
         meta.resourceVersion = String(rev);
         return JSON.stringify(obj);
       });
@@ -311,12 +325,22 @@ export class ObjectStore {
     if (this.decoders.length > 0 && !opts.decoded) ({ input, opts } = await this.decodeBody(served, input, opts));
     if (served.conversion) {
       const { storage, toStorage } = served.conversion;
-      return present(served, await this.update(storage, namespace, name, toStorage(input), target, opts));
+      return present(
+        served,
+        await this.update(storage, namespace, name, toStorage(input), target, requestedAs(served, opts)),
+      );
     }
     const conversion = served.webhookConversion;
     if (conversion) {
       const stored = await this.toStorageVersion(served, conversion, input, opts);
-      const data = await this.update(conversion.storage, namespace, name, stored, target, quietly(opts));
+      const data = await this.update(
+        conversion.storage,
+        namespace,
+        name,
+        stored,
+        target,
+        quietly(requestedAs(served, opts)),
+      );
       return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
     }
     checkBodyIdentity(served, namespace, name, input);
@@ -385,7 +409,7 @@ export class ObjectStore {
         name,
         target,
         async (current) => view.toStorage(await mutate(view.fromStorage(current))),
-        opts,
+        requestedAs(served, opts),
       );
       return present(served, data);
     }
@@ -401,7 +425,7 @@ export class ObjectStore {
           const [shown] = await presentConverted(this.converter, served, conversion, [JSON.stringify(current)]);
           return this.toStorageVersion(served, conversion, await mutate(JSON.parse(shown!) as JsonObject), opts);
         },
-        quietly(opts),
+        quietly(requestedAs(served, opts)),
       );
       return (await presentConverted(this.converter, served, conversion, [data]))[0]!;
     }
@@ -439,13 +463,13 @@ export class ObjectStore {
     if (refusal !== undefined) throw forbidden(gr(served), name, refusal);
     const view = served.conversion;
     if (view) {
-      const result = await this.delete(view.storage, namespace, name, options);
+      const result = await this.delete(view.storage, namespace, name, requestedAs(served, options));
       const body = result.body as JsonObject;
       return body.kind === "Status" ? result : { ...result, body: view.fromStorage(body) };
     }
     const conversion = served.webhookConversion;
     if (conversion) {
-      const result = await this.delete(conversion.storage, namespace, name, options);
+      const result = await this.delete(conversion.storage, namespace, name, requestedAs(served, options));
       const body = result.body as JsonObject;
       if (body.kind === "Status") return result;
       const [shown] = await presentConverted(this.converter, served, conversion, [JSON.stringify(body)]);
@@ -490,13 +514,13 @@ export class ObjectStore {
     if (!served.verbs.includes("deletecollection")) throw routeNotAllowed();
     const view = served.conversion;
     if (view) {
-      const list = await this.deleteCollection(view.storage, namespace, query, options);
+      const list = await this.deleteCollection(view.storage, namespace, query, requestedAs(served, options));
       const items = (list["items"] as JsonObject[]).map((i) => view.fromStorage(i));
       return { ...list, kind: served.listKind, apiVersion: groupVersion(served), items };
     }
     const conversion = served.webhookConversion;
     if (conversion) {
-      const list = await this.deleteCollection(conversion.storage, namespace, query, options);
+      const list = await this.deleteCollection(conversion.storage, namespace, query, requestedAs(served, options));
       const objects = (list["items"] as JsonObject[]).map((i) => JSON.stringify(i));
       const items = (await presentConverted(this.converter, served, conversion, objects)).map((d) => JSON.parse(d));
       return { ...list, kind: served.listKind, apiVersion: groupVersion(served), items };
@@ -542,6 +566,7 @@ export class ObjectStore {
     return async (stored) => {
       const info: AdmissionRequestInfo = {
         served,
+        ...(options.requestedAs ? { requested: options.requestedAs } : {}),
         namespace,
         name,
         operation: "DELETE",
@@ -669,26 +694,6 @@ export class ObjectStore {
     }
   }
 
-  /** The NamespaceLifecycle admission plugin's refusals of a create: no such namespace, or one being terminated. */
-  private checkNamespaceAcceptsCreate(served: ServedResource, namespace: string, name: string): void {
-    const ns = this.storage.get("/namespaces", namespace);
-    if (!ns) throw notFound({ group: "", resource: "namespaces" }, namespace);
-    if (namespaceTerminating(this.storage, ns)) {
-      throw forbidden(
-        gr(served),
-        name,
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-        [
-          {
-            reason: "NamespaceTerminating",
-            message: `namespace ${namespace} is being terminated`,
-            field: "metadata.namespace",
-          },
-        ],
-      );
-    }
-  }
-
   private async commitUpdate(
     served: ServedResource,
     namespace: string,
@@ -705,7 +710,15 @@ export class ObjectStore {
     let prepared = prepareUpdate(this, served, old, input, target, String(current.rev), options, !admitted);
     if (this.admission !== undefined && admitted) {
       const subresource = target === "main" ? "" : target;
-      const info = { served, namespace, name, operation: "UPDATE" as const, subresource, options };
+      const info = {
+        served,
+        ...(options.requestedAs ? { requested: options.requestedAs } : {}),
+        namespace,
+        name,
+        operation: "UPDATE" as const,
+        subresource,
+        options,
+      };
       const mutated = await this.admission.mutate(info, prepared, old);
       if (mutated !== prepared)
         prepared = prepareUpdate(this, served, old, mutated, target, String(current.rev), options);
@@ -749,38 +762,6 @@ export class ObjectStore {
 function withDefaultedGrace(served: ServedResource, stored: JsonObject, options: DeleteOptions): DeleteOptions {
   if (!served.gracePeriod || (stored.metadata as MutableMeta).deletionTimestamp) return options;
   return { ...options, gracePeriodSeconds: served.gracePeriod(stored, options.gracePeriodSeconds) };
-}
-
-/**
- * Whether a stored namespace is terminating, cached per storage, namespace and revision (every
- * namespaced create asks; storage reads may hand out a new StoredObject each time, so identity cannot be
- * the key).
- * One entry per namespace ever seen by that storage.
- */
-const terminatingCache = new WeakMap<Storage, Map<string, { rev: number; terminating: boolean }>>();
-/**
- * The name admission.NewForbidden gives an object being created (extractResourceName): its name, else
- * its generateName (no name is generated yet), else "Unknown".
- */
-function admissionName(input: JsonObject): string {
-  const meta = (input.metadata ?? {}) as { name?: unknown; generateName?: unknown };
-  if (typeof meta.name === "string" && meta.name !== "") return meta.name;
-  if (typeof meta.generateName === "string" && meta.generateName !== "") return meta.generateName;
-  return "Unknown";
-}
-
-function namespaceTerminating(storage: Storage, ns: StoredObject): boolean {
-  let byName = terminatingCache.get(storage);
-  if (!byName) {
-    byName = new Map();
-    terminatingCache.set(storage, byName);
-  }
-  const cached = byName.get(ns.key);
-  if (cached?.rev === ns.rev) return cached.terminating;
-  const parsedNs = JSON.parse(ns.data) as { metadata?: { deletionTimestamp?: string }; status?: { phase?: string } };
-  const terminating = Boolean(parsedNs.metadata?.deletionTimestamp) || parsedNs.status?.phase === "Terminating";
-  byName.set(ns.key, { rev: ns.rev, terminating });
-  return terminating;
 }
 
 /** The filter a list or watch applies, or undefined when it selects everything. Throws a 400 for a bad selector. */

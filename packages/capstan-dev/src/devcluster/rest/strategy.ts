@@ -50,9 +50,8 @@ export function reportUnknownFields(served: ServedResource, unknown: readonly st
       `${served.kind} in version "${served.version}" cannot be handled as a ${served.kind}: strict decoding error: ${fields.join(", ")}`,
     );
   }
-  if (mode === "Warn" && options.warnings) {
-    for (const field of fields) if (!options.warnings.includes(field)) options.warnings.push(field);
-  }
+  // The response's warning recorder drops repeated texts.
+  if (mode === "Warn" && options.warnings) for (const field of fields) options.warnings.push(field);
 }
 
 /** patch.go applyPatchToObject's refusal: a 422 with no kind nor name, the patch printed as Go's `%+v` of a map. */
@@ -69,13 +68,19 @@ function strategicPatchInvalid(patch: string, detail: string): ApiError {
   return new ApiError({ ...status, details } as unknown as Status);
 }
 
-export function prepareCreate(
+/**
+ * A create's body as the handler hands it to mutating admission (handlers/create.go): decoded and
+ * defaulted in its kind, in the request's namespace, its managedFields recorded (the field manager
+ * runs before admission), and the system fields a client may not set wiped
+ * (rest.WipeObjectMetaSystemFields). No name is generated, and no uid, creationTimestamp or
+ * generation given yet: {@link beforeCreate} does that, after mutating admission, as store.Create does.
+ */
+export function decodeCreate(
   hooks: StrategyHooks,
   served: ServedResource,
   namespace: string,
   input: JsonObject,
   options: WriteOptions,
-  validate = true,
 ): JsonObject {
   checkMetadataTypes(served, input);
   const source = options.owned ? input : structuredClone(input);
@@ -90,41 +95,63 @@ export function prepareCreate(
     }
     inMeta["namespace"] = namespace;
   } else delete inMeta["namespace"];
-  if (
-    (inMeta["name"] === undefined || inMeta["name"] === "") &&
-    typeof inMeta["generateName"] === "string" &&
-    inMeta["generateName"] !== ""
-  ) {
-    inMeta["name"] = inMeta["generateName"] + randomSuffix();
-  }
-  inMeta["uid"] = randomUUID();
-  inMeta["creationTimestamp"] = nowRfc3339();
+  delete inMeta["uid"];
+  delete inMeta["creationTimestamp"];
   delete inMeta["resourceVersion"];
   delete inMeta["deletionTimestamp"];
   delete inMeta["deletionGracePeriodSeconds"];
   delete inMeta["selfLink"];
-  if (served.generation !== "none") inMeta["generation"] = 1;
-  else delete inMeta["generation"];
   source.metadata = inMeta;
-  if (served.subresources.status && !served.keepStatusOnCreate) delete source["status"];
   const obj: JsonObject = { ...source, apiVersion: groupVersion(served), kind: served.kind };
   served.defaults?.(obj);
   runMutators(hooks, served, obj, options);
   // The field manager sees the decoded, defaulted object: what PrepareForCreate adds is nobody's.
   trackCreate(served, obj, options.fieldManager);
+  return obj;
+}
+
+/**
+ * store.Create from FillObjectMetaSystemFields to rest.BeforeCreate, on the object mutating
+ * admission left: a name from generateName, uid, creationTimestamp, generation 1, the status a
+ * status subresource resets, the kind's PrepareForCreate (`defaultOnCreate`), then the strategy's
+ * validation. Validating admission sees the result.
+ */
+export function beforeCreate(
+  hooks: StrategyHooks,
+  served: ServedResource,
+  obj: JsonObject,
+  options: WriteOptions,
+): JsonObject {
+  const meta = obj.metadata as Record<string, unknown>;
+  if (
+    (meta["name"] === undefined || meta["name"] === "") &&
+    typeof meta["generateName"] === "string" &&
+    meta["generateName"] !== ""
+  ) {
+    meta["name"] = meta["generateName"] + randomSuffix();
+  }
+  meta["uid"] = randomUUID();
+  meta["creationTimestamp"] = nowRfc3339();
+  if (served.generation !== "none") meta["generation"] = 1;
+  else delete meta["generation"];
+  if (served.subresources.status && !served.keepStatusOnCreate) {
+    delete obj["status"];
+    // kube-apiserver defaults again whenever it decodes the stored object (the create's answer too):
+    // a default inside the status (a PVC's phase Pending) comes back.
+    served.defaults?.(obj);
+  }
   served.defaultOnCreate?.(obj, options.requester);
-  if (validate) validateCreated(hooks, served, obj);
+  validateCreated(hooks, served, obj);
   // Holds resourceVersion's place in ObjectMeta's order; the write fills it in (create) without normalizing again.
-  (obj.metadata as MutableMeta).resourceVersion = "";
+  meta["resourceVersion"] = "";
   return normalize(obj);
 }
 
 /**
- * The strategy's Validate of a prepared create. Run by {@link prepareCreate} unless told not to:
- * with dynamic admission, mutating webhooks come first and validation after them, as in
+ * The strategy's Validate of a prepared create ({@link beforeCreate}): after mutating admission, as in
  * kube-apiserver (a required field a webhook defaults is not refused before it can).
  */
-export function validateCreated(hooks: StrategyHooks, served: ServedResource, obj: JsonObject): void {
+function validateCreated(hooks: StrategyHooks, served: ServedResource, obj: JsonObject): void {
   const meta = obj.metadata as ObjectMeta;
   const errors = validateObjectMeta(meta, {
     namespaced: served.namespaced,
@@ -178,7 +205,7 @@ export function prepareUpdate(
     next = structuredClone(old);
     if (input["status"] === undefined) delete next["status"];
     else next["status"] = input["status"];
-    served.updateStrategy?.status?.(next, old);
+    served.updateStrategy?.status?.(next, old, input);
     (next.metadata as Record<string, unknown>)["resourceVersion"] = rv;
     const statusErrors: FieldError[] = [];
     for (const validate of hooks.statusValidators) statusErrors.push(...validate(served, next, old));
@@ -213,9 +240,10 @@ export function prepareUpdate(
     if (old["status"] === undefined) delete next["status"];
     else next["status"] = old["status"];
   }
-  served.updateStrategy?.main?.(next, old);
   served.defaults?.(next);
   runMutators(hooks, served, next, options);
+  // PrepareForUpdate sees the decoded body: defaulted, its unknown fields already reported.
+  served.updateStrategy?.main?.(next, old);
   if (validate) validateUpdated(hooks, served, next, old);
   if (oldMeta.generation !== undefined && generationChanged(served, old, next)) {
     meta.generation = (oldMeta.generation ?? 0) + 1;

@@ -7,6 +7,7 @@
 import type { ObjectMeta, Status } from "kubernetes-types/meta/v1.d.ts";
 import type { WriteManager } from "../apply/write-tracking.ts";
 import type { JsonObject, Requester, ServedResource, WebhookConversion } from "../registry/served-resource.ts";
+import type { WarningSink } from "../request/warning-recorder.ts";
 import type { FieldError } from "../validation/field-errors.ts";
 
 /** ObjectMeta as the server writes it: the fields kubernetes-types marks readonly are the server's to set. */
@@ -44,7 +45,9 @@ export interface DeleteOptions {
   /** The authenticated user of the request, sent to admission as `userInfo`; absent for in-process deletes. */
   requester?: Requester;
   /** Receives admission's warnings, for the response's `Warning` headers. */
-  warnings?: string[];
+  warnings?: WarningSink;
+  /** See {@link WriteOptions.requestedAs}. */
+  requestedAs?: ServedResource;
   /**
    * Deletes without admission, as apiextensions' CRD finalizer deletes a CRD's objects through the
    * storage with rest.ValidateAllObjectFunc (crd_finalizer.go) rather than through the API.
@@ -102,7 +105,10 @@ export interface ObjectDecoder {
 
 /** One write or delete as dynamic admission (webhooks, policies) sees it. */
 export interface AdmissionRequestInfo {
+  /** The resource the object is admitted as (its version is the object's). */
   served: ServedResource;
+  /** The resource the client addressed (`requestKind`, `requestResource`); `served` when absent. */
+  requested?: ServedResource;
   namespace: string;
   /** `""` for each object of a collection delete, as kube-apiserver's handler names none there. */
   name: string;
@@ -151,8 +157,14 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** Default Warn, as kube-apiserver's when the parameter is absent. */
   fieldValidation?: FieldValidation;
-  /** Receives the warnings the response should carry (unknown fields under Warn). */
-  warnings?: string[];
+  /** Receives the warnings the response should carry (unknown fields under Warn, admission's). */
+  warnings?: WarningSink;
+  /**
+   * The resource the client addressed, when the store writes through another one's storage (a
+   * conversion view such as events.k8s.io Events, a CRD version its webhook converts): admission
+   * reports it as the request's kind and resource. Set by the store itself.
+   */
+  requestedAs?: ServedResource;
   /** The caller hands the input over (a freshly decoded body): the store may change it instead of copying. */
   owned?: boolean;
   /** The authenticated user of the request, for strategies that record the requester (CSRs). */

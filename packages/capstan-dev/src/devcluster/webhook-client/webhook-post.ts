@@ -10,6 +10,7 @@
  * call ends within its timeout; `WebhookAgents.close()` leaves no socket behind.
  */
 import { Agent, request } from "node:https";
+import type { WebhookAnswer } from "./webhook-answer.ts";
 
 /** How much of an answer is read: a review answer carries at most a patch of one object, or a page of objects. */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
@@ -48,7 +49,7 @@ export class WebhookAgents {
 const IDLE_SOCKET_MS = 4_000;
 
 /**
- * POSTs `body` to `url`; resolves with the answer's text (2xx), rejects with {@link WebhookPostError}.
+ * POSTs `body` to `url`; resolves with the answer (2xx), rejects with {@link WebhookPostError}.
  * Without an `agent` (a one-off call), a connection of its own trusting `ca`.
  */
 export function postToWebhook(
@@ -57,7 +58,7 @@ export function postToWebhook(
   ca: string | undefined,
   timeoutMs: number,
   agent: Agent | undefined,
-): Promise<string> {
+): Promise<WebhookAnswer> {
   const failed = (why: string) => new WebhookPostError(`Post "${url.href}": ${why}`);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -95,7 +96,8 @@ export function postToWebhook(
             reject(new WebhookPostError(errorResponseMessage(status, text, res.headers["content-type"])));
             return;
           }
-          resolve(text);
+          const contentType = res.headers["content-type"];
+          resolve({ body: text, status, contentType });
         });
         res.on("error", (err) => {
           clearTimeout(timer);
