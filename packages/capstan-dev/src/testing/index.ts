@@ -31,6 +31,7 @@
 export { TEST_BACKENDS, type TestBackendName } from "./backends/backend-selection.ts";
 export {
   CapabilityError,
+  type CapabilityFacts,
   capabilitiesOf,
   missingCapability,
   type TestCapabilities,
@@ -43,11 +44,13 @@ export {
   type KubeconfigBackendOptions,
 } from "./backends/kubeconfig-backend.ts";
 export { RUN_LABEL, STARTED_LABEL } from "./backends/run-labels.ts";
+export type { AuthenticatedUser } from "./backends/whoami.ts";
 export type { GeneratedManifest, GeneratedRbac, GeneratedRule } from "./generated-rbac.ts";
 export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
 export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";
 export {
   DEFAULT_CAPSTAN_TIMEOUT,
+  REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT,
   type RunnableOperator,
   type RunningOperator,
   type RunOptions,
@@ -55,6 +58,7 @@ export {
   startTestCluster,
   type TestCluster,
   type TestClusterOptions,
+  type TestTimeouts,
 } from "./test-cluster.ts";
 export {
   DEFAULT_WAIT_TIMEOUT,
