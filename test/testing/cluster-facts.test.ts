@@ -18,6 +18,7 @@ import {
   startTestCluster,
   type TestCluster,
 } from "../../packages/capstan-dev/src/testing/index.ts";
+import { kubectlProcessTimeout } from "../../packages/capstan-dev/src/testing/kubectl.ts";
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
@@ -190,5 +191,17 @@ describe("timeouts", () => {
   it("gives garbage collection the default wait on the embedded backend, and a minute on a real cluster", () => {
     expect(cluster.timeouts).toEqual({ wait: "10000ms", garbageCollection: "10s" });
     expect(REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT).toBe("60s");
+  });
+});
+
+describe("kubectl's process timeout", () => {
+  it("outlasts a command's own --timeout, so kubectl's message is what the test sees", () => {
+    expect(kubectlProcessTimeout(["get", "pods"])).toBe("20s");
+    expect(kubectlProcessTimeout(["wait", "--for=delete", "--timeout=60s", "pod/x"])).toBe(80_000);
+    expect(kubectlProcessTimeout(["rollout", "status", "deploy/x", "--timeout", "1m30s"])).toBe(110_000);
+    expect(kubectlProcessTimeout(["wait", "--timeout=60000ms", "pod/x"])).toBe(80_000);
+    // kubectl names a bad duration itself; a timeout given to the runner wins.
+    expect(kubectlProcessTimeout(["wait", "--timeout=soon", "pod/x"])).toBe("20s");
+    expect(kubectlProcessTimeout(["wait", "--timeout=60s", "pod/x"], { timeout: "5s" })).toBe("5s");
   });
 });
