@@ -5,6 +5,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { toMilliseconds } from "capstan";
 import { type RunningOperator, startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { uselessMachineOperator } from "./operator.ts";
@@ -86,7 +87,9 @@ it("shows SWITCHES and POSITIONS, flips patched and edited switches back down, s
   expect(await kubectl(["get", "machines", "machine-2"])).toMatch(/\nmachine-2\s+1\s+d\n/);
 
   await kubectl(["delete", "-f", manifest("machine-2.yaml"), "--wait=true"]);
-  await kubectl(["wait", "--for=delete", "switches", "-l", "machine=machine-2", "--timeout=10s"]);
+  // Garbage-collected: on a real cluster once its collector has learnt the Machine kind.
+  const collected = `${toMilliseconds(cluster.timeouts.garbageCollection)}ms`;
+  await kubectl(["wait", "--for=delete", "switches", "-l", "machine=machine-2", `--timeout=${collected}`]);
   const left = await cluster.kubectl(["get", "switches", "-l", "machine=machine-2"]);
   expect(left.stdout).toBe("");
   expect(left.stderr).toContain(`No resources found in ${cluster.namespace} namespace`);
