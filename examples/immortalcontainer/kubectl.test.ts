@@ -159,7 +159,7 @@ describe("the generated manifests", () => {
   it("rolls the operator's Deployment out", async (ctx) => {
     // Its image exists nowhere: only a kubelet that runs no container runs it.
     const noKubelet = missingCapability("simulatedKubelet", cluster.capabilities);
-    ctx.skip(noKubelet !== undefined, noKubelet);
+    ctx.skip(noKubelet !== undefined, `${noKubelet}; the Deployment's image exists nowhere, only that kubelet runs it`);
     if (fresh === undefined) throw new Error("the manifests were not applied: see the test above");
     const rollout = await fresh.kubectl([
       "rollout",

@@ -50,7 +50,7 @@ describe("runningPods", () => {
   it("is missing on the envtest backend, which runs no scheduler and no kubelet", () => {
     expect(capabilitiesOf("envtest", { controllerManager: true }).runningPods).toBe(false);
     expect(missingCapability("runningPods", "envtest")).toBe(
-      "needs running pods (pods scheduled to a Ready Node and their containers started), which the envtest backend lacks: its control plane is etcd, kube-apiserver and kube-controller-manager only: no scheduler and no kubelet, so pods stay Pending",
+      "needs running pods (pods scheduled to a Ready Node and their containers started), which the envtest backend lacks: its control plane runs no scheduler and no kubelet, so pods stay Pending",
     );
   });
 

@@ -72,8 +72,7 @@ const EMBEDDED_ONLY: readonly TestCapability[] = [
 const CONTROLLER_MANAGER: readonly TestCapability[] = ["garbageCollection", "namespaceDeletion"];
 
 /** Why the envtest backend runs no pod. */
-const ENVTEST_NO_PODS =
-  "its control plane is etcd, kube-apiserver and kube-controller-manager only: no scheduler and no kubelet, so pods stay Pending";
+const ENVTEST_NO_PODS = "its control plane runs no scheduler and no kubelet, so pods stay Pending";
 
 /** Options of {@link capabilitiesOf}: what only a started cluster knows. */
 export interface CapabilityFacts {
