@@ -98,6 +98,16 @@ describe("runningPods", () => {
   });
 });
 
+describe("ownCluster", () => {
+  it("is missing only on the kubeconfig backend, whose TestClusters share one cluster", () => {
+    expect(cluster.capabilities.ownCluster).toBe(true);
+    expect(missingCapability("ownCluster", "envtest")).toBeUndefined();
+    expect(missingCapability("ownCluster", "kubeconfig")).toBe(
+      "needs a cluster of its own for each TestCluster (a new one holds no other run's CRDs or objects), which the kubeconfig backend lacks: every TestCluster is a namespace on the one existing cluster, shared with other runs",
+    );
+  });
+});
+
 describe("missingApi and serves", () => {
   it("says an API is served, and names the API, the backend and the server's version when it is not", async () => {
     expect(await cluster.serves("v1", "configmaps")).toBe(true);

@@ -233,6 +233,7 @@ describe("the kubeconfig backend", () => {
         // Asked of the cluster: the server in the child process runs with --no-kubelet, so no Node.
         runningPods: false,
         reasons: { runningPods: "the cluster has no Node, so pods stay Pending" },
+        ownCluster: false,
       });
       expect(() => cluster.faults).toThrow(CapabilityError);
       expect(() => cluster.faults).toThrow(

@@ -35,7 +35,8 @@ export type TestCapability =
   | "serverOptions"
   | "garbageCollection"
   | "namespaceDeletion"
-  | "runningPods";
+  | "runningPods"
+  | "ownCluster";
 
 /** What one backend can do: `cluster.capabilities`, or {@link capabilitiesOf} before a cluster starts. */
 export interface TestCapabilities extends Readonly<Record<TestCapability, boolean>> {
@@ -58,6 +59,7 @@ const DESCRIPTIONS: Readonly<Record<TestCapability, string>> = {
   garbageCollection: "garbage collection (dependents deleted with their owner)",
   namespaceDeletion: "namespace deletion (a deleted namespace's content removed, then the namespace)",
   runningPods: "running pods (pods scheduled to a Ready Node and their containers started)",
+  ownCluster: "a cluster of its own for each TestCluster (a new one holds no other run's CRDs or objects)",
 };
 
 const EMBEDDED_ONLY: readonly TestCapability[] = [
@@ -70,6 +72,9 @@ const EMBEDDED_ONLY: readonly TestCapability[] = [
 
 /** What kube-controller-manager does for a cluster; the envtest backend runs it only when its binary is there. */
 const CONTROLLER_MANAGER: readonly TestCapability[] = ["garbageCollection", "namespaceDeletion"];
+
+/** Why the kubeconfig backend's TestClusters are not clusters of their own. */
+const SHARED_CLUSTER = "every TestCluster is a namespace on the one existing cluster, shared with other runs";
 
 /** Why the envtest backend runs no pod. */
 const ENVTEST_NO_PODS = "its control plane runs no scheduler and no kubelet, so pods stay Pending";
@@ -103,8 +108,9 @@ export function capabilitiesOf(backend: TestBackendName, facts: CapabilityFacts 
     ...(Object.fromEntries([
       ...EMBEDDED_ONLY.map((c) => [c, embedded]),
       ...CONTROLLER_MANAGER.map((c) => [c, controllers]),
-    ]) as Record<Exclude<TestCapability, "runningPods">, boolean>),
+    ]) as Record<Exclude<TestCapability, "runningPods" | "ownCluster">, boolean>),
     runningPods,
+    ownCluster: backend !== "kubeconfig",
     ...(reason === undefined ? {} : { reasons: { runningPods: reason } }),
   };
 }
@@ -138,6 +144,7 @@ function defaultReason(capability: TestCapability, backend: TestBackendName): st
   if (capability === "runningPods") {
     return backend === "envtest" ? ENVTEST_NO_PODS : "the cluster was started with kubelet: false";
   }
+  if (capability === "ownCluster") return SHARED_CLUSTER;
   return "only the embedded backend has it";
 }
 
