@@ -5,14 +5,18 @@ import { defineConfig } from "vitest/config";
 // The rest is Vite's default server conditions, which an explicit list replaces.
 const conditions = ["capstan-source", "module", "node", "development|production"];
 
+const realCluster = (process.env.CAPSTAN_TEST_BACKEND?.trim() || "embedded") !== "embedded";
+
 export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ["capstan-source"] } },
   test: {
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
-    // End-to-end tests start real HTTPS servers and real kubectl processes; give them room on a 2-core machine.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // End-to-end tests start real HTTPS servers and real kubectl processes; give them room on a 2-core
+    // machine. On a real cluster (CAPSTAN_TEST_BACKEND=envtest|kubeconfig) garbage collection of a new
+    // kind may take a minute (cluster.timeouts.garbageCollection) and a control plane starts in seconds.
+    testTimeout: realCluster ? 120_000 : 30_000,
+    hookTimeout: realCluster ? 120_000 : 30_000,
     reporters: ["default", "./test/support/summary-reporter.ts"],
   },
 });

@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { toMilliseconds } from "capstan";
 import { startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
@@ -59,7 +60,9 @@ it("publishes the rate of usd.yaml in a ConfigMap, follows a currency change, an
   ).toContain("RatePublished");
 
   await kubectl("delete", "-f", file("usd.yaml"));
-  await kubectl("wait", "--for=delete", "--timeout=10s", "configmap/usd");
+  // Garbage-collected: on a real cluster once its collector has learnt the ExchangeRate kind.
+  const collected = `${toMilliseconds(cluster.timeouts.garbageCollection)}ms`;
+  await kubectl("wait", "--for=delete", `--timeout=${collected}`, "configmap/usd");
   const gone = await cluster.kubectl(["get", "configmap", "usd"]);
   expect(gone.code).toBe(1);
   expect(gone.stderr).toContain('configmaps "usd" not found');

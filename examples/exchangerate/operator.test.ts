@@ -106,7 +106,8 @@ describe("exchange-rates operator", () => {
     await cluster.client.resource(ExchangeRate).create(exchangeRate("short-lived", "CAD"));
     await cluster.waitFor(ConfigMap, `${NS}/short-lived`, (c) => c.data?.rate !== undefined, { timeout: "10s" });
     await cluster.client.resource(ExchangeRate).delete("short-lived", { namespace: NS });
-    await cluster.waitForDeletion(ConfigMap, `${NS}/short-lived`, { timeout: "10s" });
+    // On a real cluster its garbage collector may first have to learn the ExchangeRate kind.
+    await cluster.waitForDeletion(ConfigMap, `${NS}/short-lived`, { timeout: cluster.timeouts.garbageCollection });
   });
 
   it("refreshes the rate on its timer", async () => {

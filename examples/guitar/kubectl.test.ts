@@ -3,7 +3,7 @@
  * README tells a newcomer to do it.
  */
 import { fileURLToPath } from "node:url";
-import { startTestCluster, type TestCluster } from "capstan-dev/testing";
+import { missingCapability, startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import op, { BAD_COMMENT, GOOD_COMMENT, UNKNOWN_COMMENT } from "./operator.ts";
 
@@ -149,5 +149,20 @@ it("applies the generated CRD, RBAC and Deployment with kubectl", async () => {
     "service/guitar-reviewer-metrics-service created",
     "serviceaccount/guitar-reviewer created",
   ]);
-  await kubectl("rollout", "status", "deployment/guitar-reviewer", "-n", "guitar-system", "--timeout=20s");
+  const deployment = await kubectl(
+    "get",
+    "deployment/guitar-reviewer",
+    "-n",
+    "guitar-system",
+    "-o",
+    "jsonpath={.spec.template.spec.serviceAccountName} {.spec.template.spec.containers[0].image}",
+  );
+  expect(deployment).toBe("guitar-reviewer registry.example.com/guitar-reviewer:1.0");
 }, 60_000);
+
+it("rolls the generated Deployment out", async (ctx) => {
+  // Its image exists nowhere: only a kubelet that runs no container runs it.
+  const noKubelet = missingCapability("simulatedKubelet", cluster.capabilities);
+  ctx.skip(noKubelet !== undefined, `${noKubelet}; the Deployment's image exists nowhere, only that kubelet runs it`);
+  await kubectl("rollout", "status", "deployment/guitar-reviewer", "-n", "guitar-system", "--timeout=20s");
+});

@@ -12,12 +12,23 @@ import op, { DEFAULT_BAD_BRANDS, DEFAULT_GOOD_BRANDS, UNKNOWN_COMMENT } from "./
 const POLICY = fileURLToPath(new URL("strict-brands-policy.yaml", import.meta.url));
 
 let cluster: TestCluster;
+/**
+ * Why the policy cannot be applied here: ValidatingAdmissionPolicy is served in
+ * admissionregistration.k8s.io/v1 from Kubernetes 1.30 (alpha and off by default in 1.26).
+ */
+let noPolicies: string | undefined;
 beforeAll(async () => {
   cluster = await startTestCluster();
   await cluster.run(op); // registers the Guitar CRD, and reviews the guitars let in
-  const applied = await cluster.kubectl(["apply", "-f", POLICY]);
-  expect(applied.stderr).toBe("");
-  expect(applied.code).toBe(0);
+  const ADMISSION = "admissionregistration.k8s.io/v1";
+  noPolicies =
+    (await cluster.missingApi(ADMISSION, "validatingadmissionpolicies")) ??
+    (await cluster.missingApi(ADMISSION, "validatingadmissionpolicybindings"));
+  if (noPolicies === undefined) {
+    const applied = await cluster.kubectl(["apply", "-f", POLICY]);
+    expect(applied.stderr).toBe("");
+    expect(applied.code).toBe(0);
+  }
   for (const [ns, strict] of [
     ["strict-shop", "true"],
     ["careful-shop", "warn"],
@@ -44,7 +55,8 @@ it("lists in the policy exactly the brands the reviewer knows", () => {
   expect(listed.sort()).toEqual([...DEFAULT_GOOD_BRANDS, ...DEFAULT_BAD_BRANDS].sort());
 });
 
-it("refuses a guitar of an unknown brand in a strict namespace, with the policy's message", async () => {
+it("refuses a guitar of an unknown brand in a strict namespace, with the policy's message", async (ctx) => {
+  ctx.skip(noPolicies !== undefined, noPolicies);
   const refused = await apply("strict-shop", "homemade", "acme");
   expect(refused.code).not.toBe(0);
   expect(refused.stderr).toContain(
@@ -53,7 +65,8 @@ it("refuses a guitar of an unknown brand in a strict namespace, with the policy'
   expect((await cluster.kubectl(["get", "guitar", "homemade", "-n", "strict-shop"])).code).not.toBe(0);
 });
 
-it("accepts known brands in a strict namespace, in any case, good or bad", async () => {
+it("accepts known brands in a strict namespace, in any case, good or bad", async (ctx) => {
+  ctx.skip(noPolicies !== undefined, noPolicies);
   for (const [name, brand] of [
     ["strat", "Fender"],
     ["x003", " yamaha "],
@@ -77,7 +90,8 @@ it("accepts known brands in a strict namespace, in any case, good or bad", async
   expect(patched.stderr).toContain("denied request: nobody knows the brand acme");
 });
 
-it("warns about an unknown brand in a namespace labelled warn, and accepts it", async () => {
+it("warns about an unknown brand in a namespace labelled warn, and accepts it", async (ctx) => {
+  ctx.skip(noPolicies !== undefined, noPolicies);
   const warned = await apply("careful-shop", "homemade", "acme");
   expect(warned.code).toBe(0);
   expect(warned.stderr).toBe(

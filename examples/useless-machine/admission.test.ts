@@ -102,7 +102,8 @@ describe("useless machine admission, with the operator running", () => {
   it("records the creating user of a Machine and keeps it through later updates", async () => {
     const ns = await namespace(cluster, "typed-created-by");
     const machines = cluster.client.resource(Machine, ns);
-    const { stdout: admin } = await kubectl(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+    // Who the admin client is, as the API server authenticates it (kubectl auth whoami on any version).
+    const { username: admin } = await cluster.whoami();
     expect(admin).not.toBe("");
 
     // A creator cannot claim to be someone else: the API server's user wins.
@@ -163,7 +164,7 @@ spec:
     const { stdout: applied } = await kubectl(["apply", "-f", "-"], { stdin: switchYaml("machine-k") });
     expect(applied).toContain("switch.useless.container.training/s-machine-k created");
 
-    const { stdout: admin } = await kubectl(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+    const { username: admin } = await cluster.whoami();
     const { stdout: createdBy } = await kubectl([
       "get",
       "machine",

@@ -173,7 +173,9 @@ describe("useless machine", () => {
     expect(replaced).not.toContain(first);
 
     await cluster.client.resource(Machine, ns).delete("doomed");
-    for (const name of replaced) await cluster.waitForDeletion(Switch, `${ns}/${name}`);
+    // On a real cluster its garbage collector may first have to learn the Machine kind.
+    const collected = { timeout: cluster.timeouts.garbageCollection };
+    for (const name of replaced) await cluster.waitForDeletion(Switch, `${ns}/${name}`, collected);
     expect(await switchesOf(ns, "doomed")).toHaveLength(0);
   });
 
@@ -208,7 +210,9 @@ describe("useless machine", () => {
     const [kept] = await switchesOf(ns, "b");
     await machines.delete("a");
     await cluster.waitFor(Machine, `${ns}/b`, (m) => m.status?.positions === "d");
-    await expect.poll(async () => (await switchesOf(ns, "a")).length).toBe(0);
+    // Garbage-collected: on a real cluster once its collector has learnt the Machine kind.
+    const collected = { timeout: toMilliseconds(cluster.timeouts.garbageCollection) };
+    await expect.poll(async () => (await switchesOf(ns, "a")).length, collected).toBe(0);
     expect((await switchesOf(ns, "b")).map((s) => s.metadata.uid)).toEqual([kept?.metadata.uid]);
   });
 });

@@ -97,9 +97,9 @@ describe("useless machine under RBAC", () => {
         .resource(Machine, "rbac-admission")
         .create(Machine.make({ metadata: { name: "m" }, spec: {} }));
       // The machine's creator is the test's admin client, not the operator's ServiceAccount.
-      const admin = await cluster.kubectl(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
-      expect(admin.stdout).not.toBe(USER);
-      expect(created.metadata.annotations?.[CREATED_BY_ANNOTATION]).toBe(admin.stdout);
+      const admin = await cluster.whoami();
+      expect(admin.username).not.toBe(USER);
+      expect(created.metadata.annotations?.[CREATED_BY_ANNOTATION]).toBe(admin.username);
       const switches = cluster.client.resource(Switch, "rbac-admission");
       const sw = (machine: string) =>
         Switch.make({ metadata: { name: machine, labels: { [MACHINE_LABEL]: machine } }, spec: { position: "down" } });

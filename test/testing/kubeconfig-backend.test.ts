@@ -230,6 +230,10 @@ describe("the kubeconfig backend", () => {
         serverOptions: false,
         garbageCollection: true,
         namespaceDeletion: true,
+        // Asked of the cluster: the server in the child process runs with --no-kubelet, so no Node.
+        runningPods: false,
+        reasons: { runningPods: "the cluster has no Node, so pods stay Pending" },
+        ownCluster: false,
       });
       expect(() => cluster.faults).toThrow(CapabilityError);
       expect(() => cluster.faults).toThrow(
@@ -264,7 +268,11 @@ describe("the embedded backend", () => {
     try {
       expect(cluster.namespace).toBe("default");
       expect(cluster.waitTimeout).toBe("10000ms");
-      expect(Object.values(cluster.capabilities).every((v) => v !== false)).toBe(true);
+      // Every one but running pods, which the kubelet this cluster was started without would run.
+      const { runningPods, reasons, ...others } = cluster.capabilities;
+      expect(Object.values(others).every((v) => v !== false)).toBe(true);
+      expect(runningPods).toBe(false);
+      expect(reasons).toEqual({ runningPods: "the cluster was started with kubelet: false" });
       expect(cluster.kubelet).toBeUndefined();
       expect(cluster.faults).toBeDefined();
     } finally {

@@ -31,6 +31,7 @@
 export { TEST_BACKENDS, type TestBackendName } from "./backends/backend-selection.ts";
 export {
   CapabilityError,
+  type CapabilityFacts,
   capabilitiesOf,
   missingCapability,
   type TestCapabilities,
@@ -43,12 +44,14 @@ export {
   type KubeconfigBackendOptions,
 } from "./backends/kubeconfig-backend.ts";
 export { RUN_LABEL, STARTED_LABEL } from "./backends/run-labels.ts";
+export type { AuthenticatedUser } from "./backends/whoami.ts";
 export { ConsistentlyError, type ConsistentlyOptions, consistently } from "./consistently.ts";
 export type { GeneratedManifest, GeneratedRbac, GeneratedRule } from "./generated-rbac.ts";
 export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
 export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";
 export {
   DEFAULT_CAPSTAN_TIMEOUT,
+  REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT,
   type RunnableOperator,
   type RunningOperator,
   type RunOptions,
@@ -56,6 +59,7 @@ export {
   startTestCluster,
   type TestCluster,
   type TestClusterOptions,
+  type TestTimeouts,
 } from "./test-cluster.ts";
 export {
   DEFAULT_WAIT_TIMEOUT,

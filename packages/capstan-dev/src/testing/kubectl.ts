@@ -38,13 +38,45 @@ export interface CommandRunner {
   stopAll(): Promise<void>;
 }
 
-/** Runs kubectl commands against one kubeconfig; see the module documentation. */
+/**
+ * Runs kubectl commands against one kubeconfig; see the module documentation. A command that says how
+ * long it may wait (`kubectl wait --timeout=60s`, `rollout status --timeout 1m`) is given that long
+ * plus {@link DEFAULT_KUBECTL_TIMEOUT} unless `options.timeout` says otherwise: kubectl's own timeout,
+ * and its message, come first.
+ */
 export function kubectlRunner(kubeconfigPath: string, cacheDir: string): CommandRunner {
-  return commandRunner({
+  const runner = commandRunner({
     binary: process.env.KUBECTL ?? "kubectl",
     env: { KUBECONFIG: kubeconfigPath, KUBECACHEDIR: join(cacheDir, "kubectl-cache") },
     timeout: DEFAULT_KUBECTL_TIMEOUT,
   });
+  return {
+    run: (args, options = {}) => runner.run(args, { ...options, timeout: kubectlProcessTimeout(args, options) }),
+    stopAll: () => runner.stopAll(),
+  };
+}
+
+/**
+ * How long a kubectl command may run before it is killed: `options.timeout` when given, else its own
+ * `--timeout` plus {@link DEFAULT_KUBECTL_TIMEOUT}, else {@link DEFAULT_KUBECTL_TIMEOUT}.
+ */
+export function kubectlProcessTimeout(args: readonly string[], options: KubectlOptions = {}): Duration {
+  if (options.timeout !== undefined) return options.timeout;
+  const own = ownTimeoutMs(args);
+  return own === undefined ? DEFAULT_KUBECTL_TIMEOUT : own + toMilliseconds(DEFAULT_KUBECTL_TIMEOUT);
+}
+
+/** The `--timeout` a kubectl command was given, in milliseconds; `undefined` when none or not a duration. */
+function ownTimeoutMs(args: readonly string[]): number | undefined {
+  const at = args.findIndex((a) => a === "--timeout" || a.startsWith("--timeout="));
+  if (at < 0) return undefined;
+  const arg = args[at] as string;
+  const value = arg === "--timeout" ? args[at + 1] : arg.slice("--timeout=".length);
+  try {
+    return value === undefined ? undefined : toMilliseconds(value);
+  } catch {
+    return undefined; // kubectl says what is wrong with it
+  }
 }
 
 /** What {@link commandRunner} runs: `binary ...prefix ...args` with `env` added to the process's. */

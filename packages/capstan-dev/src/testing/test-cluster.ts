@@ -30,7 +30,9 @@
  *   grant; a request without a token is system:anonymous.
  *
  * - On every backend the same API; what only the embedded server has (`faults`, `server`, `kubelet`)
- *   throws a `CapabilityError` naming the backend elsewhere (`capabilities` says beforehand).
+ *   throws a `CapabilityError` naming the backend elsewhere (`capabilities` says beforehand, and
+ *   whether pods run there). What the server's Kubernetes version serves, `missingApi` asks its
+ *   discovery; who the admin is, `whoami` asks the server on every version.
  *
  * ## Caveats
  * - The embedded server is the devcluster: what it does not emulate is listed in docs/limitations.md.
@@ -57,7 +59,9 @@ import { startEmbeddedBackend } from "./backends/embedded-backend.ts";
 import { type EnvtestBackendOptions, startEnvtestBackend } from "./backends/envtest-backend.ts";
 import { connectKubeconfigBackend, type KubeconfigBackendOptions } from "./backends/kubeconfig-backend.ts";
 import { trackingKubectl } from "./backends/kubectl-creations.ts";
+import { ServedApis } from "./backends/served-apis.ts";
 import type { TestBackend } from "./backends/test-backend.ts";
+import { type AuthenticatedUser, whoami } from "./backends/whoami.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
@@ -79,6 +83,27 @@ export const TEST_GRACEFUL_SHUTDOWN = "5s";
 
 /** `capstan` commands load TypeScript through tsx (about a second); one that runs this long is stuck. */
 export const DEFAULT_CAPSTAN_TIMEOUT: Duration = "60s";
+
+/**
+ * How long dependents may take to go after their owner on a real cluster: kube-controller-manager's
+ * garbage collector learns a kind from discovery every 30 s (its `Sync` period, fixed in
+ * startGarbageCollectorController), so the dependents of a kind whose CRD was created a moment ago
+ * may wait that long before the collector even watches the kind; the rest is margin for a loaded
+ * machine. The embedded server's collector knows every kind at once: there the default wait applies.
+ */
+export const REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT: Duration = "60s";
+
+/** The cluster's timeouts for what takes longer on a real cluster: `cluster.timeouts`. */
+export interface TestTimeouts {
+  /** Default of `waitFor`, `waitForDeletion` and `run`'s wait for CRDs (same as `cluster.waitTimeout`). */
+  readonly wait: Duration;
+  /**
+   * How long to wait for garbage collection (`waitForDeletion` of a dependent, `kubectl wait
+   * --for=delete`): {@link DEFAULT_WAIT_TIMEOUT} on the embedded backend,
+   * {@link REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT} on a real cluster.
+   */
+  readonly garbageCollection: Duration;
+}
 
 /** Options of {@link startTestCluster}. */
 export interface TestClusterOptions {
@@ -234,6 +259,29 @@ export interface TestCluster {
    * {@link DEFAULT_WAIT_TIMEOUT} on the embedded backend, three times that on a real cluster.
    */
   readonly waitTimeout: Duration;
+  /** Timeouts of what takes longer on a real cluster (garbage collection); see {@link TestTimeouts}. */
+  readonly timeouts: TestTimeouts;
+  /**
+   * Whether the API server serves `resource` (plural, or `plural/subresource`) in `groupVersion`
+   * (`"v1"` for the core group), from its discovery documents.
+   */
+  serves(groupVersion: string, resource: string): Promise<boolean>;
+  /**
+   * Why a test that needs `resource` of `groupVersion` cannot run on this cluster, naming the API,
+   * the backend and the server's Kubernetes version; `undefined` when it is served. For a skip:
+   * `ctx.skip(reason !== undefined, reason)`.
+   *
+   * ```ts
+   * const noPolicies = await cluster.missingApi("admissionregistration.k8s.io/v1", "validatingadmissionpolicies");
+   * ```
+   */
+  missingApi(groupVersion: string, resource: string): Promise<string | undefined>;
+  /**
+   * Who `client` and `kubectl` are, as the API server authenticates them (`kubectl auth whoami`, on
+   * every Kubernetes version: SelfSubjectReview where served, else TokenReview of the admin's token,
+   * else the client certificate's subject).
+   */
+  whoami(): Promise<AuthenticatedUser>;
   /** The kubeconfig YAML (CA, URL, admin token). */
   readonly kubeconfig: string;
   /** The kubeconfig written to a temporary file, for kubectl (`kubectl --kubeconfig <path>`). */
@@ -337,6 +385,11 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   }
   const { client, kubeconfigPath, rbac } = backend;
   const waitTimeout: Duration = `${toMilliseconds(DEFAULT_WAIT_TIMEOUT) * backend.waitScale}ms`;
+  const timeouts: TestTimeouts = {
+    wait: waitTimeout,
+    garbageCollection: backend.server === undefined ? REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT : DEFAULT_WAIT_TIMEOUT,
+  };
+  const apis = new ServedApis(client, backend.name);
   try {
     for (const crd of options.crds ?? []) {
       // On a shared cluster the CRD may exist already: used as it is, and left there at the end.
@@ -540,6 +593,10 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     capabilities: backend.capabilities,
     namespace: backend.namespace,
     waitTimeout,
+    timeouts,
+    serves: (groupVersion, resource) => apis.serves(groupVersion, resource),
+    missingApi: (groupVersion, resource) => apis.missing(groupVersion, resource),
+    whoami: () => whoami(client, apis),
     kubeconfig: backend.kubeconfig,
     kubeconfigPath,
     dir,

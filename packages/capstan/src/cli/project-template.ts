@@ -107,10 +107,15 @@ const TSCONFIG_BUILD = {
 
 const VITEST_CONFIG = `import { defineConfig } from "vitest/config";
 
+// On a real cluster (CAPSTAN_TEST_BACKEND=envtest or kubeconfig) a control plane takes seconds to
+// start, and garbage collection of a kind just registered up to a minute (cluster.timeouts).
+const realCluster = (process.env.CAPSTAN_TEST_BACKEND?.trim() || "embedded") !== "embedded";
+
 export default defineConfig({
   test: {
     // Each test starts an embedded API server and the operator: seconds, not milliseconds.
-    testTimeout: 30_000,
+    testTimeout: realCluster ? 120_000 : 30_000,
+    hookTimeout: realCluster ? 120_000 : 30_000,
   },
 });
 `;
@@ -184,7 +189,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import op, { configMapName, ${spec.kind} } from "./operator.ts";
 
 // An embedded Kubernetes API server, started in milliseconds: no cluster, no Docker. The same
-// tests run on an existing cluster with CAPSTAN_TEST_BACKEND=kubeconfig (docs: "Backends"), in a
+// tests run on an existing cluster with CAPSTAN_TEST_BACKEND=kubeconfig, or on kube-apiserver and
+// etcd binaries with CAPSTAN_TEST_BACKEND=envtest KUBEBUILDER_ASSETS=<dir> (docs: "Backends"), in a
 // namespace of their own: cluster.namespace ("default" on the embedded server).
 let cluster: TestCluster;
 beforeAll(async () => {

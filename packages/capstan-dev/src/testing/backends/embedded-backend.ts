@@ -23,19 +23,21 @@ export async function startEmbeddedBackend(options: EmbeddedBackendOptions): Pro
   const serverOptions = options.server ?? {};
   const kubeconfigPath = serverOptions.kubeconfigPath ?? options.defaultKubeconfigPath;
   const rbac = serverOptions.rbac !== false;
+  const kubelet = options.kubelet ?? serverOptions.kubelet ?? true;
   const server = await startApiServer({
     port: 0,
     ...serverOptions,
     kubeconfigPath,
     rbac,
-    kubelet: options.kubelet ?? serverOptions.kubelet ?? true,
+    kubelet,
     namespaceDefaults: options.namespaceDefaults ?? serverOptions.namespaceDefaults ?? false,
   });
   const newClient = (path: string) => new KubeClient(loadClientConfig({ kubeconfig: path }));
   const client = newClient(kubeconfigPath);
   return {
     name: "embedded",
-    capabilities: capabilitiesOf("embedded"),
+    // `kubelet` may be an object of delays: anything but `false` runs it.
+    capabilities: capabilitiesOf("embedded", { runningPods: kubelet !== false }),
     kubeconfigPath,
     kubeconfig: server.kubeconfig,
     url: server.url,

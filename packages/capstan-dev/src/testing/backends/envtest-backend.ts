@@ -13,7 +13,8 @@
  * ## Guarantees
  * - The same TestCluster as on the kubeconfig backend (`cluster.namespace` is the run's own,
  *   default waits three times the embedded server's), with `capabilities.backend` `"envtest"` and
- *   `garbageCollection`/`namespaceDeletion` true only when kube-controller-manager runs.
+ *   `garbageCollection`/`namespaceDeletion` true only when kube-controller-manager runs, and
+ *   `runningPods` false (no scheduler, no kubelet: pods stay Pending).
  * - `stop()` deletes nothing object by object: the whole cluster, etcd's data with it, goes away, and
  *   without kube-controller-manager a namespace deletion would never finish. It resolves once no
  *   process of the plane runs and its folder is gone.
@@ -36,6 +37,7 @@ export async function startEnvtestBackend(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<TestBackend> {
   const plane = await startEnvtestControlPlane(options, env);
+  const capabilities = capabilitiesOf("envtest", { controllerManager: plane.controllerManager });
   let connected: TestBackend;
   try {
     // Only the plane's kubeconfig: CAPSTAN_TEST_KUBECONFIG and CAPSTAN_TEST_CONTEXT name another cluster.
@@ -46,6 +48,7 @@ export async function startEnvtestBackend(
       },
       dir,
       {},
+      capabilities,
     );
   } catch (err) {
     await plane.stop().catch(() => undefined);
@@ -53,7 +56,7 @@ export async function startEnvtestBackend(
   }
   return {
     name: "envtest",
-    capabilities: capabilitiesOf("envtest", { controllerManager: plane.controllerManager }),
+    capabilities,
     kubeconfigPath: connected.kubeconfigPath,
     kubeconfig: connected.kubeconfig,
     url: plane.url,

@@ -32,11 +32,12 @@ import { type Duration, toMilliseconds } from "capstan";
 import { loadClientConfig } from "capstan/client";
 import { Namespace } from "capstan/core";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { capabilitiesOf } from "./capabilities.ts";
+import { capabilitiesOf, type TestCapabilities } from "./capabilities.ts";
 import { crdUserLabels, joinCrd, leaveCrd, sweepCrdUsers } from "./crd-users.ts";
 import { type CreatedObject, CreatedObjects, RecordingClient } from "./created-objects.ts";
 import type { KubectlOutcome } from "./kubectl-creations.ts";
 import { newRun, STARTED_LABEL, sweepStaleRuns } from "./run-labels.ts";
+import { detectRunningPods } from "./running-pods.ts";
 import { deleteAndWait } from "./teardown.ts";
 import type { AppliedManifest, TestBackend } from "./test-backend.ts";
 
@@ -91,11 +92,16 @@ interface KubeconfigFile {
   "current-context"?: string;
 }
 
-/** Connects to the cluster and creates the run's namespace; see the module documentation. */
+/**
+ * Connects to the cluster and creates the run's namespace; see the module documentation. Whether pods
+ * run is asked of the cluster's Nodes (running-pods.ts), unless `capabilities` are given (the envtest
+ * backend knows its own).
+ */
 export async function connectKubeconfigBackend(
   options: KubeconfigBackendOptions,
   dir: string,
   env: NodeJS.ProcessEnv = process.env,
+  capabilities?: TestCapabilities,
 ): Promise<TestBackend> {
   const source = options.path ?? env.CAPSTAN_TEST_KUBECONFIG;
   if (source === undefined || source === "") {
@@ -149,7 +155,9 @@ export async function connectKubeconfigBackend(
       await client.close();
     }
   };
+  let detected: TestCapabilities;
   try {
+    detected = capabilities ?? capabilitiesOf("kubeconfig", await detectRunningPods(client));
     await sweepStaleRuns(client, staleAfterMs);
     // Housekeeping, as sweepStaleRuns: a caller that may not list or patch CRDs can still run its tests.
     await sweepCrdUsers(client, staleCutoff).catch(() => undefined);
@@ -211,7 +219,7 @@ export async function connectKubeconfigBackend(
 
   return {
     name: "kubeconfig",
-    capabilities: capabilitiesOf("kubeconfig"),
+    capabilities: detected,
     kubeconfigPath,
     kubeconfig,
     url: client.config.server,
