@@ -35,6 +35,7 @@ interface Hook {
   version: string;
   resource: string;
   matchPolicy?: "Exact" | "Equivalent";
+  matchConditions?: { name: string; expression: string }[];
 }
 
 /** A namespace of its own with one configuration per hook, each webhook selecting only that namespace. */
@@ -52,6 +53,7 @@ async function namespaceWithWebhooks(list: Hook[]): Promise<string> {
             admissionReviewVersions: ["v1"],
             sideEffects: "None",
             ...(hook.matchPolicy ? { matchPolicy: hook.matchPolicy } : {}),
+            ...(hook.matchConditions ? { matchConditions: hook.matchConditions } : {}),
             clientConfig: { url: `${hooks.url}${hook.path}`, caBundle: hooks.caBundle },
             rules: [
               {
@@ -153,6 +155,37 @@ describe("a webhook matched through an equivalent version", () => {
     const [events] = hooks.requestsTo("/events");
     expect(events).toMatchObject({ kind: gvk("events.k8s.io", "v1", "Event"), ...eventsV1 });
     expect(events.object).toMatchObject({ apiVersion: "events.k8s.io/v1", note: "hello" });
+  });
+
+  it("names the resource written to when its matchConditions fail to evaluate", async () => {
+    const ns = await namespaceWithWebhooks([
+      {
+        path: "/core-conditions",
+        mutating: false,
+        group: "",
+        version: "v1",
+        resource: "events",
+        matchConditions: [{ name: "broken", expression: "object.noSuchField == 'x'" }],
+      },
+    ]);
+    const res = await t.request("POST", `/apis/events.k8s.io/v1/namespaces/${ns}/events`, {
+      body: {
+        apiVersion: "events.k8s.io/v1",
+        kind: "Event",
+        metadata: { name: "e" },
+        eventTime: "2024-01-01T00:00:00.000000Z",
+        reportingController: "example.com/controller",
+        reportingInstance: "i",
+        action: "Tested",
+        reason: "Testing",
+        type: "Normal",
+      },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.message).toMatch(
+      /^events\.events\.k8s\.io "e" is forbidden: expression 'object\.noSuchField == 'x'' resulted in error: /,
+    );
+    expect(res.body.details).toMatchObject({ name: "e", group: "events.k8s.io", kind: "events" });
   });
 
   it("gets a custom object of another version with its apiVersion rewritten", async () => {

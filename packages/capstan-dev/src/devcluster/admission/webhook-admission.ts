@@ -206,7 +206,8 @@ export class WebhookAdmission implements DynamicAdmission {
     const attributes = admissionAttributes(info, objects.obj, objects.old, matched.version);
     const activation = new AdmissionActivation({ attributes });
     const outcome = evaluateMatchConditions(matched.conditions, activation, matched.hook.failurePolicy);
-    if ("error" in outcome) throw forbidden(gr(info.served), info.name, outcome.error);
+    // Named as the request's resource (attr.GetResource()), whatever version the webhook is called for.
+    if ("error" in outcome) throw forbidden(gr(info.requested ?? info.served), info.name, outcome.error);
     return outcome.matches;
   }
 
