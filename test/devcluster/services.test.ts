@@ -60,7 +60,8 @@ describe("services", () => {
     expect(taken.body.details.causes).toEqual([
       {
         reason: "FieldValueInvalid",
-        message: 'Invalid value: []string{"10.96.0.4"}: failed to allocate IP 10.96.0.4: provided IP is already allocated',
+        message:
+          'Invalid value: []string{"10.96.0.4"}: failed to allocate IP 10.96.0.4: provided IP is already allocated',
         field: "spec.clusterIPs",
       },
     ]);
