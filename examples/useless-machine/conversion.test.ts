@@ -79,11 +79,10 @@ describe("useless machine versions", () => {
     const down = await cluster.kubectl(["get", MACHINES_V1, "typed", "-n", ns]);
     expect(down.code).not.toBe(0);
     // kube-apiserver fails the response's conversion with a 500 of no reason: kubectl prints
-    // "Error from server: <message>". (The embedded server still words it as an InternalError,
-    // "Error from server (InternalError): Internal error occurred: <message>"; tolerated until it matches.)
+    // "Error from server: <message>".
     expect(down.stderr).toMatch(
       new RegExp(
-        `^Error from server(?: \\(InternalError\\): Internal error occurred)?: conversion webhook for ${GROUP.replaceAll(".", "\\.")}/v1alpha1, Kind=Machine failed: Post "https://127\\.0\\.0\\.1:\\d+/convert-useless-container-training-machine\\?timeout=30s": dial tcp 127\\.0\\.0\\.1:\\d+: connect: connection refused$`,
+        `^Error from server: conversion webhook for ${GROUP.replaceAll(".", "\\.")}/v1alpha1, Kind=Machine failed: Post "https://127\\.0\\.0\\.1:\\d+/convert-useless-container-training-machine\\?timeout=30s": dial tcp 127\\.0\\.0\\.1:\\d+: connect: connection refused$`,
         "m",
       ),
     );

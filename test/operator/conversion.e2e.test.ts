@@ -174,7 +174,7 @@ describe("conversion webhooks", () => {
     const refused = await cluster.kubectl(["get", `gadgets.v2.${GROUP}`, "x", "-n", ns]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(
-      `Error from server (InternalError): Internal error occurred: conversion webhook for ${GROUP}/v1, Kind=Gadget failed: converting Gadget ${ns}/x from v1 to v2: cannot convert an exploding switch`,
+      `Error from server: conversion webhook for ${GROUP}/v1, Kind=Gadget failed: converting Gadget ${ns}/x from v1 to v2: cannot convert an exploding switch`,
     );
     // A watch of v2 open while the operator stops ends at the first event it cannot convert, with no
     // ERROR event (kube-apiserver's watch server logs the encoding failure and ends the stream).

@@ -148,7 +148,7 @@ async function failure(promise: Promise<unknown>): Promise<{ code: number; messa
   return { code: (err as ApiError).code, message: (err as ApiError).message };
 }
 
-const prefix = `Internal error occurred: conversion webhook for ${V1}, Kind=Gadget`;
+const prefix = `conversion webhook for ${V1}, Kind=Gadget`;
 
 describe("what the API server sends to a conversion webhook", () => {
   it("makes no call when every object is already in the desired version, and returns them as they are", async () => {

@@ -8,8 +8,9 @@
  * each converted object gets the original's metadata back, except the labels and annotations the
  * webhook set.
  *
- * Guarantees: a failure rejects with a 500 whose message is kube-apiserver's, `Internal error
- * occurred: conversion webhook for <group/version>, Kind=<kind> failed: ...`; nothing converts
+ * Guarantees: a failure rejects with a 500 as kube-apiserver answers it: the converter's error is a
+ * plain Go error, so the Status has no reason and the bare message, `conversion webhook for
+ * <group/version>, Kind=<kind> failed: ...` (checked against kube-apiserver 1.26); nothing converts
  * objects silently. Connections are kept alive per URL and CA; `close()` ends them.
  *
  * Caveats: only `clientConfig.url` can be called (no cluster network for a Service reference); the
@@ -20,7 +21,7 @@
  * is not a JSON object, or has no kind, is worded in our words, not the decoder's.
  */
 import { randomUUID } from "node:crypto";
-import { internalError } from "../machinery/status.ts";
+import { unknownError } from "../machinery/status.ts";
 import type { JsonObject, WebhookConversion } from "../registry/served-resource.ts";
 import type { CustomResourceConverter } from "../rest/types.ts";
 import { fieldErrorMessage } from "../validation/field-errors.ts";
@@ -59,12 +60,10 @@ export class ConversionWebhookCaller implements CustomResourceConverter {
     try {
       converted = await this.call(conversion, sent, apiVersion);
     } catch (err) {
-      throw internalError(new Error(`conversion webhook for ${what} failed: ${(err as Error).message}`));
+      throw unknownError(`conversion webhook for ${what} failed: ${(err as Error).message}`);
     }
     if (converted.length !== sent.length) {
-      throw internalError(
-        new Error(`conversion webhook for ${what} returned ${converted.length} objects, expected ${sent.length}`),
-      );
+      throw unknownError(`conversion webhook for ${what} returned ${converted.length} objects, expected ${sent.length}`);
     }
     const out = [...objects];
     const list = objects.length > 1;
@@ -83,7 +82,7 @@ export class ConversionWebhookCaller implements CustomResourceConverter {
           where !== ""
             ? `conversion webhook for ${what} returned ${where}: ${(err as Error).message}`
             : `conversion webhook for ${what} returned invalid ${object}: ${(err as Error).message}`;
-        throw internalError(new Error(message));
+        throw unknownError(message);
       }
     });
     this.counts.reviews++;

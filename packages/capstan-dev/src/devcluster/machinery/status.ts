@@ -145,6 +145,15 @@ export function internalError(err: unknown): ApiError {
   return new ApiError(failure(500, "InternalError", `Internal error occurred: ${why}`, { causes: [{ message: why }] }));
 }
 
+/**
+ * ErrorToAPIStatus of an error that is no Status (a plain Go error, e.g. a conversion webhook's
+ * failure): 500 with the bare message and no reason (StatusReasonUnknown is "", omitted), which
+ * kubectl shows as `Error from server: <message>`.
+ */
+export function unknownError(message: string): ApiError {
+  return new ApiError({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, code: 500 });
+}
+
 export function unauthorized(): ApiError {
   return new ApiError(failure(401, "Unauthorized", "Unauthorized"));
 }
