@@ -63,7 +63,9 @@ export class ConversionWebhookCaller implements CustomResourceConverter {
       throw unknownError(`conversion webhook for ${what} failed: ${(err as Error).message}`);
     }
     if (converted.length !== sent.length) {
-      throw unknownError(`conversion webhook for ${what} returned ${converted.length} objects, expected ${sent.length}`);
+      throw unknownError(
+        `conversion webhook for ${what} returned ${converted.length} objects, expected ${sent.length}`,
+      );
     }
     const out = [...objects];
     const list = objects.length > 1;
