@@ -22,7 +22,9 @@ function rawRequest(head: string): Promise<string> {
     socket.on("data", (chunk: Buffer) => {
       text += chunk.toString("latin1");
     });
-    socket.on("error", reject);
+    // A server that answers and closes while the request is still being written (the 431) resets the
+    // connection under the client's remaining writes: the answer already read is what it sent.
+    socket.on("error", (err) => (text === "" ? reject(err) : resolve(text)));
     socket.on("close", () => resolve(text));
   });
 }
