@@ -45,7 +45,8 @@ describe("ServiceAccount admission of pods", () => {
 
   it("leaves mirror pods without a ServiceAccount", async () => {
     const res = await t.request("POST", PODS, {
-      body: pod("mirror", {}, { "kubernetes.io/config.mirror": "abc" }),
+      // A mirror pod is bound to the node whose kubelet mirrors it (validation requires spec.nodeName).
+      body: pod("mirror", { nodeName: "node-1" }, { "kubernetes.io/config.mirror": "abc" }),
     });
     expect(res.status, res.text).toBe(201);
     expect(res.body.spec.serviceAccountName).toBeUndefined();
