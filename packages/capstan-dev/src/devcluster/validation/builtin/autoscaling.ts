@@ -22,7 +22,8 @@ import {
   required,
 } from "../field-errors.ts";
 import { withGoSharpV } from "../go-format.ts";
-import { isDNS1123Label, isPathSegmentName, isQualifiedName } from "../names.ts";
+import { isDNS1123Label, isPathSegmentName } from "../names.ts";
+import { validateContainerResourceName } from "./core-resources.ts";
 import { type GroupValidation, type Json, type KindValidation, record } from "./kind-validation.ts";
 import { parseQuantity } from "./quantity.ts";
 import { goQuantitySharpV } from "./quantity-sharp-v.ts";
@@ -77,48 +78,6 @@ function validateMetricIdentifier(id: Json, path: FieldPath): FieldError[] {
   const name = str(id["name"]);
   if (name === "") return [required(path.child("name"), "must specify a metric name")];
   return isPathSegmentName(name).map((msg) => invalid(path.child("name"), name, msg));
-}
-
-/** helper.IsStandardResourceName: a resource the system knows (quota names included). */
-const STANDARD_RESOURCES = new Set([
-  "cpu",
-  "memory",
-  "ephemeral-storage",
-  "requests.cpu",
-  "requests.memory",
-  "requests.ephemeral-storage",
-  "limits.cpu",
-  "limits.memory",
-  "limits.ephemeral-storage",
-  "pods",
-  "resourcequotas",
-  "services",
-  "replicationcontrollers",
-  "secrets",
-  "configmaps",
-  "persistentvolumeclaims",
-  "storage",
-  "requests.storage",
-  "services.nodeports",
-  "services.loadbalancers",
-]);
-const STANDARD_CONTAINER_RESOURCES = new Set(["cpu", "memory", "ephemeral-storage"]);
-
-/** core/v1 ValidateContainerResourceName, which a ContainerResource metric's name must pass. */
-function validateContainerResourceName(name: string, path: FieldPath): FieldError[] {
-  const errs = isQualifiedName(name).map((msg) => invalid(path, name, msg));
-  const unqualified = !name.includes("/");
-  if (errs.length === 0 && unqualified && !STANDARD_RESOURCES.has(name) && !/^(requests\.)?hugepages-/.test(name))
-    errs.push(invalid(path, name, "must be a standard resource type or fully qualified"));
-  if (unqualified) {
-    if (!STANDARD_CONTAINER_RESOURCES.has(name) && !name.startsWith("hugepages-"))
-      errs.push(invalid(path, name, "must be a standard resource for containers"));
-  } else if (!name.includes("kubernetes.io/")) {
-    // Not native: an extended resource must make a valid quota name and not look like one.
-    if (name.startsWith("requests.") || isQualifiedName(`requests.${name}`).length > 0)
-      errs.push(invalid(path, name, "doesn't follow extended resource name standard"));
-  }
-  return errs;
 }
 
 // --- metric targets ----------------------------------------------------------------------------

@@ -97,7 +97,7 @@ function validateResourceName(name: string, path: FieldPath): FieldError[] {
 }
 
 /** validateContainerResourceName: cpu, memory, ephemeral-storage, hugepages-*, or an extended resource. */
-function validateContainerResourceName(name: string, path: FieldPath): FieldError[] {
+export function validateContainerResourceName(name: string, path: FieldPath): FieldError[] {
   const errs = validateResourceName(name, path);
   if (!name.includes("/")) {
     if (!STANDARD_CONTAINER_RESOURCES.has(name) && !isHugePageResourceName(name)) {
