@@ -159,6 +159,25 @@ describe("time travel with cluster.advance", () => {
 });
 
 describe("the cluster's clock", () => {
+  it("holds no timer of an operator once it stopped: requeues, timers, daemons, leader election", async () => {
+    const op = operator({ name: "everything" });
+    op.controller(Schedule).reconcile(() => ({ requeueAfter: "1h" }));
+    op.timer(Schedule, { interval: "10m" }, () => undefined);
+    op.daemon(Schedule, async (ctx) => {
+      while (await ctx.sleep("5m")) {}
+    });
+    const running = await cluster.run(op, {
+      // Few renewals in the half hour below: each is a real request.
+      leaderElection: { namespace: "default", leaseDuration: "1h", renewDeadline: "40m", retryPeriod: "10m" },
+    });
+    await create("busy");
+    await cluster.advance("30m");
+    const clock = cluster.clock as ManualClock;
+    expect(clock.pendingTimers).toBeGreaterThanOrEqual(4);
+    await running.stop();
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   it("is a ManualClock at the real time now with clock: 'manual', and the system's by default, which cannot advance", async () => {
     const before = Date.now();
     const manual = await startTestCluster({ clock: "manual" });

@@ -42,7 +42,7 @@ import { type Clock, type Duration, toMilliseconds } from "capstan/runtime";
  * Rounds of due timers at one instant after which `advance` gives up: far more than any operator
  * needs (a requeue chain of a few keys takes a handful), few enough to fail in well under a second.
  */
-export const MAX_FIRINGS_AT_ONE_TIME = 10_000;
+export const MAX_FIRINGS_AT_ONE_TIME = 1000;
 
 /** Options of {@link ManualClock.advance}. */
 export interface AdvanceOptions {
