@@ -52,6 +52,8 @@ describe("the public tiers", () => {
         "LeaderElector",
         "predicates",
         "ensureCrds",
+        "systemClock",
+        "NotIdleError",
       ]),
     );
     const client = Object.keys(await import("capstan/client"));
@@ -63,5 +65,15 @@ describe("the public tiers", () => {
     for (const tier of [runtime, client, resources]) {
       for (const name of internalNames) expect(tier, name).not.toContain(name);
     }
+  });
+});
+
+describe("the clock of time travel", () => {
+  it("is a type of capstan/runtime that capstan-dev/testing's ManualClock implements", async () => {
+    const { systemClock } = await import("capstan/runtime");
+    const { ManualClock } = await import("capstan-dev/testing");
+    expectTypeOf(new ManualClock()).toExtend<import("capstan/runtime").Clock>();
+    expectTypeOf(systemClock).toEqualTypeOf<import("capstan/runtime").Clock>();
+    expect(typeof systemClock.setTimer).toBe("function");
   });
 });

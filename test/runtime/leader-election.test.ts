@@ -1,5 +1,5 @@
 import { getEventListeners } from "node:events";
-import { waitUntil } from "capstan-dev/testing";
+import { ManualClock, waitUntil } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   LEADER_ELECTION_DEFAULTS,
@@ -253,6 +253,32 @@ describe("LeaderElector", () => {
     const before = getEventListeners(signal, "abort").length;
     await waitUntil(() => leases.writes.length >= 15, { what: "15 renewals", timeout: 5000 });
     expect(getEventListeners(signal, "abort").length).toBeLessThanOrEqual(before + 1);
+  });
+
+  it("under a manual clock, steps a partitioned leader down at renewDeadline and hands over at leaseDuration of that clock", async () => {
+    const clock = new ManualClock("2030-01-01T00:00:00Z");
+    // client-go's 15 s / 10 s / 2 s, no jitter: minutes of waiting that take no real time here.
+    const extra = { clock, random: () => 0, ...LEADER_ELECTION_DEFAULTS };
+    const leases = new FakeLeases();
+    const a = arena();
+    const old = a.candidate(leases, "old", extra);
+    await waitUntil(() => old.elector.isLeader(), { what: "old leads" });
+    old.view.partitioned = true; // its renewals fail from now on
+    const next = a.candidate(leases, "next", extra);
+    await waitUntil(() => leases.writes.length === 1 && next.elector.leader() === "old", {
+      what: "next saw old's lease",
+    });
+    await clock.advance("9s");
+    expect(old.signal()?.aborted).toBe(false); // renewDeadline (10 s) not reached
+    await clock.advance("1s");
+    expect(old.signal()?.aborted).toBe(true);
+    expect(next.elector.isLeader()).toBe(false);
+    await clock.advance("4s"); // 14 s after next first saw the record: still valid for 15 s
+    expect(next.elector.isLeader()).toBe(false);
+    await clock.advance("2s"); // its attempt at 16 s finds the record expired
+    expect(next.elector.isLeader()).toBe(true);
+    expect(a.log).toEqual(["old leads", "old stops", "old stopped", "next leads"]);
+    expect(a.overlaps()).toBe(0);
   });
 
   it("leaves no timer behind once stopped, as candidate or as leader", async () => {

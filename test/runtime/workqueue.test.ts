@@ -1,3 +1,4 @@
+import { ManualClock } from "capstan-dev/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { exponentialFailureRateLimiter } from "../../packages/capstan/src/runtime/rate-limiter.ts";
 import { WorkQueue } from "../../packages/capstan/src/runtime/workqueue.ts";
@@ -107,6 +108,23 @@ describe("WorkQueue", () => {
     // The 1h entry was replaced, not kept alongside: shutting down must leave no timer either way,
     // and nothing else is pending.
     expect(q.len()).toBe(0);
+  });
+
+  it("measures addAfter delays and rate-limited retries on its clock: a key is ready when the clock reaches its time", async () => {
+    const clock = new ManualClock("2030-01-01T00:00:00Z");
+    const q = newQueue({ clock, rateLimiter: exponentialFailureRateLimiter({ baseDelay: "1m", maxDelay: "1h" }) });
+    q.addAfter("poll", "1h");
+    q.addRateLimited("failed");
+    await clock.advance("59s");
+    expect(q.len()).toBe(0);
+    await clock.advance("1s");
+    expect(await q.get()).toBe("failed");
+    await clock.advance("58m");
+    expect(q.len()).toBe(0);
+    expect(q.delayedCount()).toBe(1);
+    await clock.advance("1m");
+    expect(await q.get()).toBe("poll");
+    expect(clock.pendingTimers).toBe(0);
   });
 
   it("adds at once when the delay is zero", async () => {

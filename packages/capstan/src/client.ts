@@ -63,3 +63,4 @@ export type {
   WatchOptions,
 } from "./client/types.ts";
 export { isWatchError, WatchError } from "./client/watch-error.ts";
+export type { ObservedWrite, WriteObserver, WriteResult } from "./client/write-observer.ts";

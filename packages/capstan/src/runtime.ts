@@ -2,9 +2,10 @@
  * `capstan/runtime`: the primitives controllers are built from, each usable alone — the manager
  * (leader election, health, metrics, shutdown), controllers and their builder, informers and their
  * caches and indexes, the work queue and its rate limiters, predicates, leader election, events, CRD
- * registration — and the operator's lower-level pieces (its controller builder, start options,
- * requirements). An operator written with `operator()` needs none of it; a controller-runtime style
- * program (`new Manager(...)`) starts here.
+ * registration, the clock every delay follows and the idleness tests wait for — and the operator's
+ * lower-level pieces (its controller builder, start options, requirements). An operator written
+ * with `operator()` needs none of it; a controller-runtime style program (`new Manager(...)`)
+ * starts here.
  */
 
 // The operator's lower-level pieces.
@@ -38,6 +39,7 @@ export {
   Store,
   splitObjectKey,
 } from "./runtime/cache.ts";
+export { type Clock, systemClock } from "./runtime/clock.ts";
 export {
   Controller,
   type ControllerOptions,
@@ -48,6 +50,7 @@ export { ControllerBuilder } from "./runtime/controller-builder.ts";
 export { type CrdAction, type EnsureCrdsOptions, ensureCrds } from "./runtime/crd-registration.ts";
 export { type Duration, toMilliseconds } from "./runtime/duration.ts";
 export { ApiEventRecorder, EVENT_KIND, type EventRecorder, type EventType } from "./runtime/event-recorder.ts";
+export { type ActivityTracker, Idleness, NotIdleError, type WhenIdleOptions } from "./runtime/idleness.ts";
 export {
   DeletedFinalStateUnknown,
   Informer,

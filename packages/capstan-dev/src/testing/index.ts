@@ -49,7 +49,9 @@ export { ConsistentlyError, type ConsistentlyOptions, consistently } from "./con
 export type { GeneratedManifest, GeneratedRbac, GeneratedRule } from "./generated-rbac.ts";
 export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from "./kubectl.ts";
 export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";
+export { type AdvanceOptions, MAX_FIRINGS_AT_ONE_TIME, ManualClock } from "./manual-clock.ts";
 export {
+  type ClusterIdleOptions,
   DEFAULT_CAPSTAN_TIMEOUT,
   REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT,
   type RunnableOperator,

@@ -34,10 +34,24 @@
  *   whether pods run there). What the server's Kubernetes version serves, `missingApi` asks its
  *   discovery; who the admin is, `whoami` asks the server on every version.
  *
+ * - Time travel: with `clock: "manual"` (or a {@link ManualClock} of the test's), every operator
+ *   `run` starts follows that clock, and `advance(duration)` moves it: it waits until the operators
+ *   are idle (`whenIdle`), fires what falls due in due order, waiting for them again after each
+ *   due time, and resolves once they are idle at the new time. Idle is each operator's own
+ *   `whenIdle`: caches synced, nothing queued or being handled, no daemon at work outside
+ *   `ctx.sleep`, and every write of the cluster's client and the operator's seen by the informers
+ *   that will see it. Nothing in it sleeps for a guessed time.
+ *
  * ## Caveats
  * - The embedded server is the devcluster: what it does not emulate is listed in docs/limitations.md.
  * - Operators run in the test's process and share its event loop; a handler that blocks the loop
  *   blocks the server too.
+ * - The manual clock is the operators' only: the API server's timestamps (creationTimestamp, a
+ *   Lease's renewTime written by the server) and its own controllers (garbage collection, the
+ *   simulated kubelet) keep real time, and `advance` does not wait for what they do later.
+ * - Under a manual clock nothing the operators schedule by the clock happens until the test
+ *   advances it: a reconcile that failed (a conflict) is retried only after `advance` past its
+ *   backoff (5 ms the first time; `advance("1s")` is plenty).
  */
 import { setMaxListeners } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -47,6 +61,7 @@ import type { AdmissionWebhook, ConversionWebhook, Duration, KubeObject, Resourc
 import { isAlreadyExists, type KubeClient, toMilliseconds } from "capstan";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
 import { CAPSTAN_BIN, registerWebhookConfigurations, removeWebhookConfigurations } from "capstan/internal";
+import { type Clock, systemClock, type WhenIdleOptions } from "capstan/runtime";
 import type { CustomResourceDefinition as CustomResourceDefinitionObject } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
@@ -65,6 +80,7 @@ import { type AuthenticatedUser, whoami } from "./backends/whoami.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
+import { ManualClock } from "./manual-clock.ts";
 import {
   DEFAULT_WAIT_TIMEOUT,
   isEstablished,
@@ -151,6 +167,12 @@ export interface TestClusterOptions {
    * has started, as envtest's `CRDs` option does (`crds: [toCrd(ExchangeRate)]`).
    */
   crds?: readonly CustomResourceDefinitionObject[];
+  /**
+   * The clock of the operators `run` starts: `"manual"` for a {@link ManualClock} at the real time
+   * now (then `cluster.advance` moves it), a clock of the test's own (a `ManualClock` starting at
+   * a date of its choosing), or the system's (default). A `clock` in `run`'s options wins.
+   */
+  clock?: "manual" | Clock;
 }
 
 /**
@@ -178,6 +200,13 @@ export interface RunnableOperator<O = Record<string, unknown>> {
   conversions?(): readonly ConversionWebhook[];
   /** The port its webhook server listens on, once started. */
   readonly webhookPort?: number;
+  /**
+   * Resolves once it has nothing to do now (`operator()` objects have it: `Operator.whenIdle`);
+   * `cluster.whenIdle` and `cluster.advance` need it.
+   */
+  whenIdle?(options?: WhenIdleOptions): Promise<void>;
+  /** What keeps it from being idle right now (empty when nothing does). */
+  busy?(): readonly string[];
 }
 
 /**
@@ -308,6 +337,27 @@ export interface TestCluster {
    * the CRDs the operator registers are served; rejects if the operator fails before that.
    */
   run<O>(op: RunnableOperator<O>, options?: RunOptions & Partial<O>): Promise<RunningOperator>;
+  /**
+   * The operators' clock (see {@link TestClusterOptions.clock}): a {@link ManualClock} with
+   * `clock: "manual"`, else the system's.
+   */
+  readonly clock: Clock;
+  /**
+   * Moves the manual clock forward by `duration` (`"1m"`, ms) and waits until every operator `run`
+   * started is idle again: first at the current time (so what the test just wrote is handled
+   * now), then after each due time on the way, in due order, and at the new time (see the module
+   * documentation). `timeout` (real time, default {@link waitTimeout}) bounds each of those waits;
+   * one that runs out rejects with a `NotIdleError` naming what was busy. Rejects when an
+   * operator fails, like `waitFor`.
+   *
+   * @throws Error (rejected) when the cluster's clock is not a ManualClock.
+   */
+  advance(duration: Duration, options?: ClusterIdleOptions): Promise<void>;
+  /**
+   * Resolves once every operator `run` started is idle at the same moment (see {@link advance}),
+   * without moving any clock: after creating objects, instead of waiting for an effect.
+   */
+  whenIdle(options?: ClusterIdleOptions): Promise<void>;
   /** {@link waitFor} with this cluster's client; also rejects when an operator it runs fails. */
   waitFor<T extends KubeObject>(
     kind: ResourceKind<T>,
@@ -353,6 +403,14 @@ export interface TestCluster {
    * control plane; see the module documentation.
    */
   stop(): Promise<void>;
+}
+
+/** Options of {@link TestCluster.advance} and {@link TestCluster.whenIdle}. */
+export interface ClusterIdleOptions {
+  /** Real time each wait for idleness may take (default the cluster's {@link TestCluster.waitTimeout}). */
+  timeout?: Duration;
+  /** Stops waiting: the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -421,6 +479,10 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const extraClients: KubeClient[] = [];
   const logLevel = options.logLevel ?? process.env.CAPSTAN_TEST_LOG ?? "silent";
   const running = new Set<RunningOperator>();
+  /** The operator each running handle runs, for `whenIdle`. */
+  const operators = new Map<RunningOperator, RunnableOperator<never>>();
+  const clock: Clock =
+    options.clock === "manual" ? new ManualClock() : options.clock === undefined ? systemClock : options.clock;
   // Aborted with the error of the first operator that fails: waits reject with it at once.
   const failure = new AbortController();
   let stopping: Promise<void> | undefined;
@@ -464,6 +526,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     const logger = (runOptions.logger as Logger | undefined) ?? capture.logger;
     const done = op.start({
       gracefulShutdownTimeout: TEST_GRACEFUL_SHUTDOWN,
+      ...(clock === systemClock ? {} : { clock }),
+      // The test's writes through the cluster's client count for the operator's idleness too.
+      ...(opClient === undefined || opClient === client ? {} : { idleAwaitsWritesOf: [client] }),
       ...(startOptions as O),
       client: opClient ?? client,
       signal: abort.signal,
@@ -491,9 +556,11 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         abort.abort();
         await done.catch(() => undefined);
         running.delete(handle);
+        operators.delete(handle);
       },
     };
     running.add(handle);
+    operators.set(handle, op as unknown as RunnableOperator<never>);
     try {
       for (const crd of runOptions.registerCrds === false ? [] : (op.requirements?.().crds ?? [])) {
         await waitFor(client, CustomResourceDefinition, crd.crdName, isEstablished, {
@@ -540,6 +607,28 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     }
     ready = true;
     return handle;
+  };
+
+  const whenIdle = (opts: ClusterIdleOptions = {}): Promise<void> =>
+    withSignals(opts.signal, failure.signal, async (signal) => {
+      const timeout = opts.timeout ?? waitTimeout;
+      for (;;) {
+        const ops = [...operators.values()];
+        for (const op of ops) {
+          if (op.whenIdle === undefined)
+            throw new Error(`operator ${op.name} cannot tell when it is idle (no whenIdle)`);
+        }
+        await Promise.all(ops.map((op) => op.whenIdle?.({ signal, timeout })));
+        // One operator's work (a write) may have woken another meanwhile: idle means all at once.
+        if (ops.every((op) => (op.busy?.() ?? []).length === 0)) return;
+      }
+    });
+
+  const advance = async (duration: Duration, opts: ClusterIdleOptions = {}): Promise<void> => {
+    if (!(clock instanceof ManualClock)) {
+      throw new Error('cluster.advance needs a manual clock: startTestCluster({ clock: "manual" })');
+    }
+    await clock.advance(duration, { settle: () => whenIdle(opts) });
   };
 
   const stop = (): Promise<void> => {
@@ -607,6 +696,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       return embeddedServer("serverInternals");
     },
     run,
+    clock,
+    advance,
+    whenIdle,
     kubectl: (args, opts) => kubectl.run(args, opts),
     capstan: (args, opts) => capstan.run(args, opts),
     serviceAccount,

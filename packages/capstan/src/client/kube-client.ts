@@ -28,6 +28,7 @@ import {
   TypedResourceClient,
 } from "./typed-resource-client.ts";
 import type { KubeObject, ResourceKind } from "./types.ts";
+import { notifyObservers, type ObservedWrite, WRITE_METHODS, type WriteObserver } from "./write-observer.ts";
 import { noteRequest } from "./write-trace.ts";
 
 /** Observer of every attempt's outcome, for metrics (`rest_client_requests_total{code,method}`). */
@@ -94,6 +95,8 @@ export class KubeClient {
   /** The client that owns the connection pool and the discovery cache (itself, unless a `withRetry` view). */
   readonly #root: KubeClient;
   #mapper: RestMapper | undefined;
+  /** Observers of writes (write-observer.ts); the root's serves every view. */
+  readonly #writeObservers: WriteObserver[] = [];
   /** The client whose view `withRetry` is constructing (read and cleared by the constructor). */
   static #viewOf: KubeClient | undefined;
 
@@ -153,6 +156,19 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Reports every write this client (and each `withRetry` view of it) sends to `observer`, when it
+   * starts and when it ends (write-observer.ts). Returns a function that stops the reports.
+   */
+  observeWrites(observer: WriteObserver): () => void {
+    const observers = this.#root.#writeObservers;
+    observers.push(observer);
+    return () => {
+      const i = observers.indexOf(observer);
+      if (i >= 0) observers.splice(i, 1);
+    };
+  }
+
   /** A typed client for `kind`, bound to `namespace` for namespaced kinds when given. */
   resource<T extends KubeObject>(kind: ResourceKind<T>, namespace?: string): ResourceClient<T> {
     return new TypedResourceClient<T>(this, kind, namespace);
@@ -190,6 +206,22 @@ export class KubeClient {
    * `ConnectionError` when the server could not be reached), `DecodeError` for a JSON body that is not JSON.
    */
   async request<R>(method: string, path: string, opts: RequestOptions = {}): Promise<R> {
+    const watching = this.#root.#writeObservers;
+    if (watching.length === 0 || !WRITE_METHODS.has(method)) return this.#request<R>(method, path, opts);
+    const observers = [...watching];
+    const write: ObservedWrite = { method, path: appendQuery(path, opts.query) };
+    notifyObservers(observers, (o) => o.started?.(write));
+    try {
+      const body = await this.#request<R>(method, path, opts);
+      notifyObservers(observers, (o) => o.ended?.(write, { body }));
+      return body;
+    } catch (error) {
+      notifyObservers(observers, (o) => o.ended?.(write, { error }));
+      throw error;
+    }
+  }
+
+  async #request<R>(method: string, path: string, opts: RequestOptions): Promise<R> {
     const res = (await this.#execute(method, path, opts, false)) as TransportResponse;
     const text = res.body;
     if (text === "") return undefined as R;

@@ -19,6 +19,7 @@
  * - Reads (GET, watches) are never recorded.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { WRITE_METHODS } from "./write-observer.ts";
 
 /** A mutating request the client made, as a run trace lists it. */
 export interface ClientWrite {
@@ -64,8 +65,6 @@ export function outsideRuns<R>(fn: () => R): R {
 export function currentWriteRecorder(): WriteRecorder | undefined {
   return installed ? recorders.getStore() : undefined;
 }
-
-const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * Called by the client when a request's last attempt ended: reports it to the current recorder

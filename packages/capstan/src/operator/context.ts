@@ -5,6 +5,7 @@ import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { Logger } from "pino";
 import type { KubeClient } from "../client/kube-client.ts";
 import { apiVersionOf, type KubeObject, type ResourceKind } from "../client/types.ts";
+import type { Clock } from "../runtime/clock.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { isPlainObject } from "./essence.ts";
 import type { AdoptOptions, ObjectContext, ObjectPatch, SpecOfObject, StatusOfObject } from "./handlers.ts";
@@ -16,6 +17,8 @@ export interface ContextSources {
   logger: Logger;
   recorder: EventRecorder;
   signal: AbortSignal;
+  /** The operator's clock, for `ctx.now()`. */
+  clock: Clock;
 }
 
 /** The common part of every handler context, for `obj` (or for whatever `current()` returns). */
@@ -47,6 +50,7 @@ export function objectContext<T extends KubeObject>(
     signal: src.signal,
     adopt: <C extends KubeObject>(child: C, options?: AdoptOptions) => adopt(src.kind, current(), child, options),
     event: (type, reason, message) => src.recorder.event(current(), type, reason, message),
+    now: () => new Date(src.clock.now()),
   };
 }
 

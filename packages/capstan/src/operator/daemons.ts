@@ -2,8 +2,8 @@
  * Daemons: one long-running task per (object, daemon), as Kopf's `@kopf.daemon`.
  *
  * ## States ({@link DaemonState})
- * `waiting` (initial delay) -> `running` -> (`backingOff` -> `running`)* -> `finished` | `failed`
- * | `stopped`. A daemon that returns is `finished` and is not restarted while the object exists;
+ * `waiting` (initial delay) -> `running` (<-> `sleeping`, inside `ctx.sleep`) -> (`backingOff` ->
+ * `running`)* -> `finished` | `failed` | `stopped`. A daemon that returns is `finished` and is not restarted while the object exists;
  * one that throws a `PermanentError` (any {@link TerminalError}) is `failed` (also not restarted); any other error
  * restarts it after `backoff` (doubling to {@link MAX_BACKOFF_MS}) or a TemporaryError's delay.
  *
@@ -13,6 +13,9 @@
  *   loses leadership. Sleeps between restarts end at once on abort: no timer outlives `stop()`.
  * - {@link DaemonRun.stop} resolves when the daemon's function has returned (or after the given
  *   timeout, for a daemon that ignores its signal; it is then logged and left behind).
+ * - The initial delay, restart delays and `ctx.sleep` follow the operator's clock; the stop
+ *   timeout is real time. A daemon is busy (for `whenIdle`) only while `running`: waiting,
+ *   sleeping, backing off or ended, it waits for the clock or for nothing.
  *
  * ## Caveats
  * - Daemons run alongside the object's handlers, not through the work queue (they never end
@@ -22,7 +25,7 @@
  */
 import type { Logger } from "pino";
 import type { KubeObject } from "../client/types.ts";
-import { sleep } from "../runtime/clock.ts";
+import { type Clock, sleep } from "../runtime/clock.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { TerminalError } from "../runtime/reconcile.ts";
 import { errorMessage, TemporaryError } from "./errors.ts";
@@ -37,7 +40,7 @@ export const MAX_BACKOFF_MS = 60_000;
 export const DEFAULT_BACKOFF_MS = 1_000;
 
 /** Where a daemon is. */
-export type DaemonState = "waiting" | "running" | "backingOff" | "finished" | "failed" | "stopped";
+export type DaemonState = "waiting" | "running" | "sleeping" | "backingOff" | "finished" | "failed" | "stopped";
 
 /** What a daemon run needs. */
 export interface DaemonRunOptions {
@@ -50,8 +53,12 @@ export interface DaemonRunOptions {
   recorder: EventRecorder;
   /** The latest known object, for events. */
   current: () => KubeObject;
-  /** Runs the daemon's function once with a context built for this attempt. */
+  /** Runs the daemon's function once with a context built for this attempt (`ctx.sleep` is {@link DaemonRun.sleep}). */
   invoke: (signal: AbortSignal, retry: number) => Promise<unknown>;
+  /** The operator's clock: initial delay, restart delays, `ctx.sleep`. */
+  clock: Clock;
+  /** Called whenever the daemon may have become idle (it sleeps, waits or ended), for whenIdle. */
+  onSettled?: () => void;
 }
 
 /** One daemon for one object. */
@@ -60,6 +67,8 @@ export class DaemonRun {
   private readonly abort = new AbortController();
   private readonly done: Promise<void>;
   private readonly signal: AbortSignal;
+  /** `ctx.sleep` calls in progress (a daemon may sleep in several branches at once). */
+  private sleeps = 0;
 
   constructor(private readonly options: DaemonRunOptions) {
     this.signal = AbortSignal.any([this.abort.signal, options.parentSignal]);
@@ -67,7 +76,23 @@ export class DaemonRun {
   }
 
   get state(): DaemonState {
-    return this.current;
+    return this.current === "running" && this.sleeps > 0 ? "sleeping" : this.current;
+  }
+
+  /** Whether the daemon's function is at work (not waiting for the clock, not ended). */
+  get busy(): boolean {
+    return this.state === "running";
+  }
+
+  /** `ctx.sleep`: `ms` of the operator's clock, ended early (`false`) when the daemon's signal aborts. */
+  async sleep(ms: number): Promise<boolean> {
+    this.sleeps++;
+    this.options.onSettled?.();
+    try {
+      return await sleep(ms, this.signal, this.options.clock);
+    } finally {
+      this.sleeps--;
+    }
   }
 
   /** Whether it ended on its own (finished or failed): not to be restarted while the object exists. */
@@ -105,8 +130,16 @@ export class DaemonRun {
   }
 
   private async run(): Promise<void> {
+    try {
+      await this.loop();
+    } finally {
+      this.options.onSettled?.();
+    }
+  }
+
+  private async loop(): Promise<void> {
     const { options, signal } = this;
-    if (options.initialDelayMs > 0 && !(await sleep(options.initialDelayMs, signal))) {
+    if (options.initialDelayMs > 0 && !(await sleep(options.initialDelayMs, signal, options.clock))) {
       this.current = "stopped";
       return;
     }
@@ -144,7 +177,8 @@ export class DaemonRun {
           `Daemon '${options.id}' failed: ${message}`,
         );
         this.current = "backingOff";
-        if (!(await sleep(wait, signal))) break;
+        options.onSettled?.();
+        if (!(await sleep(wait, signal, options.clock))) break;
       }
     }
     this.current = "stopped";

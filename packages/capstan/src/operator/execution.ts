@@ -8,6 +8,7 @@
  */
 import type { Logger } from "pino";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
+import type { Clock } from "../runtime/clock.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { TerminalError } from "../runtime/reconcile.ts";
@@ -78,6 +79,8 @@ export interface CauseRunner {
   /** The cluster's schema pruned the state from a status write: keep it in annotations from now on. */
   stateNotKept(logger: Logger): void;
   readonly hooks: OperatorTestHooks | undefined;
+  /** The operator's clock: retry delays, `started`, timeouts. */
+  readonly clock: Clock;
   /** What a handler's context is built from. */
   sources(logger: Logger, signal: AbortSignal): ContextSources;
   /** A merge patch of the object; resolves with the object written. */
@@ -119,7 +122,7 @@ export async function executeCause(
       failed = true;
       continue;
     }
-    const now = Date.now();
+    const now = runner.clock.now();
     if (record?.delayed !== undefined) {
       const at = Date.parse(record.delayed);
       if (at > now) return { obj, delayMs: at - now };
@@ -175,7 +178,7 @@ export async function executeCause(
       return { obj, abandoned: true };
     }
 
-    const stoppedAt = new Date().toISOString();
+    const stoppedAt = new Date(runner.clock.now()).toISOString();
     let next: ProgressRecord;
     let delayMs: number | undefined;
     let traced: RunOutcome = { result: "ok" };
@@ -192,7 +195,7 @@ export async function executeCause(
           : Math.min(toMs(h.options.backoff ?? DEFAULT_BACKOFF_MS) * 2 ** retry, MAX_BACKOFF_MS);
       // Kopf's look-ahead: fail now rather than retry into a certain timeout or retry limit.
       const outOfRetries = h.options.retries !== undefined && retries >= h.options.retries;
-      const outOfTime = timeoutMs !== undefined && Date.now() + retryDelay - started.getTime() >= timeoutMs;
+      const outOfTime = timeoutMs !== undefined && runner.clock.now() + retryDelay - started.getTime() >= timeoutMs;
       const exhausted = outOfRetries || outOfTime;
       if (error instanceof TerminalError || exhausted) {
         failed = true;
@@ -212,7 +215,7 @@ export async function executeCause(
           purpose,
           started: started.toISOString(),
           retries,
-          delayed: new Date(Date.now() + delayMs).toISOString(),
+          delayed: new Date(runner.clock.now() + delayMs).toISOString(),
           message,
         };
         logger.error({ err: error, retries, retryInMs: delayMs }, "handler failed; will retry");

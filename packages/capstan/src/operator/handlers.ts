@@ -83,6 +83,11 @@ export interface ObjectContext<T extends KubeObject> {
   adopt<C extends KubeObject>(child: C, options?: AdoptOptions): C;
   /** Posts an Event about this object. */
   event(type: EventType, reason: string, message: string): void;
+  /**
+   * The operator's current time (its clock's: the system's, or a test's that moves it). Read the
+   * time here rather than with `new Date()`, so a test that moves the clock moves it for you.
+   */
+  now(): Date;
 }
 
 /** Context of create, update, delete, resume and field handlers. */
@@ -116,6 +121,14 @@ export interface DaemonContext<T extends KubeObject> extends ObjectContext<T> {
   readonly handlerId: string;
   /** Restarts after failures so far (0 on the first run). */
   readonly retry: number;
+  /**
+   * Waits `duration` (`"30s"`, ms) of the operator's clock: resolves `true` when the time has
+   * passed, `false` as soon as the daemon's signal aborts. `Infinity` waits for the signal alone.
+   * Sleep with this rather than with a timer of your own: while it sleeps the daemon counts as
+   * idle (a test's `cluster.advance` waits for busy daemons), and a test's clock moves it.
+   * `while (await ctx.sleep("1m")) { ... }` runs until the object goes away.
+   */
+  sleep(duration: Duration): Promise<boolean>;
 }
 
 /** Context of raw watch-event handlers (`op.on.event`). */

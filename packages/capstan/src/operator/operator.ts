@@ -46,6 +46,7 @@ import { DEFAULT_MAX_CONCURRENT_RECONCILES } from "../runtime/controller.ts";
 import type { WatchOptions } from "../runtime/controller-builder.ts";
 import { ensureCrds } from "../runtime/crd-registration.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
+import type { WhenIdleOptions } from "../runtime/idleness.ts";
 import { Manager, type ManagerOptions, type ManagerState } from "../runtime/manager.ts";
 import type { MutatingHandler, ValidatingHandler } from "../webhooks/admission.ts";
 import type { SpokeConversion } from "../webhooks/conversion.ts";
@@ -563,6 +564,24 @@ export class Operator {
     return this.manager?.state ?? "idle";
   }
 
+  /**
+   * Resolves once the operator has nothing to do now: caches synced, no key queued or being
+   * handled, no daemon at work outside `ctx.sleep`, every write of its client seen by its informers
+   * (`Manager.whenIdle`). What `capstan-dev/testing`'s `cluster.advance` waits for after each step
+   * of the clock. Rejects with `NotIdleError` after `timeout`, with the signal's reason on abort.
+   *
+   * @throws Error (rejected) when the operator was not started.
+   */
+  whenIdle(options?: WhenIdleOptions): Promise<void> {
+    if (this.manager === undefined) return Promise.reject(new Error(`operator ${this.name} has not started`));
+    return this.manager.whenIdle(options);
+  }
+
+  /** What keeps the operator from being idle right now (empty when it is, or has not started). */
+  busy(): string[] {
+    return this.manager?.idleness.busy() ?? [];
+  }
+
   /** Daemons alive right now, over every kind (diagnostics, tests). */
   runningDaemons(): number {
     return this.processors.reduce((n, p) => n + p.runningDaemons(), 0);
@@ -593,7 +612,10 @@ export class Operator {
       stopSignal,
       statusSubresource: hasStatusSubresource(kind),
       hooks,
+      clock: mgr.clock,
+      onSettled: () => mgr.idleness.changed(),
     });
+    mgr.idleness.add(name, () => processor.busy());
     processor.attach(mgr.informers.informerFor(kind, { namespace }));
     mgr
       .controller(kind, { namespace })

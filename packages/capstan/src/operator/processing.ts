@@ -39,6 +39,10 @@
  * ## Assumptions
  * - Objects come from the controller's informer cache (read-only, frozen); nothing here mutates them.
  *
+ * ## Time
+ * Timers, retry delays, daemons' sleeps and `ctx.now()` follow the operator's clock (`clock`); the
+ * consistency wait for our own writes is real time (it waits for the network, not the schedule).
+ *
  * ## Caveats
  * - Timers and daemon restarts are held in memory: after a restart, a timer first runs after its
  *   `initialDelay` again, and every daemon starts again.
@@ -51,7 +55,9 @@ import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { outsideRuns } from "../client/write-trace.ts";
 import type { CacheReader } from "../runtime/cache.ts";
+import { type Clock, systemClock } from "../runtime/clock.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
+import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import type { EventRecorder } from "../runtime/event-recorder.ts";
 import { DeletedFinalStateUnknown, type InformerEventHandler } from "../runtime/informer.ts";
 import { isDeleted, type ReconcileResult, type ReconcileTarget } from "../runtime/reconcile.ts";
@@ -114,6 +120,10 @@ export interface ProcessorOptions {
    */
   statusSubresource: boolean;
   hooks?: OperatorTestHooks;
+  /** The operator's clock (default {@link systemClock}). */
+  clock?: Clock;
+  /** Called whenever a daemon may have become idle (the manager's `idleness.changed`). */
+  onSettled?: () => void;
 }
 
 /** What the processor remembers about one object, in memory (lost on restart by design). */
@@ -143,8 +153,10 @@ export class KindProcessor {
 
   /** Names this processor's runs in run traces. */
   private readonly controllerName: string;
+  private readonly clock: Clock;
 
   constructor(private readonly options: ProcessorOptions) {
+    this.clock = options.clock ?? systemClock;
     this.controllerName = options.controller ?? `${options.kind.kind.toLowerCase()}-handlers`;
     this.storage = options.statusSubresource ? stateStorageFor(options.kind) : "annotations";
   }
@@ -215,6 +227,16 @@ export class KindProcessor {
     void run.stop().then(() => this.retiring.delete(run));
   }
 
+  /** Why this processor is busy: daemons at work (not sleeping on the clock); `undefined` when none is. */
+  busy(): string | undefined {
+    const working: string[] = [];
+    for (const [key, m] of this.memory) {
+      for (const [id, run] of m.daemons) if (run.busy) working.push(`${id} of ${key}`);
+    }
+    if (working.length === 0) return undefined;
+    return `daemons at work (not in ctx.sleep): ${working.join(", ")}`;
+  }
+
   /** Daemons currently alive (for tests and diagnostics). */
   runningDaemons(): number {
     let n = 0;
@@ -244,7 +266,7 @@ export class KindProcessor {
     m.uid = target.metadata?.uid;
     let obj: KubeObject = target;
     m.latest = obj;
-    const now = Date.now();
+    const now = this.clock.now();
     const essence = essenceOf(obj);
     if (m.lastEssence === undefined || !jsonEqual(m.lastEssence, essence)) {
       m.lastEssence = essence;
@@ -255,7 +277,7 @@ export class KindProcessor {
 
     const delays: number[] = [];
     if (this.options.changeHandlers.length > 0) {
-      const consistent = this.consistent(obj, m, now);
+      const consistent = this.consistent(obj, m, Date.now());
       if (consistent === true) {
         const outcome = await this.processChanges(obj, m, deleting, ctx.signal);
         if (outcome.abandoned) return undefined;
@@ -275,7 +297,7 @@ export class KindProcessor {
   }
 
   private remember(key: string): ObjectMemory {
-    const now = Date.now();
+    const now = this.clock.now();
     const mem: ObjectMemory = {
       uid: undefined,
       handledOnce: false,
@@ -293,7 +315,10 @@ export class KindProcessor {
     return mem;
   }
 
-  /** `true` when the cache reflects our last write (or waiting timed out); else ms left to wait. */
+  /**
+   * `true` when the cache reflects our last write (or waiting timed out); else ms left to wait.
+   * `now` and `expectedSince` are real time: the wait is for the network.
+   */
   private consistent(obj: KubeObject, mem: ObjectMemory, now: number): true | number {
     if (mem.expectedRv === undefined) return true;
     if (obj.metadata?.resourceVersion === mem.expectedRv) {
@@ -351,6 +376,7 @@ export class KindProcessor {
       const cached = this.store?.get(keyOf(first));
       return cached ?? mem.latest ?? first;
     };
+    // Daemons are visible to the test clock's idleness (busy while at work, not while sleeping).
     // Outside the reconcile's run trace: a daemon outlives the run that started it, and its writes
     // are no run's (run-trace.ts), so its async work must not carry (and keep alive) that trace.
     return outsideRuns(() => this.newDaemonRun(spec, logger, current, controllerSignal));
@@ -362,7 +388,7 @@ export class KindProcessor {
     current: () => KubeObject,
     controllerSignal: AbortSignal,
   ): DaemonRun {
-    return new DaemonRun({
+    const run: DaemonRun = new DaemonRun({
       id: spec.id,
       initialDelayMs: spec.initialDelayMs,
       backoffMs: spec.backoffMs,
@@ -370,20 +396,24 @@ export class KindProcessor {
       logger,
       recorder: this.options.recorder,
       current,
+      clock: this.clock,
+      ...(this.options.onSettled === undefined ? {} : { onSettled: this.options.onSettled }),
       invoke: async (signal, retry) => {
         const base = objectContext(this.sources(logger, signal), current);
         const ctx: DaemonContext<KubeObject> = Object.defineProperties(base, {
           handlerId: { value: spec.id, enumerable: true },
           retry: { value: retry, enumerable: true },
+          sleep: { value: (duration: Duration) => run.sleep(toMilliseconds(duration)), enumerable: true },
         }) as DaemonContext<KubeObject>;
         await spec.fn(ctx);
       },
     });
+    return run;
   }
 
   private sources(logger: Logger, signal: AbortSignal): ContextSources {
     const { kind, client, recorder } = this.options;
-    return { kind, client, logger, recorder, signal };
+    return { kind, client, logger, recorder, signal, clock: this.clock };
   }
 
   // ---- changing causes ----
@@ -522,6 +552,7 @@ export class KindProcessor {
       stateStorage: () => this.storage,
       stateNotKept: (l) => this.stateNotKept(l),
       hooks,
+      clock: this.clock,
       sources: (l, s) => this.sources(l, s),
       patchObject: (o, body, s) => this.patchObject(o, body, s),
       patchStatus: (o, status, s) => this.patchStatus(o, status, s),
@@ -541,7 +572,7 @@ export class KindProcessor {
         mem.timers.delete(t.id);
         continue;
       }
-      const wait = timerDueAt(t, schedule) - Date.now();
+      const wait = timerDueAt(t, schedule) - this.clock.now();
       if (wait > 0) {
         earliest = Math.min(earliest, wait);
         continue;
@@ -592,7 +623,7 @@ export class KindProcessor {
         trace?.end({ result: "error", message: `writing the timer's outcome failed: ${runErrorMessage(err)}` });
         throw err;
       }
-      const nextIn = recordTimerRun(t, schedule, Date.now(), retryDelay);
+      const nextIn = recordTimerRun(t, schedule, this.clock.now(), retryDelay);
       trace?.end(
         failure === undefined
           ? { result: "requeue", afterMs: nextIn }

@@ -38,13 +38,13 @@ export interface ApiServerProbeOptions {
   /** After the first probe that got an answer following failures. */
   onBack?(): void;
   logger?: RuntimeLogger;
-  clock?: Clock;
+  clock?: Pick<Clock, "now">;
 }
 
 /** Probes the API server every period; see the module documentation. */
 export class ApiServerProbe {
   private readonly options: ApiServerProbeOptions;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, "now">;
   private readonly logger: RuntimeLogger;
   private answeredAt = Number.NEGATIVE_INFINITY;
   private failing = false;

@@ -16,7 +16,7 @@ export interface BackoffOptions {
   jitter?: number;
   /** A failure this long after the previous one starts again from `initial` (default 2 min). */
   resetAfter?: Duration;
-  clock?: Clock;
+  clock?: Pick<Clock, "now">;
   /** Source of randomness in [0, 1), replaceable in tests. */
   random?: () => number;
 }
@@ -35,7 +35,7 @@ export class ExponentialBackoff {
   private readonly factor: number;
   private readonly jitter: number;
   private readonly resetAfter: number;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, "now">;
   private readonly random: () => number;
   private step: number;
   private lastFailureAt = Number.NEGATIVE_INFINITY;

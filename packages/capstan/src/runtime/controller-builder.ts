@@ -19,6 +19,7 @@
 import type { Logger } from "pino";
 import type { KubeClient } from "../client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
+import type { Clock } from "./clock.ts";
 import { Controller, controllerOwnerKeys, type ReconcileFunction, type WatchSource } from "./controller.ts";
 import type { EventRecorder } from "./event-recorder.ts";
 import type { RuntimeMetrics } from "./metrics.ts";
@@ -65,6 +66,10 @@ export interface BuilderEnvironment {
   namespace?: string;
   /** `maxConcurrentReconciles` of controllers that do not set their own (16 when absent). */
   maxConcurrentReconciles?: number;
+  /** The clock of the controllers' delays and `ctx.now()` (default the system's). */
+  clock?: Clock;
+  /** Passed to each controller as `onSettled` (the manager's idleness). */
+  settled?(): void;
   /** Called with the built controller (the manager starts it when it runs). */
   register(controller: Controller<KubeObject>): void;
 }
@@ -167,6 +172,8 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       maxConcurrentReconciles: this.options.maxConcurrentReconciles ?? env.maxConcurrentReconciles,
       rateLimiter: this.options.rateLimiter,
       throttled: this.options.throttled,
+      ...(env.clock === undefined ? {} : { clock: env.clock }),
+      ...(env.settled === undefined ? {} : { onSettled: () => env.settled?.() }),
       client: env.client,
       logger: env.logger,
       metrics: env.metrics,

@@ -34,7 +34,7 @@ import type { ResourceClient } from "../client/typed-resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { apiVersionOf } from "../client/types.ts";
 import { type CacheReader, objectKey, splitObjectKey } from "./cache.ts";
-import { sleep } from "./clock.ts";
+import { type Clock, sleep, systemClock } from "./clock.ts";
 import { type Duration, toMilliseconds } from "./duration.ts";
 import type { EventRecorder, EventType } from "./event-recorder.ts";
 import { DeletedFinalStateUnknown, type InformerEventHandler } from "./informer.ts";
@@ -83,6 +83,11 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
   readonly signal: AbortSignal;
   /** A logger bound to controller, namespace, name and a reconcile id. */
   readonly logger: Logger;
+  /**
+   * The operator's current time (its clock's: the system's, or a test's that moves it). Read
+   * the time here rather than with `new Date()`, so a test that moves the clock moves it for you.
+   */
+  now(): Date;
   /** The API client. */
   readonly client: KubeClient;
   /** The read-only cache of a kind this controller watches (`for`, `owns` or `watches`). */
@@ -133,8 +138,12 @@ export interface ControllerOptions<T extends KubeObject> {
   reconcile: ReconcileFunction<T>;
   /** Reconciles in flight at most (default {@link DEFAULT_MAX_CONCURRENT_RECONCILES}). */
   maxConcurrentReconciles?: number;
-  /** Per-key retry delays; client-go's default controller limiter otherwise. */
+  /** Per-key retry delays; client-go's default controller limiter (on `clock`) otherwise. */
   rateLimiter?: RateLimiter<string>;
+  /** The clock of `requeueAfter`, retry delays and `ctx.now()` (default {@link systemClock}). */
+  clock?: Clock;
+  /** Called whenever the controller may have become idle (a reconcile ended), for Manager.whenIdle. */
+  onSettled?: () => void;
   /**
    * A reconcile's request answered 429 with Retry-After: `"requeue"` (default) fails it at once and
    * reconciles the key again after Retry-After, freeing the worker; `"wait"` sleeps it out inside the
@@ -179,6 +188,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly logger: Logger;
   private readonly recorder: EventRecorder;
   private readonly observer: ControllerObserver | undefined;
+  private readonly clock: Clock;
   private readonly caches = new Map<string, CacheReader<KubeObject>>();
   /** Resource clients by kind (object identity) and namespace (`""` for none); see `resourceClient`. */
   private readonly clients = new WeakMap<ResourceKind, Map<string, ResourceClient<KubeObject>>>();
@@ -217,9 +227,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.logger = (options.logger ?? pino({ level: "silent" })).child({ controller: options.name });
     this.recorder = options.recorder ?? noRecorder;
     this.observer = options.metrics?.controller(options.name, this.workers);
+    this.clock = options.clock ?? systemClock;
     this.queue = new WorkQueue<string>({
       name: options.name,
       rateLimiter: options.rateLimiter,
+      clock: this.clock,
+      onDone: options.onSettled,
       metrics: options.metrics?.workQueue(options.name, () => this.queue.inFlight()),
     });
     this.caches.set(kindId(options.kind), options.primary.store as CacheReader<KubeObject>);
@@ -287,6 +300,17 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.current = "stopped";
     this.teardown();
     this.reconcileAbort.abort();
+  }
+
+  /**
+   * Why the controller is busy (keys queued or being reconciled), or `undefined` when it is idle.
+   * Keys waiting for a delay (`requeueAfter`, a retry) are not work yet: they are the clock's.
+   */
+  busy(): string | undefined {
+    const queued = this.queue.len();
+    const processing = this.queue.processingCount();
+    if (queued === 0 && processing === 0) return undefined;
+    return `${queued} key(s) queued, ${processing} being reconciled`;
   }
 
   /** Resolves once every worker loop has returned (each after its current reconcile). */
@@ -464,6 +488,9 @@ export class Controller<T extends KubeObject = KubeObject> {
       key: ref,
       controller: this.name,
       signal: this.reconcileAbort.signal,
+      now() {
+        return new Date(controller.clock.now());
+      },
       // Built on first use: most reconciles never log, and a pino child costs an allocation.
       get logger(): Logger {
         logger ??= controller.logger.child({

@@ -68,7 +68,7 @@ export interface EventRecorderOptions {
   /** `source.host` and `reportingInstance` (pod or host name). */
   host?: string;
   logger?: RuntimeLogger;
-  clock?: Clock;
+  clock?: Pick<Clock, "now">;
 }
 
 /** client-go's `maxLruCacheEntries`: enough distinct events for a busy controller, bounded memory. */
@@ -111,7 +111,7 @@ interface Observation {
 export class ApiEventRecorder implements EventRecorder {
   private readonly options: EventRecorderOptions;
   private readonly logger: RuntimeLogger;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, "now">;
   private readonly observations = new Lru<Observation>(CACHE_SIZE);
   private readonly aggregates = new Lru<{ messages: Set<string>; last: number }>(CACHE_SIZE);
   private readonly spam = new Lru<{ tokens: number; last: number }>(CACHE_SIZE);

@@ -119,7 +119,13 @@ export interface InformerOptions<T extends KubeObject> {
   /** Store options: extra indexes, managedFields stripping, freezing. */
   store?: StoreOptions<T>;
   logger?: RuntimeLogger;
-  clock?: Clock;
+  /**
+   * Real time of the connection's bookkeeping (contact times, short watches, the reconnect
+   * backoff): these measure the network, so a test clock does not belong here (default the system's).
+   */
+  clock?: Pick<Clock, "now">;
+  /** The clock `resyncPeriod` follows: the operator's (default {@link systemClock}). */
+  resyncClock?: Clock;
   random?: () => number;
 }
 
@@ -174,7 +180,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly handlers = new Set<InformerEventHandler<T>>();
   private readonly backoff: ExponentialBackoff;
   private readonly logger: RuntimeLogger;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, "now">;
+  private readonly resyncClock: Clock;
   private readonly random: () => number;
   private readonly pageSize: number;
   private readonly resyncMs: number;
@@ -197,6 +204,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.storeReader = this.storeImpl.reader();
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
+    this.resyncClock = options.resyncClock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.backoff = new ExponentialBackoff({
       clock: this.clock,
@@ -505,7 +513,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private async resyncLoop(signal: AbortSignal): Promise<void> {
-    while (await sleep(this.resyncMs, signal)) {
+    while (await sleep(this.resyncMs, signal, this.resyncClock)) {
       if (!this.synced) continue;
       for (const obj of this.storeImpl.list()) this.emitUpdate(obj, obj);
     }

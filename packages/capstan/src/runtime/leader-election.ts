@@ -45,11 +45,15 @@
  *   in the same turn as it; only the work's signal tells it to stop.
  * - Worst-case hand-over after a leader crashed, with client-go's defaults: up to
  *   leaseDuration + 2 * 2.2 * retryPeriod = 23.8 s (docs/runtime.md derives it).
+ * - Lease expiry, the renew deadline and the pauses between attempts follow `clock` (a test's
+ *   manual clock moves them); the limit on one attempt's requests is real time, as it guards
+ *   against a request that hangs on the network.
  */
 import type { Lease, LeaseSpec } from "kubernetes-types/coordination/v1.d.ts";
 import { isNotFound } from "../client/errors.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 import { type Duration, toMilliseconds } from "./duration.ts";
+import type { ActivityTracker } from "./idleness.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";
 
 /** The Lease calls the elector makes: a structural subset of the client's `ResourceClient<Lease>`. */
@@ -96,7 +100,10 @@ export interface LeaderElectionOptions {
   /** Called when the observed holder changes (including to this candidate). */
   onNewLeader?(identity: string): void;
   logger?: RuntimeLogger;
+  /** The clock of lease expiry, the renew deadline and the retry period (default {@link systemClock}). */
   clock?: Clock;
+  /** Told of each acquire or renew attempt in flight (the manager's idleness: `whenIdle` waits for it). */
+  activity?: ActivityTracker;
   random?: () => number;
 }
 
@@ -211,7 +218,7 @@ export class LeaderElector {
       // One attempt may take at most renewDeadline: a hung request must not stall the candidate.
       if (await this.attemptWithin(this.renewDeadlineMs, signal)) break;
       const wait = this.retryPeriodMs * (1 + ACQUIRE_JITTER * this.random());
-      await sleep(wait, signal);
+      await sleep(wait, signal, this.clock);
     }
     if (signal.aborted) {
       // An attempt may have won the Lease just as we were told to stop: give it back.
@@ -230,14 +237,14 @@ export class LeaderElector {
     let renewedAt = acquiredAt;
     // The deadline: renewDeadline after the start of the last successful renewal. A timer, so that a
     // process resuming from a pause aborts `leading` in its first timer turn.
-    let deadline: ReturnType<typeof setTimeout> | undefined;
+    let cancelDeadline: (() => void) | undefined;
     const expire = () => {
       expired = true;
       leading.abort();
     };
     const arm = () => {
-      clearTimeout(deadline);
-      deadline = setTimeout(expire, Math.max(0, renewedAt + this.renewDeadlineMs - this.clock.now()));
+      cancelDeadline?.();
+      cancelDeadline = this.clock.setTimer(Math.max(0, renewedAt + this.renewDeadlineMs - this.clock.now()), expire);
     };
     arm();
     const stopLeading = () => leading.abort();
@@ -248,7 +255,7 @@ export class LeaderElector {
 
     // Renew every retryPeriod; a failed attempt is retried after retryPeriod until the deadline.
     while (!leading.signal.aborted) {
-      if (!(await sleep(this.retryPeriodMs, leading.signal))) break;
+      if (!(await sleep(this.retryPeriodMs, leading.signal, this.clock))) break;
       const startedAt = this.clock.now();
       if (startedAt >= renewedAt + this.renewDeadlineMs) {
         expire(); // the timer is due too; do not even try
@@ -261,7 +268,7 @@ export class LeaderElector {
         arm();
       }
     }
-    clearTimeout(deadline);
+    cancelDeadline?.();
     const lost = expired && !signal.aborted;
     this.current = "stopping";
     leading.abort();
@@ -281,8 +288,9 @@ export class LeaderElector {
     }
   }
 
-  /** One acquire attempt, given up (false) after `ms` or when `signal` aborts. */
+  /** One acquire attempt, given up (false) after `ms` of real time or when `signal` aborts. */
   private async attemptWithin(ms: number, signal: AbortSignal): Promise<boolean> {
+    const end = this.options.activity?.begin(`lease ${this.options.namespace}/${this.options.name}: acquire or renew`);
     const limit = new AbortController();
     const timer = setTimeout(() => limit.abort(), ms);
     const onAbort = () => limit.abort();
@@ -295,6 +303,7 @@ export class LeaderElector {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
       limit.abort();
+      end?.();
     }
   }
 

@@ -36,6 +36,12 @@
  *   loop has nothing left but the pending `start()`.
  * - After `start()` settles, no timer, socket or signal handler of the manager is left (the client
  *   is closed only if the manager created it).
+ * - Every delay of the operator's schedule follows `clock` (requeueAfter, rate-limited retries,
+ *   informer resync, leader election's periods and lease expiry, `ctx.now()`); what measures the
+ *   network or the process stays on real time (clock.ts lists both).
+ * - `whenIdle()` resolves once nothing is left to do now: the caches synced, no key queued or being
+ *   reconciled, no check added to `idleness` busy (the operator layer's daemons), no write of the
+ *   manager's client in flight or unseen by an informer that will see it (write-visibility.ts).
  *
  * ## Caveats
  * - A reconcile that ignores its signal keeps running in the background after the drain timeout.
@@ -50,13 +56,14 @@ import { KubeClient, type KubeClientOptions } from "../client/resource-client.ts
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { ApiServerProbe } from "./apiserver-probe.ts";
 import { type BindAddress, formatBindAddress, resolveBindAddress, runningInCluster } from "./bind-address.ts";
-import { systemClock } from "./clock.ts";
+import { type Clock, systemClock } from "./clock.ts";
 import type { Controller } from "./controller.ts";
 import { ControllerBuilder, type WatchOptions } from "./controller-builder.ts";
 import type { Duration } from "./duration.ts";
 import { toMilliseconds } from "./duration.ts";
 import { ApiEventRecorder, EVENT_KIND, type EventRecorder } from "./event-recorder.ts";
 import { type Check, checksHandler, HttpEndpoints, type RouteHandler } from "./health.ts";
+import { Idleness, type WhenIdleOptions } from "./idleness.ts";
 import type { InformerOptions } from "./informer.ts";
 import { LeaderElector, leaderElectionTimings } from "./leader-election.ts";
 import { RuntimeMetrics } from "./metrics.ts";
@@ -69,6 +76,7 @@ import {
 } from "./metrics-server.ts";
 import { clientListerWatchers, SharedInformerFactory } from "./shared-informers.ts";
 import { WatchHealth, type WatchHealthOptions, type WatchHealthTimings, watchHealthTimings } from "./watch-health.ts";
+import { WriteVisibility } from "./write-visibility.ts";
 
 /** The coordination.k8s.io/v1 Lease kind used for leader election. */
 export const LEASE_KIND: ResourceKind<Lease> = {
@@ -172,6 +180,17 @@ export interface ManagerOptions {
   readinessEndpointName?: string;
   /** Path of the liveness endpoint (default `/healthz`, controller-runtime's `LivenessEndpointName`). */
   livenessEndpointName?: string;
+  /**
+   * The operator's clock (default {@link systemClock}): requeueAfter, rate-limited retries,
+   * informer resync, leader election and `ctx.now()` follow it. Tests pass a manual one
+   * (`capstan-dev/testing`'s `ManualClock`) to move the operator's time themselves.
+   */
+  clock?: Clock;
+  /**
+   * Clients besides the manager's own whose writes `whenIdle()` also waits for the informers to
+   * show (a test's client, when the operator runs with another).
+   */
+  idleAwaitsWritesOf?: readonly KubeClient[];
 }
 
 /**
@@ -198,6 +217,13 @@ export class Manager {
   readonly metrics: RuntimeMetrics;
   readonly informers: SharedInformerFactory;
   readonly logger: Logger;
+  /** The operator's clock (`options.clock`, else the system's). */
+  readonly clock: Clock;
+  /**
+   * What `whenIdle()` waits for: components built on the manager add their own checks here
+   * (`idleness.add(name, () => reason)`) and call `idleness.changed()` when they may have become idle.
+   */
+  readonly idleness = new Idleness();
   private readonly options: ManagerOptions;
   private readonly ownsClient: boolean;
   private readonly controllers: Controller<KubeObject>[] = [];
@@ -218,6 +244,7 @@ export class Manager {
   /** Where the endpoints are served, resolved from the options at construction (bad ones throw there). */
   private readonly serving: { health?: BindAddress; metrics?: MetricsServing };
   private listening: { healthProbe?: { host: string; port: number }; metrics?: MetricsEndpoint } = {};
+  private readonly writes: WriteVisibility;
 
   constructor(options: ManagerOptions) {
     this.options = options;
@@ -237,10 +264,17 @@ export class Manager {
     } else {
       throw new Error("a manager needs a client or a client config");
     }
+    this.clock = options.clock ?? systemClock;
     this.informers = new SharedInformerFactory({
       listerWatcherFor: clientListerWatchers(this.client),
       logger: this.logger,
-      informerDefaults: options.informerDefaults,
+      informerDefaults: { resyncClock: this.clock, ...options.informerDefaults },
+    });
+    this.writes = new WriteVisibility(this.informers, () => this.idleness.changed());
+    this.idleness.add("manager", () => this.notReady());
+    this.idleness.add("writes", () => {
+      const unseen = this.writes.busy();
+      return unseen.length === 0 ? undefined : unseen.join("; ");
     });
     // Bad timings fail here, not minutes later when the caches have synced.
     const election = options.leaderElection;
@@ -294,6 +328,16 @@ export class Manager {
     return { ...this.listening };
   }
 
+  /**
+   * Resolves once the operator has nothing to do now (see the guarantees): what a test waits for
+   * after it created objects or moved the clock. Rejects with `NotIdleError` (naming what is
+   * busy) after `timeout`, or with the signal's reason when it aborts. Waits for `start()` and the
+   * caches to sync first; resolves at once once the manager has stopped.
+   */
+  whenIdle(options?: WhenIdleOptions): Promise<void> {
+    return this.idleness.whenIdle(options);
+  }
+
   /** Starts building a controller for `kind`: `mgr.controller(Widget).owns(ConfigMap).reconcile(fn)`. */
   controller<T extends KubeObject>(kind: ResourceKind<T>, options?: WatchOptions<T>): ControllerBuilder<T> {
     return this.builder().for(kind, options);
@@ -308,6 +352,8 @@ export class Manager {
       metrics: this.metrics,
       namespace: this.options.namespace,
       maxConcurrentReconciles: this.options.maxConcurrentReconciles,
+      clock: this.clock,
+      settled: () => this.idleness.changed(),
       recorderFor: (name) => this.recorderFor(name),
       register: (c) => this.register(c),
     });
@@ -322,6 +368,7 @@ export class Manager {
         component,
         host: hostname(),
         logger: this.logger,
+        clock: this.clock,
       });
       this.recorders.set(component, recorder);
     }
@@ -359,11 +406,33 @@ export class Manager {
     await this.running?.catch(() => {});
   }
 
+  private enter(state: ManagerState): void {
+    this.current = state;
+    this.idleness.changed();
+  }
+
+  /** Why the manager itself is not idle: not started, or its caches not synced yet. */
+  private notReady(): string | undefined {
+    switch (this.current) {
+      case "idle":
+        return "not started";
+      case "syncing":
+        return "waiting for the informers' caches to sync";
+      case "stopping":
+        return "stopping";
+      default:
+        return undefined;
+    }
+  }
+
   private register(controller: Controller<KubeObject>): void {
     if (this.controllers.some((c) => c.name === controller.name)) {
       throw new Error(`a controller named "${controller.name}" already exists; name it with .named("...")`);
     }
     this.controllers.push(controller);
+    this.idleness.add(`controller ${controller.name}`, () =>
+      this.current === "leading" ? controller.busy() : undefined,
+    );
     const { leaderSignal, hardStop } = this;
     if (this.current === "leading" && leaderSignal !== undefined && hardStop !== undefined) {
       // Added while running: start it once its informers have synced. It is in `controllers`
@@ -385,13 +454,15 @@ export class Manager {
       process.on("SIGINT", onSignal);
     }
     const keepAlive = setInterval(() => {}, KEEP_ALIVE_PERIOD_MS);
+    const writers = new Set([this.client, ...(this.options.idleAwaitsWritesOf ?? [])]);
+    for (const client of writers) this.writes.track(client);
     const informerAbort = new AbortController();
     let informersRun: Promise<void> = Promise.resolve();
     const endpoints: { stop(): Promise<void> }[] = [];
     let failure: unknown;
     try {
       await this.startEndpoints(endpoints);
-      this.current = "syncing";
+      this.enter("syncing");
       informersRun = this.informers.start(informerAbort.signal);
       // The probe vouches for the informers' watches: it runs as long as they do.
       if (this.probe !== undefined) {
@@ -412,7 +483,7 @@ export class Manager {
       failure = err;
     } finally {
       clearInterval(keepAlive); // what the stop awaits below holds the process while it is pending
-      this.current = "stopping";
+      this.enter("stopping");
       informerAbort.abort();
       await informersRun;
       await Promise.all([...this.recorders.values()].map((r) => r.close()));
@@ -422,8 +493,9 @@ export class Manager {
         process.off("SIGINT", onSignal);
       }
       if (this.ownsClient) await this.client.close();
+      this.writes.close();
       this.stopAbort.abort();
-      this.current = "stopped";
+      this.enter("stopped");
       this.logger.info({ manager: this.name }, failure === undefined ? "stopped" : "stopped after an error");
     }
     if (failure !== undefined) throw failure;
@@ -483,7 +555,7 @@ export class Manager {
   }
 
   private async campaign(config: LeaderElectionConfig, stop: AbortSignal): Promise<void> {
-    this.current = "candidate";
+    this.enter("candidate");
     const namespace = config.namespace ?? this.client.defaultNamespace;
     const name = config.name ?? `${this.name}-leader`;
     // 0 while a candidate, 1 while leading: client-go's gauge, as controller-runtime exposes it.
@@ -493,6 +565,8 @@ export class Manager {
       namespace,
       name,
       identity: config.identity ?? `${hostname()}_${randomUUID()}`,
+      clock: this.clock,
+      activity: this.idleness,
       leaseDuration: config.leaseDuration,
       renewDeadline: config.renewDeadline,
       retryPeriod: config.retryPeriod,
@@ -509,7 +583,7 @@ export class Manager {
 
   /** Runs the controllers until `leaderSignal` aborts; drains them if the manager is stopping. */
   private async lead(leaderSignal: AbortSignal): Promise<void> {
-    this.current = "leading";
+    this.enter("leading");
     this.leaderSignal = leaderSignal;
     this.logger.info({ manager: this.name, controllers: this.controllers.length }, "starting controllers");
     // Controllers stop at once if leadership is lost; a graceful stop drains them first (below).
@@ -522,7 +596,7 @@ export class Manager {
       else leaderSignal.addEventListener("abort", () => resolve(), { once: true });
     });
     if (this.stopAbort.signal.aborted) {
-      this.current = "stopping";
+      this.enter("stopping");
       const timeout = this.options.gracefulShutdownTimeout ?? "30s";
       await Promise.all(this.controllers.map((c) => c.stop(timeout)));
     } else {

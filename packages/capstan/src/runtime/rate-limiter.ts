@@ -55,7 +55,7 @@ export function exponentialFailureRateLimiter<K = string>(
  * down) while leaving room for a burst of 100 quick retries.
  */
 export function tokenBucketRateLimiter<K = string>(
-  options: { qps?: number; burst?: number; clock?: Clock } = {},
+  options: { qps?: number; burst?: number; clock?: Pick<Clock, "now"> } = {},
 ): RateLimiter<K> {
   const qps = options.qps ?? 10;
   const burst = options.burst ?? 100;
@@ -99,7 +99,10 @@ export function maxOf<K = string>(...limiters: RateLimiter<K>[]): RateLimiter<K>
   };
 }
 
-/** client-go's default controller limiter: per-item 5 ms .. 1000 s, overall 10 qps / burst 100. */
-export function defaultControllerRateLimiter<K = string>(): RateLimiter<K> {
-  return maxOf<K>(exponentialFailureRateLimiter<K>(), tokenBucketRateLimiter<K>());
+/**
+ * client-go's default controller limiter: per-item 5 ms .. 1000 s, overall 10 qps / burst 100, the
+ * bucket refilling on `clock` (default the system's; the work queue passes its own).
+ */
+export function defaultControllerRateLimiter<K = string>(clock?: Pick<Clock, "now">): RateLimiter<K> {
+  return maxOf<K>(exponentialFailureRateLimiter<K>(), tokenBucketRateLimiter<K>(clock === undefined ? {} : { clock }));
 }

@@ -123,7 +123,7 @@ export class WatchHealth {
   constructor(
     private readonly informers: () => readonly SharedInformerEntry[],
     private readonly timings: WatchHealthTimings,
-    private readonly clock: Clock,
+    private readonly clock: Pick<Clock, "now">,
     private readonly probe?: ApiServerProbe,
   ) {}
 

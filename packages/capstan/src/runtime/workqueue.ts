@@ -14,6 +14,8 @@
  * - A key waiting in the queue is there once: repeated adds before a worker takes it coalesce.
  * - Keys are handed out in the order they became ready (FIFO).
  * - `addAfter` keeps one timer for all delayed keys; a key delayed twice keeps the earlier time.
+ *   Delays are measured on the queue's clock (`clock`, default the system's): a test that moves
+ *   the operator's time moves them too. Queue and work durations (metrics) are real time.
  * - After `shutDown()`, adds are ignored, delayed keys are dropped, and `get()` keeps handing
  *   out the keys already queued (as client-go does) and then resolves `undefined`.
  *   `shutDownWithDrain()` additionally waits until every key handed out has been `done`.
@@ -31,6 +33,7 @@
  * - Metrics for unfinished work and the longest running processor are computed on demand with
  *   {@link WorkQueue.inFlight} (read them at scrape time) rather than by a background timer.
  */
+import { type Clock, systemClock } from "./clock.ts";
 import { type Duration, toMilliseconds } from "./duration.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { defaultControllerRateLimiter } from "./rate-limiter.ts";
@@ -60,9 +63,16 @@ export interface WorkQueueMetrics {
 export interface WorkQueueOptions<K> {
   /** Name for metrics and logs. */
   name?: string;
-  /** Delays for `addRateLimited`; defaults to {@link defaultControllerRateLimiter}. */
+  /** Delays for `addRateLimited`; defaults to {@link defaultControllerRateLimiter} on `clock`. */
   rateLimiter?: RateLimiter<K>;
   metrics?: WorkQueueMetrics;
+  /** The clock `addAfter` delays follow (default {@link systemClock}). */
+  clock?: Clock;
+  /**
+   * Called after every `done(key)` and on shutdown: the moments the queue may have become idle
+   * (nothing queued, nothing processing), for a listener that waits for that (Manager.whenIdle).
+   */
+  onDone?: () => void;
 }
 
 interface DelayedEntry<K> {
@@ -120,18 +130,32 @@ export class WorkQueue<K = string> {
   // for the earliest entry.
   private readonly delayed: DelayedEntry<K>[] = [];
   private readonly delayedByKey = new Map<K, DelayedEntry<K>>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private cancelTimer: (() => void) | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
+  private readonly clock: Clock;
+  private readonly onDone: (() => void) | undefined;
 
   constructor(options: WorkQueueOptions<K> = {}) {
     this.name = options.name ?? "";
-    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>();
+    this.clock = options.clock ?? systemClock;
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.clock);
     this.metrics = options.metrics ?? {};
+    this.onDone = options.onDone;
   }
 
   /** Number of keys waiting to be handed out (excludes keys being processed and delayed keys). */
   len(): number {
     return this.ready.length - this.head;
+  }
+
+  /** Number of keys handed to a worker and not yet `done`. */
+  processingCount(): number {
+    return this.processing.size;
+  }
+
+  /** Number of keys waiting for their `addAfter` delay. */
+  delayedCount(): number {
+    return this.delayed.length;
   }
 
   /** Whether `shutDown` or `shutDownWithDrain` was called. */
@@ -164,7 +188,7 @@ export class WorkQueue<K = string> {
       this.add(key);
       return;
     }
-    const readyAt = performance.now() + ms;
+    const readyAt = this.clock.now() + ms;
     const existing = this.delayedByKey.get(key);
     if (existing !== undefined) {
       if (readyAt < existing.readyAt) {
@@ -231,6 +255,7 @@ export class WorkQueue<K = string> {
       this.drainWaiters = [];
       for (const w of waiters) w();
     }
+    this.onDone?.();
   }
 
   /**
@@ -239,8 +264,8 @@ export class WorkQueue<K = string> {
    */
   shutDown(): void {
     this.shutting = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
     this.delayed.length = 0;
     this.delayedByKey.clear();
@@ -248,6 +273,7 @@ export class WorkQueue<K = string> {
       w.detach();
       w.resolve(undefined);
     }
+    this.onDone?.();
   }
 
   /**
@@ -319,16 +345,16 @@ export class WorkQueue<K = string> {
   private armTimer(): void {
     const top = this.delayed[0];
     if (top === undefined) return;
-    if (this.timer !== undefined && this.timerAt <= top.readyAt) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.cancelTimer !== undefined && this.timerAt <= top.readyAt) return;
+    this.cancelTimer?.();
     this.timerAt = top.readyAt;
-    this.timer = setTimeout(() => this.fireDelayed(), Math.max(0, top.readyAt - performance.now()));
+    this.cancelTimer = this.clock.setTimer(Math.max(0, top.readyAt - this.clock.now()), () => this.fireDelayed());
   }
 
   private fireDelayed(): void {
-    this.timer = undefined;
+    this.cancelTimer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
-    const now = performance.now();
+    const now = this.clock.now();
     for (let top = this.delayed[0]; top !== undefined && top.readyAt <= now; top = this.delayed[0]) {
       this.popDelayed();
       this.delayedByKey.delete(top.key);
