@@ -9,6 +9,7 @@
  * inf.Dec, whose heap address Go prints and which a stand-in replaces here.
  */
 import { goQuote } from "../go-format.ts";
+import { interpretSuffix, type QuantityFormat } from "./quantity.ts";
 
 /** Stands in for the heap address of the inf.Dec Go would print. */
 const STAND_IN_DEC_ADDRESS = "0xc000b2d1a0";
@@ -20,21 +21,7 @@ const NANO = -9;
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 
-const DECIMAL_SUFFIXES: Readonly<Record<string, number>> = {
-  "": 0,
-  n: -9,
-  u: -6,
-  m: -3,
-  k: 3,
-  M: 6,
-  G: 9,
-  T: 12,
-  P: 15,
-  E: 18,
-};
-const BINARY_SUFFIXES: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
-
-type Format = "DecimalSI" | "BinarySI" | "DecimalExponent";
+type Format = QuantityFormat;
 
 interface Scanned {
   positive: boolean;
@@ -49,18 +36,6 @@ function scan(str: string): Scanned | undefined {
   if (m === null) return undefined;
   const [, sign = "", num = "", denom = "", suffix = ""] = m;
   return { positive: sign !== "-", num: num === "" ? "0" : num, denom, suffix };
-}
-
-/** suffixer.interpret: base, exponent and format of a suffix; undefined for one Go refuses. */
-function interpret(suffix: string): { base: 10 | 2; exponent: number; format: Format } | undefined {
-  if (Object.hasOwn(DECIMAL_SUFFIXES, suffix))
-    return { base: 10, exponent: DECIMAL_SUFFIXES[suffix]!, format: "DecimalSI" };
-  if (Object.hasOwn(BINARY_SUFFIXES, suffix))
-    return { base: 2, exponent: BINARY_SUFFIXES[suffix]!, format: "BinarySI" };
-  if (suffix.length > 1 && (suffix[0] === "e" || suffix[0] === "E") && /^[+-]?\d+$/.test(suffix.slice(1))) {
-    return { base: 10, exponent: Number(suffix.slice(1)), format: "DecimalExponent" };
-  }
-  return undefined;
 }
 
 function render(value: bigint, scale: number, dec: boolean, s: string, format: Format): string {
@@ -82,7 +57,7 @@ export function goQuantitySharpV(text: string): string | undefined {
   const scanned = scan(str);
   if (scanned === undefined) return undefined;
   const { positive, num, denom, suffix } = scanned;
-  const meaning = interpret(suffix);
+  const meaning = interpretSuffix(suffix);
   if (meaning === undefined) return undefined;
   const { exponent } = meaning;
   let { format } = meaning;

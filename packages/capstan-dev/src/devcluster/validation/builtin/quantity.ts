@@ -96,7 +96,9 @@ function isDigit(ch: string): boolean {
 }
 
 /** quantitySuffixer.interpret: the base, exponent and format of a suffix. */
-function interpretSuffix(suffix: string): { base: 2 | 10; exponent: number; format: QuantityFormat } | undefined {
+export function interpretSuffix(
+  suffix: string,
+): { base: 2 | 10; exponent: number; format: QuantityFormat } | undefined {
   if (Object.hasOwn(DECIMAL_SUFFIXES, suffix))
     return { base: 10, exponent: DECIMAL_SUFFIXES[suffix]!, format: "DecimalSI" };
   if (Object.hasOwn(BINARY_SUFFIXES, suffix))
