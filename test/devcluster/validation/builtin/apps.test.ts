@@ -3,12 +3,10 @@
  * StatefulSets, DaemonSets and ControllerRevisions refused with its 422 (whole message and causes, in
  * its order), valid ones stored as sent plus defaults, and the update rules (immutable selectors, the
  * StatefulSet fields that may change).
- *
- * The last `describe` needs core-pod.ts's pod template rules (written in parallel); it passes once
- * that work is merged.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RawHttpCluster, type Response, startRawHttpCluster } from "../../support/http.ts";
+import { type Cause, expectInvalid as expectInvalid422 } from "./support/expect-invalid.ts";
 
 const NS = "/apis/apps/v1/namespaces/default";
 
@@ -20,22 +18,8 @@ afterAll(async () => {
   await t?.stop();
 });
 
-type Cause = [reason: string, field: string, message: string];
-
-/** Asserts kube-apiserver's 422: the aggregate message (repeats dropped) and every cause in order. */
-function expectInvalid(res: Response, kind: string, name: string, causes: Cause[]): void {
-  expect(res.status, res.text).toBe(422);
-  const texts = [...new Set(causes.map(([, field, message]) => `${field}: ${message}`))];
-  const aggregate = texts.length === 1 ? texts[0] : `[${texts.join(", ")}]`;
-  expect(res.body.message).toBe(`${kind}.apps "${name}" is invalid: ${aggregate}`);
-  expect(res.body.reason).toBe("Invalid");
-  expect(res.body.details).toEqual({
-    name,
-    group: "apps",
-    kind,
-    causes: causes.map(([reason, field, message]) => ({ reason, message, field })),
-  });
-}
+const expectInvalid = (res: Response, kind: string, name: string, causes: Cause[]) =>
+  expectInvalid422(res, "apps", kind, name, causes);
 
 const CONTAINERS = [{ name: "app", image: "nginx:1.27" }];
 
@@ -672,8 +656,7 @@ describe("ControllerRevisions", () => {
   });
 });
 
-// Needs core-pod.ts's validatePodTemplateSpec, written in parallel: passes once that work is merged.
-describe("pod template rules (pass once core-pod.ts's validatePodTemplateSpec is merged)", () => {
+describe("the pod template rules (core-pod.ts) inside the workload", () => {
   it("refuses a Deployment whose selector misses its template and whose template has no containers", async () => {
     const body = deployment("nocontainers", {
       selector: { matchLabels: { app: "x" } },

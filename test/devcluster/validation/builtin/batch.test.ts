@@ -2,12 +2,10 @@
  * The batch group's spec validation over HTTP, as kube-apiserver 1.32 answers: Jobs and CronJobs refused
  * with its 422 (whole message and causes, in its order), valid ones stored as sent plus defaults and the
  * generated selector, and a Job's update rules (immutable template, selector and completions).
- *
- * The last `describe` needs core-pod.ts's pod template rules (written in parallel); it passes once
- * that work is merged.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RawHttpCluster, type Response, startRawHttpCluster } from "../../support/http.ts";
+import { type Cause, expectInvalid as expectInvalid422 } from "./support/expect-invalid.ts";
 
 const NS = "/apis/batch/v1/namespaces/default";
 
@@ -19,22 +17,8 @@ afterAll(async () => {
   await t?.stop();
 });
 
-type Cause = [reason: string, field: string, message: string];
-
-/** Asserts kube-apiserver's 422: the aggregate message (repeats dropped) and every cause in order. */
-function expectInvalid(res: Response, kind: string, name: string, causes: Cause[]): void {
-  expect(res.status, res.text).toBe(422);
-  const texts = [...new Set(causes.map(([, field, message]) => `${field}: ${message}`))];
-  const aggregate = texts.length === 1 ? texts[0] : `[${texts.join(", ")}]`;
-  expect(res.body.message).toBe(`${kind}.batch "${name}" is invalid: ${aggregate}`);
-  expect(res.body.reason).toBe("Invalid");
-  expect(res.body.details).toEqual({
-    name,
-    group: "batch",
-    kind,
-    causes: causes.map(([reason, field, message]) => ({ reason, message, field })),
-  });
-}
+const expectInvalid = (res: Response, kind: string, name: string, causes: Cause[]) =>
+  expectInvalid422(res, "batch", kind, name, causes);
 
 const CONTAINERS = [{ name: "main", image: "busybox:1.36" }];
 
@@ -528,8 +512,7 @@ describe("CronJobs", () => {
   });
 });
 
-// Needs core-pod.ts's validatePodTemplateSpec, written in parallel: passes once that work is merged.
-describe("pod template rules (pass once core-pod.ts's validatePodTemplateSpec is merged)", () => {
+describe("the pod template rules (core-pod.ts) inside the workload", () => {
   it("refuses a Job and a CronJob whose templates have no containers", async () => {
     expectInvalid(
       await create("jobs", job("nocontainers", { template: { spec: { restartPolicy: "Never" } } })),
