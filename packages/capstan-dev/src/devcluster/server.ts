@@ -18,6 +18,7 @@ import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { AdmissionChain } from "./admission/admission-chain.ts";
 import { PolicyAdmission } from "./admission/policy-admission.ts";
 import { admissionPolicyErrors } from "./admission/policy-spec-validation.ts";
@@ -287,12 +288,17 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     socket.on("close", () => sockets.delete(socket));
   });
   server.on("tlsClientError", () => {});
+  // Sockets answered with the 431: the parser keeps failing on the rest of their headers, and destroying
+  // them then would drop the answer before it is flushed.
+  const answeredTooLarge = new WeakSet<Duplex>();
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (answeredTooLarge.has(socket)) return;
     if (err.code !== "HPE_HEADER_OVERFLOW" || !socket.writable) {
       socket.destroy();
       return;
     }
     // Go's server answers in plain text and hangs up; what the client still sends is read and dropped.
+    answeredTooLarge.add(socket);
     socket.end(HEADER_TOO_LARGE_RESPONSE);
     socket.resume();
   });
