@@ -235,6 +235,7 @@ function generateModule(
   const blocks: string[] = [];
   const exported: string[] = [];
   const localNames = new Map<string, string>();
+  let usesDescribed = false;
 
   const definition = (name: string): OpenApiSchema => {
     const found = definitions[name];
@@ -279,10 +280,11 @@ function generateModule(
           type: local,
         };
       }
-      return {
-        schema: description === undefined ? local : `{ ...${local}, description: ${JSON.stringify(description)} }`,
-        type: local,
-      };
+      if (description === undefined) return { schema: local, type: local };
+      // A pure call, not a spread (`{ ...X }` may run getters, so a bundler keeps it): an
+      // operator importing batch/v1 then loads only the core/v1 schemas a Job reaches.
+      usesDescribed = true;
+      return { schema: `/* @__PURE__ */ described(${local}, ${JSON.stringify(description)})`, type: local };
     },
     keepDefault(owner, property) {
       return keptDefaults.has(`${owner}.${property}`);
@@ -329,9 +331,16 @@ function generateModule(
   const importLines = [...imports.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([from, names]) => `import { ${[...names].sort().join(", ")} } from "${relativeModule(module, from)}";`);
-  const source = [header, `import { type TUnsafe, Type } from "typebox";`, ...importLines, "", blocks.join("\n")].join(
-    "\n",
-  );
+  const source = [
+    header,
+    `import { type TUnsafe, Type } from "typebox";`,
+    ...(usesDescribed
+      ? [`import { described } from "${"../".repeat(module.split("/").length - 1)}described.ts";`]
+      : []),
+    ...importLines,
+    "",
+    blocks.join("\n"),
+  ].join("\n");
   return { module, source, exported, imports: new Set(imports.keys()) };
 }
 

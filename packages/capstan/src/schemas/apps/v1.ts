@@ -2,6 +2,7 @@
 // Regenerate: npm run generate:schemas -- <folder of the documents> (or --kubeconfig <file>); see docs/resources.md.
 import { type TUnsafe, Type } from "typebox";
 import { PersistentVolumeClaim, PodTemplateSpec } from "../core/v1.ts";
+import { described } from "../described.ts";
 import { IntOrString, LabelSelector, ObjectMeta, RawExtension, Time } from "../meta/v1.ts";
 
 /**
@@ -40,17 +41,16 @@ export const ControllerRevision: TUnsafe<ControllerRevision> = /* @__PURE__ */ T
       description:
         "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
     },
-    data: { ...RawExtension, description: "Data is the serialized representation of the state." },
+    data: /* @__PURE__ */ described(RawExtension, "Data is the serialized representation of the state."),
     kind: {
       type: "string",
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
     revision: {
       type: "integer",
       format: "int64",
@@ -82,16 +82,14 @@ export const RollingUpdateDaemonSet: TUnsafe<RollingUpdateDaemonSet> =
   /* @__PURE__ */ Type.Unsafe<RollingUpdateDaemonSet>({
     type: "object",
     properties: {
-      maxSurge: {
-        ...IntOrString,
-        description:
-          "The maximum number of nodes with an existing available DaemonSet pod that can have an updated DaemonSet pod during during an update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up to a minimum of 1. Default value is 0. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their a new pod created before the old pod is marked as deleted. The update starts by launching new pods on 30% of nodes. Once an updated pod is available (Ready for at least minReadySeconds) the old DaemonSet pod on that node is marked deleted. If the old pod becomes unavailable for any reason (Ready transitions to false, is evicted, or is drained) an updated pod is immediatedly created on that node without considering surge limits. Allowing surge implies the possibility that the resources consumed by the daemonset on any given node can double if the readiness check fails, and so resource intensive daemonsets should take into account that they may cause evictions during disruption.",
-      },
-      maxUnavailable: {
-        ...IntOrString,
-        description:
-          "The maximum number of DaemonSet pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of total number of DaemonSet pods at the start of the update (ex: 10%). Absolute number is calculated from percentage by rounding up. This cannot be 0 if MaxSurge is 0 Default value is 1. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their pods stopped for an update at any given time. The update starts by stopping at most 30% of those DaemonSet pods and then brings up new DaemonSet pods in their place. Once the new pods are available, it then proceeds onto other DaemonSet pods, thus ensuring that at least 70% of original number of DaemonSet pods are available at all times during the update.",
-      },
+      maxSurge: /* @__PURE__ */ described(
+        IntOrString,
+        "The maximum number of nodes with an existing available DaemonSet pod that can have an updated DaemonSet pod during during an update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up to a minimum of 1. Default value is 0. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their a new pod created before the old pod is marked as deleted. The update starts by launching new pods on 30% of nodes. Once an updated pod is available (Ready for at least minReadySeconds) the old DaemonSet pod on that node is marked deleted. If the old pod becomes unavailable for any reason (Ready transitions to false, is evicted, or is drained) an updated pod is immediatedly created on that node without considering surge limits. Allowing surge implies the possibility that the resources consumed by the daemonset on any given node can double if the readiness check fails, and so resource intensive daemonsets should take into account that they may cause evictions during disruption.",
+      ),
+      maxUnavailable: /* @__PURE__ */ described(
+        IntOrString,
+        "The maximum number of DaemonSet pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of total number of DaemonSet pods at the start of the update (ex: 10%). Absolute number is calculated from percentage by rounding up. This cannot be 0 if MaxSurge is 0 Default value is 1. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their pods stopped for an update at any given time. The update starts by stopping at most 30% of those DaemonSet pods and then brings up new DaemonSet pods in their place. Once the new pods are available, it then proceeds onto other DaemonSet pods, thus ensuring that at least 70% of original number of DaemonSet pods are available at all times during the update.",
+      ),
     },
     description: "Spec to control the desired behavior of daemon set rolling update.",
   });
@@ -116,10 +114,10 @@ export const DaemonSetUpdateStrategy: TUnsafe<DaemonSetUpdateStrategy> =
   /* @__PURE__ */ Type.Unsafe<DaemonSetUpdateStrategy>({
     type: "object",
     properties: {
-      rollingUpdate: {
-        ...RollingUpdateDaemonSet,
-        description: 'Rolling update config params. Present only if type = "RollingUpdate".',
-      },
+      rollingUpdate: /* @__PURE__ */ described(
+        RollingUpdateDaemonSet,
+        'Rolling update config params. Present only if type = "RollingUpdate".',
+      ),
       type: {
         type: "string",
         description: 'Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate.',
@@ -171,20 +169,18 @@ export const DaemonSetSpec: TUnsafe<DaemonSetSpec> = /* @__PURE__ */ Type.Unsafe
       description:
         "The number of old history to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.",
     },
-    selector: {
-      ...LabelSelector,
-      description:
-        "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-    },
-    template: {
-      ...PodTemplateSpec,
-      description:
-        'An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template\'s node selector (or on every node if no node selector is specified). The only allowed template.spec.restartPolicy value is "Always". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template',
-    },
-    updateStrategy: {
-      ...DaemonSetUpdateStrategy,
-      description: "An update strategy to replace existing DaemonSet pods with new pods.",
-    },
+    selector: /* @__PURE__ */ described(
+      LabelSelector,
+      "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+    ),
+    template: /* @__PURE__ */ described(
+      PodTemplateSpec,
+      'An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template\'s node selector (or on every node if no node selector is specified). The only allowed template.spec.restartPolicy value is "Always". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template',
+    ),
+    updateStrategy: /* @__PURE__ */ described(
+      DaemonSetUpdateStrategy,
+      "An update strategy to replace existing DaemonSet pods with new pods.",
+    ),
   },
   required: ["selector", "template"],
   description: "DaemonSetSpec is the specification of a daemon set.",
@@ -221,7 +217,10 @@ export interface DaemonSetCondition {
 export const DaemonSetCondition: TUnsafe<DaemonSetCondition> = /* @__PURE__ */ Type.Unsafe<DaemonSetCondition>({
   type: "object",
   properties: {
-    lastTransitionTime: { ...Time, description: "Last time the condition transitioned from one status to another." },
+    lastTransitionTime: /* @__PURE__ */ described(
+      Time,
+      "Last time the condition transitioned from one status to another.",
+    ),
     message: { type: "string", description: "A human readable message indicating details about the transition." },
     reason: { type: "string", description: "The reason for the condition's last transition." },
     status: { type: "string", description: "Status of the condition, one of True, False, Unknown." },
@@ -387,21 +386,18 @@ export const DaemonSet: TUnsafe<DaemonSet> = /* @__PURE__ */ Type.Unsafe<DaemonS
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: {
-      ...DaemonSetSpec,
-      description:
-        "The desired behavior of this daemon set. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
-    status: {
-      ...DaemonSetStatus,
-      description:
-        "The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(
+      DaemonSetSpec,
+      "The desired behavior of this daemon set. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
+    status: /* @__PURE__ */ described(
+      DaemonSetStatus,
+      "The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
   },
   description: "DaemonSet represents the configuration of a daemon set.",
 });
@@ -426,16 +422,14 @@ export const RollingUpdateDeployment: TUnsafe<RollingUpdateDeployment> =
   /* @__PURE__ */ Type.Unsafe<RollingUpdateDeployment>({
     type: "object",
     properties: {
-      maxSurge: {
-        ...IntOrString,
-        description:
-          "The maximum number of pods that can be scheduled above the desired number of pods. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up. Defaults to 25%. Example: when this is set to 30%, the new ReplicaSet can be scaled up immediately when the rolling update starts, such that the total number of old and new pods do not exceed 130% of desired pods. Once old pods have been killed, new ReplicaSet can be scaled up further, ensuring that total number of pods running at any time during the update is at most 130% of desired pods.",
-      },
-      maxUnavailable: {
-        ...IntOrString,
-        description:
-          "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding down. This can not be 0 if MaxSurge is 0. Defaults to 25%. Example: when this is set to 30%, the old ReplicaSet can be scaled down to 70% of desired pods immediately when the rolling update starts. Once new pods are ready, old ReplicaSet can be scaled down further, followed by scaling up the new ReplicaSet, ensuring that the total number of pods available at all times during the update is at least 70% of desired pods.",
-      },
+      maxSurge: /* @__PURE__ */ described(
+        IntOrString,
+        "The maximum number of pods that can be scheduled above the desired number of pods. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up. Defaults to 25%. Example: when this is set to 30%, the new ReplicaSet can be scaled up immediately when the rolling update starts, such that the total number of old and new pods do not exceed 130% of desired pods. Once old pods have been killed, new ReplicaSet can be scaled up further, ensuring that total number of pods running at any time during the update is at most 130% of desired pods.",
+      ),
+      maxUnavailable: /* @__PURE__ */ described(
+        IntOrString,
+        "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding down. This can not be 0 if MaxSurge is 0. Defaults to 25%. Example: when this is set to 30%, the old ReplicaSet can be scaled down to 70% of desired pods immediately when the rolling update starts. Once new pods are ready, old ReplicaSet can be scaled down further, followed by scaling up the new ReplicaSet, ensuring that the total number of pods available at all times during the update is at least 70% of desired pods.",
+      ),
     },
     description: "Spec to control the desired behavior of rolling update.",
   });
@@ -459,10 +453,10 @@ export interface DeploymentStrategy {
 export const DeploymentStrategy: TUnsafe<DeploymentStrategy> = /* @__PURE__ */ Type.Unsafe<DeploymentStrategy>({
   type: "object",
   properties: {
-    rollingUpdate: {
-      ...RollingUpdateDeployment,
-      description: "Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.",
-    },
+    rollingUpdate: /* @__PURE__ */ described(
+      RollingUpdateDeployment,
+      "Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.",
+    ),
     type: {
       type: "string",
       description: 'Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.',
@@ -539,20 +533,18 @@ export const DeploymentSpec: TUnsafe<DeploymentSpec> = /* @__PURE__ */ Type.Unsa
       description:
         "The number of old ReplicaSets to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.",
     },
-    selector: {
-      ...LabelSelector,
-      description:
-        "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
-    },
-    strategy: {
-      ...DeploymentStrategy,
-      description: "The deployment strategy to use to replace existing pods with new ones.",
-    },
-    template: {
-      ...PodTemplateSpec,
-      description:
-        'Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is "Always".',
-    },
+    selector: /* @__PURE__ */ described(
+      LabelSelector,
+      "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
+    ),
+    strategy: /* @__PURE__ */ described(
+      DeploymentStrategy,
+      "The deployment strategy to use to replace existing pods with new ones.",
+    ),
+    template: /* @__PURE__ */ described(
+      PodTemplateSpec,
+      'Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is "Always".',
+    ),
   },
   required: ["selector", "template"],
   description: "DeploymentSpec is the specification of the desired behavior of the Deployment.",
@@ -593,8 +585,11 @@ export interface DeploymentCondition {
 export const DeploymentCondition: TUnsafe<DeploymentCondition> = /* @__PURE__ */ Type.Unsafe<DeploymentCondition>({
   type: "object",
   properties: {
-    lastTransitionTime: { ...Time, description: "Last time the condition transitioned from one status to another." },
-    lastUpdateTime: { ...Time, description: "The last time this condition was updated." },
+    lastTransitionTime: /* @__PURE__ */ described(
+      Time,
+      "Last time the condition transitioned from one status to another.",
+    ),
+    lastUpdateTime: /* @__PURE__ */ described(Time, "The last time this condition was updated."),
     message: { type: "string", description: "A human readable message indicating details about the transition." },
     reason: { type: "string", description: "The reason for the condition's last transition." },
     status: { type: "string", description: "Status of the condition, one of True, False, Unknown." },
@@ -737,13 +732,12 @@ export const Deployment: TUnsafe<Deployment> = /* @__PURE__ */ Type.Unsafe<Deplo
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: { ...DeploymentSpec, description: "Specification of the desired behavior of the Deployment." },
-    status: { ...DeploymentStatus, description: "Most recently observed status of the Deployment." },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(DeploymentSpec, "Specification of the desired behavior of the Deployment."),
+    status: /* @__PURE__ */ described(DeploymentStatus, "Most recently observed status of the Deployment."),
   },
   description: "Deployment enables declarative updates for Pods and ReplicaSets.",
 });
@@ -787,16 +781,14 @@ export const ReplicaSetSpec: TUnsafe<ReplicaSetSpec> = /* @__PURE__ */ Type.Unsa
       description:
         "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller",
     },
-    selector: {
-      ...LabelSelector,
-      description:
-        "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-    },
-    template: {
-      ...PodTemplateSpec,
-      description:
-        "Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template",
-    },
+    selector: /* @__PURE__ */ described(
+      LabelSelector,
+      "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+    ),
+    template: /* @__PURE__ */ described(
+      PodTemplateSpec,
+      "Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template",
+    ),
   },
   required: ["selector"],
   description: "ReplicaSetSpec is the specification of a ReplicaSet.",
@@ -833,10 +825,10 @@ export interface ReplicaSetCondition {
 export const ReplicaSetCondition: TUnsafe<ReplicaSetCondition> = /* @__PURE__ */ Type.Unsafe<ReplicaSetCondition>({
   type: "object",
   properties: {
-    lastTransitionTime: {
-      ...Time,
-      description: "The last time the condition transitioned from one status to another.",
-    },
+    lastTransitionTime: /* @__PURE__ */ described(
+      Time,
+      "The last time the condition transitioned from one status to another.",
+    ),
     message: { type: "string", description: "A human readable message indicating details about the transition." },
     reason: { type: "string", description: "The reason for the condition's last transition." },
     status: { type: "string", description: "Status of the condition, one of True, False, Unknown." },
@@ -960,21 +952,18 @@ export const ReplicaSet: TUnsafe<ReplicaSet> = /* @__PURE__ */ Type.Unsafe<Repli
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: {
-      ...ReplicaSetSpec,
-      description:
-        "Spec defines the specification of the desired behavior of the ReplicaSet. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
-    status: {
-      ...ReplicaSetStatus,
-      description:
-        "Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(
+      ReplicaSetSpec,
+      "Spec defines the specification of the desired behavior of the ReplicaSet. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
+    status: /* @__PURE__ */ described(
+      ReplicaSetStatus,
+      "Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
   },
   description: "ReplicaSet ensures that a specified number of pod replicas are running at any given time.",
 });
@@ -999,11 +988,10 @@ export const RollingUpdateStatefulSetStrategy: TUnsafe<RollingUpdateStatefulSetS
   /* @__PURE__ */ Type.Unsafe<RollingUpdateStatefulSetStrategy>({
     type: "object",
     properties: {
-      maxUnavailable: {
-        ...IntOrString,
-        description:
-          "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding up. This can not be 0. Defaults to 1. This field is alpha-level and is only honored by servers that enable the MaxUnavailableStatefulSet feature. The field applies to all pods in the range 0 to Replicas-1. That means if there is any unavailable pod in the range 0 to Replicas-1, it will be counted towards MaxUnavailable.",
-      },
+      maxUnavailable: /* @__PURE__ */ described(
+        IntOrString,
+        "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding up. This can not be 0. Defaults to 1. This field is alpha-level and is only honored by servers that enable the MaxUnavailableStatefulSet feature. The field applies to all pods in the range 0 to Replicas-1. That means if there is any unavailable pod in the range 0 to Replicas-1, it will be counted towards MaxUnavailable.",
+      ),
       partition: {
         type: "integer",
         format: "int32",
@@ -1098,11 +1086,10 @@ export const StatefulSetUpdateStrategy: TUnsafe<StatefulSetUpdateStrategy> =
   /* @__PURE__ */ Type.Unsafe<StatefulSetUpdateStrategy>({
     type: "object",
     properties: {
-      rollingUpdate: {
-        ...RollingUpdateStatefulSetStrategy,
-        description:
-          "RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.",
-      },
+      rollingUpdate: /* @__PURE__ */ described(
+        RollingUpdateStatefulSetStrategy,
+        "RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.",
+      ),
       type: {
         type: "string",
         description: "Type indicates the type of the StatefulSetUpdateStrategy. Default is RollingUpdate.",
@@ -1173,16 +1160,14 @@ export const StatefulSetSpec: TUnsafe<StatefulSetSpec> = /* @__PURE__ */ Type.Un
       description:
         "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
     },
-    ordinals: {
-      ...StatefulSetOrdinals,
-      description:
-        'ordinals controls the numbering of replica indices in a StatefulSet. The default ordinals behavior assigns a "0" index to the first replica and increments the index by one for each additional replica requested.',
-    },
-    persistentVolumeClaimRetentionPolicy: {
-      ...StatefulSetPersistentVolumeClaimRetentionPolicy,
-      description:
-        "persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates. By default, all persistent volume claims are created as needed and retained until manually deleted. This policy allows the lifecycle to be altered, for example by deleting persistent volume claims when their stateful set is deleted, or when their pod is scaled down.",
-    },
+    ordinals: /* @__PURE__ */ described(
+      StatefulSetOrdinals,
+      'ordinals controls the numbering of replica indices in a StatefulSet. The default ordinals behavior assigns a "0" index to the first replica and increments the index by one for each additional replica requested.',
+    ),
+    persistentVolumeClaimRetentionPolicy: /* @__PURE__ */ described(
+      StatefulSetPersistentVolumeClaimRetentionPolicy,
+      "persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates. By default, all persistent volume claims are created as needed and retained until manually deleted. This policy allows the lifecycle to be altered, for example by deleting persistent volume claims when their stateful set is deleted, or when their pod is scaled down.",
+    ),
     podManagementPolicy: {
       type: "string",
       description:
@@ -1200,26 +1185,23 @@ export const StatefulSetSpec: TUnsafe<StatefulSetSpec> = /* @__PURE__ */ Type.Un
       description:
         "revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet's revision history. The revision history consists of all revisions not represented by a currently applied StatefulSetSpec version. The default value is 10.",
     },
-    selector: {
-      ...LabelSelector,
-      description:
-        "selector is a label query over pods that should match the replica count. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-    },
+    selector: /* @__PURE__ */ described(
+      LabelSelector,
+      "selector is a label query over pods that should match the replica count. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+    ),
     serviceName: {
       type: "string",
       description:
         'serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set. Pods get DNS/hostnames that follow the pattern: pod-specific-string.serviceName.default.svc.cluster.local where "pod-specific-string" is managed by the StatefulSet controller.',
     },
-    template: {
-      ...PodTemplateSpec,
-      description:
-        'template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet. Each pod will be named with the format <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named "web" with index number "3" would be named "web-3". The only allowed template.spec.restartPolicy value is "Always".',
-    },
-    updateStrategy: {
-      ...StatefulSetUpdateStrategy,
-      description:
-        "updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.",
-    },
+    template: /* @__PURE__ */ described(
+      PodTemplateSpec,
+      'template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet. Each pod will be named with the format <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named "web" with index number "3" would be named "web-3". The only allowed template.spec.restartPolicy value is "Always".',
+    ),
+    updateStrategy: /* @__PURE__ */ described(
+      StatefulSetUpdateStrategy,
+      "updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.",
+    ),
     volumeClaimTemplates: {
       type: "array",
       items: PersistentVolumeClaim,
@@ -1263,7 +1245,10 @@ export interface StatefulSetCondition {
 export const StatefulSetCondition: TUnsafe<StatefulSetCondition> = /* @__PURE__ */ Type.Unsafe<StatefulSetCondition>({
   type: "object",
   properties: {
-    lastTransitionTime: { ...Time, description: "Last time the condition transitioned from one status to another." },
+    lastTransitionTime: /* @__PURE__ */ described(
+      Time,
+      "Last time the condition transitioned from one status to another.",
+    ),
     message: { type: "string", description: "A human readable message indicating details about the transition." },
     reason: { type: "string", description: "The reason for the condition's last transition." },
     status: { type: "string", description: "Status of the condition, one of True, False, Unknown." },
@@ -1434,17 +1419,15 @@ export const StatefulSet: TUnsafe<StatefulSet> = /* @__PURE__ */ Type.Unsafe<Sta
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: { ...StatefulSetSpec, description: "Spec defines the desired identities of pods in this set." },
-    status: {
-      ...StatefulSetStatus,
-      description:
-        "Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time.",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(StatefulSetSpec, "Spec defines the desired identities of pods in this set."),
+    status: /* @__PURE__ */ described(
+      StatefulSetStatus,
+      "Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time.",
+    ),
   },
   description:
     "StatefulSet represents a set of pods with consistent identities. Identities are defined as:\n  - Network: A single stable DNS and hostname.\n  - Storage: As many VolumeClaims as requested.\n\nThe StatefulSet guarantees that a given network identity will always map to the same storage identity.",

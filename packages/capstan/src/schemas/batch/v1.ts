@@ -2,6 +2,7 @@
 // Regenerate: npm run generate:schemas -- <folder of the documents> (or --kubeconfig <file>); see docs/resources.md.
 import { type TUnsafe, Type } from "typebox";
 import { ObjectReference, PodTemplateSpec } from "../core/v1.ts";
+import { described } from "../described.ts";
 import { LabelSelector, ObjectMeta, Time } from "../meta/v1.ts";
 
 /**
@@ -135,10 +136,10 @@ export const PodFailurePolicyRule: TUnsafe<PodFailurePolicyRule> = /* @__PURE__ 
       description:
         "Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:\n\n- FailJob: indicates that the pod's job is marked as Failed and all\n  running pods are terminated.\n- FailIndex: indicates that the pod's index is marked as Failed and will\n  not be restarted.\n  This value is beta-level. It can be used when the\n  `JobBackoffLimitPerIndex` feature gate is enabled (enabled by default).\n- Ignore: indicates that the counter towards the .backoffLimit is not\n  incremented and a replacement pod is created.\n- Count: indicates that the pod is handled in the default way - the\n  counter towards the .backoffLimit is incremented.\nAdditional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.",
     },
-    onExitCodes: {
-      ...PodFailurePolicyOnExitCodesRequirement,
-      description: "Represents the requirement on the container exit codes.",
-    },
+    onExitCodes: /* @__PURE__ */ described(
+      PodFailurePolicyOnExitCodesRequirement,
+      "Represents the requirement on the container exit codes.",
+    ),
     onPodConditions: {
       type: "array",
       items: PodFailurePolicyOnPodConditionsPattern,
@@ -381,36 +382,32 @@ export const JobSpec: TUnsafe<JobSpec> = /* @__PURE__ */ Type.Unsafe<JobSpec>({
       description:
         "Specifies the maximum desired number of pods the job should run at any given time. The actual number of pods running in steady state will be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism), i.e. when the work left to do is less than max parallelism. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
     },
-    podFailurePolicy: {
-      ...PodFailurePolicy,
-      description:
-        "Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.",
-    },
+    podFailurePolicy: /* @__PURE__ */ described(
+      PodFailurePolicy,
+      "Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.",
+    ),
     podReplacementPolicy: {
       type: "string",
       description:
         "podReplacementPolicy specifies when to create replacement Pods. Possible values are: - TerminatingOrFailed means that we recreate pods\n  when they are terminating (has a metadata.deletionTimestamp) or failed.\n- Failed means to wait until a previously created Pod is fully terminated (has phase\n  Failed or Succeeded) before creating a replacement Pod.\n\nWhen using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use. This is an beta field. To use this, enable the JobPodReplacementPolicy feature toggle. This is on by default.",
     },
-    selector: {
-      ...LabelSelector,
-      description:
-        "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-    },
-    successPolicy: {
-      ...SuccessPolicy,
-      description:
-        "successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.\n\nThis field is beta-level. To use this field, you must enable the `JobSuccessPolicy` feature gate (enabled by default).",
-    },
+    selector: /* @__PURE__ */ described(
+      LabelSelector,
+      "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+    ),
+    successPolicy: /* @__PURE__ */ described(
+      SuccessPolicy,
+      "successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.\n\nThis field is beta-level. To use this field, you must enable the `JobSuccessPolicy` feature gate (enabled by default).",
+    ),
     suspend: {
       type: "boolean",
       description:
         "suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller. If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete all active Pods associated with this Job. Users must design their workload to gracefully handle this. Suspending a Job will reset the StartTime field of the Job, effectively resetting the ActiveDeadlineSeconds timer too. Defaults to false.",
     },
-    template: {
-      ...PodTemplateSpec,
-      description:
-        'Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are "Never" or "OnFailure". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/',
-    },
+    template: /* @__PURE__ */ described(
+      PodTemplateSpec,
+      'Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are "Never" or "OnFailure". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/',
+    ),
     ttlSecondsAfterFinished: {
       type: "integer",
       format: "int32",
@@ -441,16 +438,14 @@ export interface JobTemplateSpec {
 export const JobTemplateSpec: TUnsafe<JobTemplateSpec> = /* @__PURE__ */ Type.Unsafe<JobTemplateSpec>({
   type: "object",
   properties: {
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata of the jobs created from this template. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: {
-      ...JobSpec,
-      description:
-        "Specification of the desired behavior of the job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata of the jobs created from this template. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(
+      JobSpec,
+      "Specification of the desired behavior of the job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
   },
   description: "JobTemplateSpec describes the data a Job should have when created from a template",
 });
@@ -510,10 +505,10 @@ export const CronJobSpec: TUnsafe<CronJobSpec> = /* @__PURE__ */ Type.Unsafe<Cro
       format: "int32",
       description: "The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1.",
     },
-    jobTemplate: {
-      ...JobTemplateSpec,
-      description: "Specifies the job that will be created when executing a CronJob.",
-    },
+    jobTemplate: /* @__PURE__ */ described(
+      JobTemplateSpec,
+      "Specifies the job that will be created when executing a CronJob.",
+    ),
     schedule: { type: "string", description: "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron." },
     startingDeadlineSeconds: {
       type: "integer",
@@ -571,11 +566,14 @@ export const CronJobStatus: TUnsafe<CronJobStatus> = /* @__PURE__ */ Type.Unsafe
       "x-kubernetes-list-type": "atomic",
       description: "A list of pointers to currently running jobs.",
     },
-    lastScheduleTime: {
-      ...Time,
-      description: "Information when was the last time the job was successfully scheduled.",
-    },
-    lastSuccessfulTime: { ...Time, description: "Information when was the last time the job successfully completed." },
+    lastScheduleTime: /* @__PURE__ */ described(
+      Time,
+      "Information when was the last time the job was successfully scheduled.",
+    ),
+    lastSuccessfulTime: /* @__PURE__ */ described(
+      Time,
+      "Information when was the last time the job successfully completed.",
+    ),
   },
   description: "CronJobStatus represents the current state of a cron job.",
 });
@@ -621,21 +619,18 @@ export const CronJob: TUnsafe<CronJob> = /* @__PURE__ */ Type.Unsafe<CronJob>({
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: {
-      ...CronJobSpec,
-      description:
-        "Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
-    status: {
-      ...CronJobStatus,
-      description:
-        "Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(
+      CronJobSpec,
+      "Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
+    status: /* @__PURE__ */ described(
+      CronJobStatus,
+      "Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
   },
   description: "CronJob represents the configuration of a single cron job.",
 });
@@ -675,8 +670,8 @@ export interface JobCondition {
 export const JobCondition: TUnsafe<JobCondition> = /* @__PURE__ */ Type.Unsafe<JobCondition>({
   type: "object",
   properties: {
-    lastProbeTime: { ...Time, description: "Last time the condition was checked." },
-    lastTransitionTime: { ...Time, description: "Last time the condition transit from one status to another." },
+    lastProbeTime: /* @__PURE__ */ described(Time, "Last time the condition was checked."),
+    lastTransitionTime: /* @__PURE__ */ described(Time, "Last time the condition transit from one status to another."),
     message: { type: "string", description: "Human readable message indicating details about last transition." },
     reason: { type: "string", description: "(brief) reason for the condition's last transition." },
     status: { type: "string", description: "Status of the condition, one of True, False, Unknown." },
@@ -806,11 +801,10 @@ export const JobStatus: TUnsafe<JobStatus> = /* @__PURE__ */ Type.Unsafe<JobStat
       description:
         'completedIndexes holds the completed indexes when .spec.completionMode = "Indexed" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7".',
     },
-    completionTime: {
-      ...Time,
-      description:
-        "Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.",
-    },
+    completionTime: /* @__PURE__ */ described(
+      Time,
+      "Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.",
+    ),
     conditions: {
       type: "array",
       items: JobCondition,
@@ -834,11 +828,10 @@ export const JobStatus: TUnsafe<JobStatus> = /* @__PURE__ */ Type.Unsafe<JobStat
       description:
         "The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).",
     },
-    startTime: {
-      ...Time,
-      description:
-        "Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.\n\nOnce set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.",
-    },
+    startTime: /* @__PURE__ */ described(
+      Time,
+      "Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.\n\nOnce set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.",
+    ),
     succeeded: {
       type: "integer",
       format: "int32",
@@ -851,11 +844,10 @@ export const JobStatus: TUnsafe<JobStatus> = /* @__PURE__ */ Type.Unsafe<JobStat
       description:
         "The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp).\n\nThis field is beta-level. The job controller populates the field when the feature gate JobPodReplacementPolicy is enabled (enabled by default).",
     },
-    uncountedTerminatedPods: {
-      ...UncountedTerminatedPods,
-      description:
-        "uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.\n\nThe job controller creates pods with a finalizer. When a pod terminates (succeeded or failed), the controller does three steps to account for it in the job status:\n\n1. Add the pod UID to the arrays in this field. 2. Remove the pod finalizer. 3. Remove the pod UID from the arrays while increasing the corresponding\n    counter.\n\nOld jobs might not be tracked using this field, in which case the field remains null. The structure is empty for finished jobs.",
-    },
+    uncountedTerminatedPods: /* @__PURE__ */ described(
+      UncountedTerminatedPods,
+      "uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.\n\nThe job controller creates pods with a finalizer. When a pod terminates (succeeded or failed), the controller does three steps to account for it in the job status:\n\n1. Add the pod UID to the arrays in this field. 2. Remove the pod finalizer. 3. Remove the pod UID from the arrays while increasing the corresponding\n    counter.\n\nOld jobs might not be tracked using this field, in which case the field remains null. The structure is empty for finished jobs.",
+    ),
   },
   description: "JobStatus represents the current state of a Job.",
 });
@@ -901,21 +893,18 @@ export const Job: TUnsafe<Job> = /* @__PURE__ */ Type.Unsafe<Job>({
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: {
-      ...JobSpec,
-      description:
-        "Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
-    status: {
-      ...JobStatus,
-      description:
-        "Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(
+      JobSpec,
+      "Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
+    status: /* @__PURE__ */ described(
+      JobStatus,
+      "Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
   },
   description: "Job represents the configuration of a single job.",
 });

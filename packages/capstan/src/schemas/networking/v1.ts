@@ -2,6 +2,7 @@
 // Regenerate: npm run generate:schemas -- <folder of the documents> (or --kubeconfig <file>); see docs/resources.md.
 import { type TUnsafe, Type } from "typebox";
 import { TypedLocalObjectReference } from "../core/v1.ts";
+import { described } from "../described.ts";
 import { IntOrString, LabelSelector, ObjectMeta } from "../meta/v1.ts";
 
 /**
@@ -63,11 +64,10 @@ export const IngressServiceBackend: TUnsafe<IngressServiceBackend> = /* @__PURE_
         description:
           "name is the referenced service. The service must exist in the same namespace as the Ingress object.",
       },
-      port: {
-        ...ServiceBackendPort,
-        description:
-          "port of the referenced service. A port name or port number is required for a IngressServiceBackend.",
-      },
+      port: /* @__PURE__ */ described(
+        ServiceBackendPort,
+        "port of the referenced service. A port name or port number is required for a IngressServiceBackend.",
+      ),
     },
     required: ["name"],
     description: "IngressServiceBackend references a Kubernetes Service as a Backend.",
@@ -93,15 +93,14 @@ export interface IngressBackend {
 export const IngressBackend: TUnsafe<IngressBackend> = /* @__PURE__ */ Type.Unsafe<IngressBackend>({
   type: "object",
   properties: {
-    resource: {
-      ...TypedLocalObjectReference,
-      description:
-        'resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified. This is a mutually exclusive setting with "Service".',
-    },
-    service: {
-      ...IngressServiceBackend,
-      description: 'service references a service as a backend. This is a mutually exclusive setting with "Resource".',
-    },
+    resource: /* @__PURE__ */ described(
+      TypedLocalObjectReference,
+      'resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified. This is a mutually exclusive setting with "Service".',
+    ),
+    service: /* @__PURE__ */ described(
+      IngressServiceBackend,
+      'service references a service as a backend. This is a mutually exclusive setting with "Resource".',
+    ),
   },
   description: "IngressBackend describes all endpoints for a given service and port.",
 });
@@ -139,10 +138,10 @@ export interface HTTPIngressPath {
 export const HTTPIngressPath: TUnsafe<HTTPIngressPath> = /* @__PURE__ */ Type.Unsafe<HTTPIngressPath>({
   type: "object",
   properties: {
-    backend: {
-      ...IngressBackend,
-      description: "backend defines the referenced service endpoint to which the traffic will be forwarded to.",
-    },
+    backend: /* @__PURE__ */ described(
+      IngressBackend,
+      "backend defines the referenced service endpoint to which the traffic will be forwarded to.",
+    ),
     path: {
       type: "string",
       description:
@@ -318,11 +317,10 @@ export interface IngressSpec {
 export const IngressSpec: TUnsafe<IngressSpec> = /* @__PURE__ */ Type.Unsafe<IngressSpec>({
   type: "object",
   properties: {
-    defaultBackend: {
-      ...IngressBackend,
-      description:
-        "defaultBackend is the backend that should handle requests that don't match any rule. If Rules are not specified, DefaultBackend must be specified. If DefaultBackend is not set, the handling of requests that do not match any of the rules will be up to the Ingress controller.",
-    },
+    defaultBackend: /* @__PURE__ */ described(
+      IngressBackend,
+      "defaultBackend is the backend that should handle requests that don't match any rule. If Rules are not specified, DefaultBackend must be specified. If DefaultBackend is not set, the handling of requests that do not match any of the rules will be up to the Ingress controller.",
+    ),
     ingressClassName: {
       type: "string",
       description:
@@ -464,10 +462,10 @@ export interface IngressStatus {
 export const IngressStatus: TUnsafe<IngressStatus> = /* @__PURE__ */ Type.Unsafe<IngressStatus>({
   type: "object",
   properties: {
-    loadBalancer: {
-      ...IngressLoadBalancerStatus,
-      description: "loadBalancer contains the current status of the load-balancer.",
-    },
+    loadBalancer: /* @__PURE__ */ described(
+      IngressLoadBalancerStatus,
+      "loadBalancer contains the current status of the load-balancer.",
+    ),
   },
   description: "IngressStatus describe the current state of the Ingress.",
 });
@@ -513,21 +511,18 @@ export const Ingress: TUnsafe<Ingress> = /* @__PURE__ */ Type.Unsafe<Ingress>({
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: {
-      ...IngressSpec,
-      description:
-        "spec is the desired state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
-    status: {
-      ...IngressStatus,
-      description:
-        "status is the current state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(
+      IngressSpec,
+      "spec is the desired state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
+    status: /* @__PURE__ */ described(
+      IngressStatus,
+      "status is the current state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
   },
   description:
     "Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, offer name based virtual hosting etc.",
@@ -612,11 +607,10 @@ export const IngressClassSpec: TUnsafe<IngressClassSpec> = /* @__PURE__ */ Type.
       description:
         'controller refers to the name of the controller that should handle this class. This allows for different "flavors" that are controlled by the same controller. For example, you may have different parameters for the same implementing controller. This should be specified as a domain-prefixed path no more than 250 characters in length, e.g. "acme.io/ingress-controller". This field is immutable.',
     },
-    parameters: {
-      ...IngressClassParametersReference,
-      description:
-        "parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.",
-    },
+    parameters: /* @__PURE__ */ described(
+      IngressClassParametersReference,
+      "parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.",
+    ),
   },
   description: "IngressClassSpec provides information about the class of an Ingress.",
 });
@@ -658,16 +652,14 @@ export const IngressClass: TUnsafe<IngressClass> = /* @__PURE__ */ Type.Unsafe<I
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: {
-      ...IngressClassSpec,
-      description:
-        "spec is the desired state of the IngressClass. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(
+      IngressClassSpec,
+      "spec is the desired state of the IngressClass. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    ),
   },
   description:
     "IngressClass represents the class of the Ingress, referenced by the Ingress Spec. The `ingressclass.kubernetes.io/is-default-class` annotation can be used to indicate that an IngressClass should be considered default. When a single IngressClass resource has this annotation set to true, new Ingress resources without a class specified will be assigned this default class.",
@@ -702,11 +694,10 @@ export const NetworkPolicyPort: TUnsafe<NetworkPolicyPort> = /* @__PURE__ */ Typ
       description:
         "endPort indicates that the range of ports from port to endPort if set, inclusive, should be allowed by the policy. This field cannot be defined if the port field is not defined or if the port field is defined as a named (string) port. The endPort must be equal or greater than port.",
     },
-    port: {
-      ...IntOrString,
-      description:
-        "port represents the port on the given protocol. This can either be a numerical or named port on a pod. If this field is not provided, this matches all port names and numbers. If present, only traffic on the specified protocol AND port will be matched.",
-    },
+    port: /* @__PURE__ */ described(
+      IntOrString,
+      "port represents the port on the given protocol. This can either be a numerical or named port on a pod. If this field is not provided, this matches all port names and numbers. If present, only traffic on the specified protocol AND port will be matched.",
+    ),
     protocol: {
       type: "string",
       description:
@@ -743,21 +734,18 @@ export interface NetworkPolicyPeer {
 export const NetworkPolicyPeer: TUnsafe<NetworkPolicyPeer> = /* @__PURE__ */ Type.Unsafe<NetworkPolicyPeer>({
   type: "object",
   properties: {
-    ipBlock: {
-      ...IPBlock,
-      description:
-        "ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be.",
-    },
-    namespaceSelector: {
-      ...LabelSelector,
-      description:
-        "namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces.\n\nIf podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in the namespaces selected by namespaceSelector.",
-    },
-    podSelector: {
-      ...LabelSelector,
-      description:
-        "podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods.\n\nIf namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects the pods matching podSelector in the policy's own namespace.",
-    },
+    ipBlock: /* @__PURE__ */ described(
+      IPBlock,
+      "ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be.",
+    ),
+    namespaceSelector: /* @__PURE__ */ described(
+      LabelSelector,
+      "namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces.\n\nIf podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in the namespaces selected by namespaceSelector.",
+    ),
+    podSelector: /* @__PURE__ */ described(
+      LabelSelector,
+      "podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods.\n\nIf namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects the pods matching podSelector in the policy's own namespace.",
+    ),
   },
   description:
     "NetworkPolicyPeer describes a peer to allow traffic to/from. Only certain combinations of fields are allowed",
@@ -882,11 +870,10 @@ export const NetworkPolicySpec: TUnsafe<NetworkPolicySpec> = /* @__PURE__ */ Typ
       description:
         "ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic source is the pod's local node, OR if the traffic matches at least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves solely to ensure that the pods it selects are isolated by default)",
     },
-    podSelector: {
-      ...LabelSelector,
-      description:
-        "podSelector selects the pods to which this NetworkPolicy object applies. The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace.",
-    },
+    podSelector: /* @__PURE__ */ described(
+      LabelSelector,
+      "podSelector selects the pods to which this NetworkPolicy object applies. The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace.",
+    ),
     policyTypes: {
       type: "array",
       items: { type: "string" },
@@ -936,15 +923,14 @@ export const NetworkPolicy: TUnsafe<NetworkPolicy> = /* @__PURE__ */ Type.Unsafe
       description:
         "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     },
-    metadata: {
-      ...ObjectMeta,
-      description:
-        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    },
-    spec: {
-      ...NetworkPolicySpec,
-      description: "spec represents the specification of the desired behavior for this NetworkPolicy.",
-    },
+    metadata: /* @__PURE__ */ described(
+      ObjectMeta,
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    ),
+    spec: /* @__PURE__ */ described(
+      NetworkPolicySpec,
+      "spec represents the specification of the desired behavior for this NetworkPolicy.",
+    ),
   },
   description: "NetworkPolicy describes what network traffic is allowed for a set of Pods",
 });
