@@ -3,7 +3,7 @@
 // capstan/runtime, capstan/client, capstan/resources, capstan-dev, capstan-dev/testing), as a user's
 // project imports them. Exits 1 on any error, each printed as `docs/runtime.md:123:5 TS2305: ...`.
 // The convention for blocks that are not whole modules: README.md, "Code blocks in the docs".
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type DocBlock, extractBlocks } from "./check-docs/blocks.ts";
@@ -18,37 +18,30 @@ export interface DocsReport {
   readonly milliseconds: number;
 }
 
+/** Folders never searched for pages: installed packages, build output, `capstan dev`'s state. */
+const skipped = new Set(["node_modules", "dist", ".capstan", ".packs"]);
+
+/** The markdown files under `dir` (relative to `root`) whose name `accept`s, sorted. */
+function pagesUnder(root: string, dir: string, accept: (name: string) => boolean): string[] {
+  if (!existsSync(join(root, dir))) return [];
+  const pages: string[] = [];
+  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory() && !skipped.has(entry.name)) pages.push(...pagesUnder(root, path, accept));
+    else if (entry.isFile() && accept(entry.name)) pages.push(path);
+  }
+  return pages.sort();
+}
+
 /** The markdown files checked by default, relative to the workspace root. */
 export function defaultFiles(root: string): string[] {
-  const markdown = (dir: string, only?: string): string[] => {
-    let entries: string[];
-    try {
-      entries = readdirSync(join(root, dir), { recursive: true, encoding: "utf8" });
-    } catch {
-      return [];
-    }
-    return entries
-      .filter((e) => !e.split(/[\\/]/).some((part) => part === "node_modules" || part === "dist"))
-      .filter((e) => (only === undefined ? e.endsWith(".md") : e.split(/[\\/]/).at(-1) === only))
-      .map((e) => join(dir, e))
-      .sort();
-  };
   const packages = readdirSync(join(root, "packages")).map((p) => join("packages", p, "README.md"));
   return [
     "README.md",
-    ...markdown("docs"),
-    ...markdown("examples", "README.md"),
-    ...packages.filter((p) => exists(root, p)),
+    ...pagesUnder(root, "docs", (name) => name.endsWith(".md")),
+    ...pagesUnder(root, "examples", (name) => name === "README.md"),
+    ...packages.filter((p) => existsSync(join(root, p))),
   ];
-}
-
-function exists(root: string, file: string): boolean {
-  try {
-    readFileSync(join(root, file));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Extracts and checks the blocks of `files` (paths relative to `root`, as errors print them). */
