@@ -144,12 +144,16 @@ describe("capstan new", () => {
         "--capstan",
         "file:packs/capstan-9.2.0.tgz",
         "--capstan-dev",
-        "./packs/capstan-dev-9.2.0.tgz",
+        // A bare path ending in .tgz, which npm reads as a file too.
+        "packs/capstan-dev-9.2.0.tgz",
         "--skip-install",
       ],
       dir,
     );
     expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain(
+      `Copied ${join(packs, "capstan-9.2.0.tgz")}, ${join(packs, "capstan-dev-9.2.0.tgz")} into its vendor/`,
+    );
     const project = join(dir, "vendored-operator");
     expect(readFileSync(join(project, "vendor/capstan-9.2.0.tgz"), "utf8")).toBe("capstan bytes");
     expect(readFileSync(join(project, "vendor/capstan-dev-9.2.0.tgz"), "utf8")).toBe("capstan-dev bytes");

@@ -92,6 +92,12 @@ export async function run(args: string[]): Promise<number> {
   process.stdout.write(
     `Created ${spec.name} in ${shown}: kind ${spec.kind} (${spec.group}/${spec.version}), capstan ${spec.capstanDependency}\n`,
   );
+  const copied = Object.values(tarballs);
+  if (copied.length > 0) {
+    process.stdout.write(
+      `Copied ${copied.join(", ")} into its vendor/ (commit it: the project needs nothing outside itself; "npx capstan vendor --from <checkout>" there takes newer ones)\n`,
+    );
+  }
   if (install) {
     process.stdout.write("Installing its dependencies (npm install)...\n");
     const npm = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["install", "--no-audit", "--no-fund"], {
@@ -211,7 +217,8 @@ function parse(args: string[]): NewArgs | "help" {
  * to the working directory), checked to exist; undefined for any other spec (a range, a tag, a URL).
  */
 function givenTarball(spec: string): string | undefined {
-  const path = spec.startsWith("file:") ? spec.slice("file:".length) : /^(\.\.?\/|\/)/.test(spec) ? spec : undefined;
+  // npm reads a spec without a scheme ending in .tgz as a file too (`capstan-0.2.0.tgz`).
+  const path = spec.startsWith("file:") ? spec.slice("file:".length) : spec.includes(":") ? undefined : spec;
   if (path === undefined || !path.endsWith(".tgz")) return undefined;
   const tarball = resolve(path);
   if (!existsSync(tarball) || !statSync(tarball).isFile()) throw new Error(`${spec}: no such tarball (${tarball})`);
