@@ -1,10 +1,10 @@
 /**
- * `capstan vendor`: how a project on a checkout's packages takes a newer checkout's (files only,
- * --skip-install; the npm install it runs, and a vendored project's npm ci, build and image, are in
- * test/packaging/new-project.test.ts), and how a project pointing into a checkout is fixed.
+ * `capstan vendor`: how a project on a checkout's packages takes a newer checkout's, and how a
+ * project pointing into a checkout is fixed; the npm install it runs, with tiny stand-in packages (a
+ * vendored project's npm ci, build and image are in test/packaging/new-project.test.ts).
  */
-import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,7 +21,13 @@ interface Result {
 
 function capstan(args: string[], cwd: string): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, timeout: 60_000 }, (err, stdout, stderr) => {
+    const env = {
+      ...process.env,
+      npm_config_audit: "false",
+      npm_config_fund: "false",
+      npm_config_update_notifier: "false",
+    };
+    execFile(process.execPath, [bin, ...args], { cwd, timeout: 120_000, env }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
     });
   });
@@ -31,6 +37,16 @@ function packs(dir: string, files: Record<string, string>): string {
   mkdirSync(dir, { recursive: true });
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   return dir;
+}
+
+/** A tarball as npm pack lays one out (`package/...`), of a package exporting `build`. */
+function tarball(into: string, name: string, version: string, build: string): void {
+  const src = join(into, `${name}-src`, "package");
+  mkdirSync(src, { recursive: true });
+  writeFileSync(join(src, "package.json"), JSON.stringify({ name, version, main: "index.js" }));
+  writeFileSync(join(src, "index.js"), `module.exports = ${JSON.stringify(build)};\n`);
+  execFileSync("tar", ["-czf", join(into, `${name}-${version}.tgz`), "-C", join(into, `${name}-src`), "package"]);
+  rmSync(join(into, `${name}-src`), { recursive: true });
 }
 
 function manifest(project: string): { dependencies: Record<string, string>; devDependencies: Record<string, string> } {
@@ -115,6 +131,54 @@ describe("capstan vendor", () => {
     // Files outside the project are never removed.
     expect(existsSync(join(checkout, ".packs/capstan-9.2.0.tgz"))).toBe(true);
   });
+
+  it("installs the new tarballs, updating the lock file even for a rebuild of the same version", async () => {
+    const project = join(dir, "installed");
+    mkdirSync(project);
+    writeFileSync(
+      join(project, "package.json"),
+      `${JSON.stringify({ name: "installed", private: true, dependencies: { capstan: "^9.0.0" }, devDependencies: { "capstan-dev": "^9.0.0" } }, null, 2)}\n`,
+    );
+    const first = join(dir, "build-1");
+    const second = join(dir, "build-2");
+    for (const [folder, build] of [
+      [first, "first build"],
+      [second, "second build"],
+    ] as const) {
+      mkdirSync(folder);
+      tarball(folder, "capstan", "9.0.0", build);
+      tarball(folder, "capstan-dev", "9.0.0", build);
+    }
+    const installed = () => ({
+      capstan: readFileSync(join(project, "node_modules/capstan/index.js"), "utf8"),
+      dev: readFileSync(join(project, "node_modules/capstan-dev/index.js"), "utf8"),
+      lock: JSON.parse(readFileSync(join(project, "package-lock.json"), "utf8")).packages as Record<
+        string,
+        { resolved?: string; integrity?: string; dev?: boolean }
+      >,
+    });
+
+    const one = await capstan(["vendor", "--from", first], project);
+    expect(one.code, one.stderr).toBe(0);
+    const before = installed();
+    expect(before.capstan).toContain("first build");
+    expect(before.lock["node_modules/capstan"]?.resolved).toBe("file:vendor/capstan-9.0.0.tgz");
+    expect(before.lock["node_modules/capstan-dev"]).toMatchObject({
+      resolved: "file:vendor/capstan-dev-9.0.0.tgz",
+      dev: true,
+    });
+
+    // Same version, same file names, other contents: npm install without the specs would keep the
+    // lock's integrity and install the first build again from npm's cache.
+    const two = await capstan(["vendor", "--from", second], project);
+    expect(two.code, two.stderr).toBe(0);
+    const after = installed();
+    expect(after.capstan).toContain("second build");
+    expect(after.dev).toContain("second build");
+    expect(after.lock["node_modules/capstan"]?.integrity).not.toBe(before.lock["node_modules/capstan"]?.integrity);
+    expect(after.lock["node_modules/capstan-dev"]?.dev).toBe(true);
+    expect(manifest(project).devDependencies).toEqual({ "capstan-dev": "file:vendor/capstan-dev-9.0.0.tgz" });
+  }, 120_000);
 
   it("refuses a folder without one tarball of each package at one version, and a folder without a project, changing nothing", async () => {
     const project = join(dir, "upgraded-operator");
