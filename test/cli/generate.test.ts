@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
@@ -23,9 +23,9 @@ interface Result {
   stderr: string;
 }
 
-function capstan(args: string[]): Promise<Result> {
+function capstan(args: string[], cwd = project): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: project, timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd, timeout: 30_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
     });
   });
@@ -237,6 +237,32 @@ describe("capstan generate", () => {
     );
   });
 
+  it("copies the folders of the project's file: dependencies before each npm ci", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "capstan-vendored-"));
+    try {
+      await writeFile(
+        join(dir, "package.json"),
+        JSON.stringify({
+          scripts: { build: "tsc -p tsconfig.build.json" },
+          dependencies: { capstan: "file:vendor/capstan-0.2.0.tgz", lib: "file:./libs/lib-1.0.0.tgz" },
+          devDependencies: { "capstan-dev": "file:vendor/capstan-dev-0.2.0.tgz", typescript: "^5.9.0" },
+          // Outside the project: no COPY can bring it in (the command line warns instead).
+          optionalDependencies: { far: "file:../far-1.0.0.tgz" },
+        }),
+      );
+      await writeFile(
+        join(dir, "tsconfig.build.json"),
+        '{ "compilerOptions": { "outDir": "dist", "rootDir": "src" } }',
+      );
+      const text = generate("dockerfile", op, fixture, defaults, dir);
+      const install = "COPY package.json package-lock.json ./\nCOPY libs ./libs\nCOPY vendor ./vendor\nRUN npm ci";
+      expect(text.split(install)).toHaveLength(3);
+      expect(text).not.toContain("far");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("maps the operator module to the build's output by the tsconfig's rootDir and outDir", async () => {
     const dir = await mkdtemp(join(tmpdir(), "capstan-layout-"));
     try {
@@ -325,6 +351,40 @@ describe("capstan generate on the command line", () => {
     ]);
     expect(get.stdout).toBe("2");
   }, 60_000); // two process start-ups through tsx and three kubectl runs on a shared machine
+
+  it("warns, with the fix, of file: dependencies outside the project, which the image's npm ci cannot read", async () => {
+    const outside = join(dir, "outside");
+    await mkdir(join(outside, "src"), { recursive: true });
+    await writeFile(
+      join(outside, "package.json"),
+      JSON.stringify({
+        type: "module",
+        scripts: { build: "tsc -p tsconfig.build.json" },
+        dependencies: { capstan: "file:/home/me/capstan/.packs/capstan-0.2.0.tgz" },
+        devDependencies: { "capstan-dev": "file:../capstan/.packs/capstan-dev-0.2.0.tgz" },
+      }),
+    );
+    await writeFile(
+      join(outside, "tsconfig.build.json"),
+      '{ "compilerOptions": { "outDir": "dist", "rootDir": "src" } }',
+    );
+    await writeFile(
+      join(outside, "src/operator.ts"),
+      `export { default } from ${JSON.stringify(join(repo, "test/cli/fixtures/widget-operator.ts"))};\n`,
+    );
+    const out = await capstan(["generate", "dockerfile", "src/operator.ts"], outside);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toContain("RUN npm ci --omit=dev");
+    expect(out.stderr).toBe(
+      'capstan generate: warning: package.json depends on capstan "file:/home/me/capstan/.packs/capstan-0.2.0.tgz", ' +
+        'capstan-dev "file:../capstan/.packs/capstan-dev-0.2.0.tgz", outside the project: the image\'s "npm ci" (and a clone ' +
+        'on any other machine) cannot read them. Fix: run "npx capstan vendor --from <capstan checkout>" to copy the ' +
+        'capstan tarballs into vendor/ and depend on them there; the Dockerfile then copies them before "npm ci".\n',
+    );
+    // The fixture project depends on nothing local: no warning.
+    const clean = await capstan(["generate", "dockerfile", fixture]);
+    expect(clean.stderr).toBe("");
+  }, 60_000);
 
   it("exits 2 naming an unknown target, and 1 for a module without an operator", async () => {
     const unknown = await capstan(["generate", "helm", fixture]);

@@ -54,6 +54,20 @@ describe("capstan new", () => {
       [["new", "ok-operator", "--version", "1"], /--version "1" must look like v1/],
       [["new", "ok-operator", "--group", "widgets.k8s.io"], /group "widgets.k8s.io" is reserved for Kubernetes APIs/],
       [["new"], /expected one directory/],
+      [
+        ["new", "ok-operator", "--kind", "CronJob"],
+        /--kind CronJob collides with batch\/v1 CronJob: `kubectl get cronjobs` would show the built-in kind, not yours\. Choose another kind \(e\.g\. --kind ExampleCronJob\), or pass --allow-builtin-name and name the resource with its group: cronjobs\.example\.com/,
+      ],
+      [["new", "job-operator"], /the kind Job \(from the directory name "job-operator"\) collides with batch\/v1 Job/],
+      // Same resource name as v1 Endpoints, though not the same kind.
+      [
+        ["new", "ok-operator", "--kind", "Endpoint"],
+        /--kind Endpoint collides with v1 Endpoints: `kubectl get endpoints`/,
+      ],
+      [
+        ["new", "ok-operator", "--kind", "Pod", "--group", "pods.example.org"],
+        /collides with v1 Pod.*pods\.pods\.example\.org/,
+      ],
     ];
     for (const [args, message] of cases) {
       const res = await run(bin, [...args, "--skip-install"], dir);
@@ -112,5 +126,83 @@ describe("capstan new", () => {
     ]);
     expect(existsSync(join(project, "package-lock.json"))).toBe(false);
     expect(readFileSync(join(project, "Dockerfile"), "utf8")).toContain('CMD ["dist/operator.js","--log-format=json"]');
+    expect(readFileSync(join(project, "Dockerfile"), "utf8")).not.toContain("vendor");
+    // npm 11 lists every dependency whose install script package.json has not allowed.
+    expect(JSON.parse(readFileSync(join(project, "package.json"), "utf8")).allowScripts).toEqual({ esbuild: true });
+  });
+
+  it("copies given tarballs into vendor/ and depends on them there, so the project and its image need nothing outside it", async () => {
+    const packs = join(dir, "packs");
+    mkdirSync(packs);
+    writeFileSync(join(packs, "capstan-9.2.0.tgz"), "capstan bytes");
+    writeFileSync(join(packs, "capstan-dev-9.2.0.tgz"), "capstan-dev bytes");
+    const created = await run(
+      bin,
+      [
+        "new",
+        "vendored-operator",
+        "--capstan",
+        "file:packs/capstan-9.2.0.tgz",
+        "--capstan-dev",
+        // A bare path ending in .tgz, which npm reads as a file too.
+        "packs/capstan-dev-9.2.0.tgz",
+        "--skip-install",
+      ],
+      dir,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain(
+      `Copied ${join(packs, "capstan-9.2.0.tgz")}, ${join(packs, "capstan-dev-9.2.0.tgz")} into its vendor/`,
+    );
+    const project = join(dir, "vendored-operator");
+    expect(readFileSync(join(project, "vendor/capstan-9.2.0.tgz"), "utf8")).toBe("capstan bytes");
+    expect(readFileSync(join(project, "vendor/capstan-dev-9.2.0.tgz"), "utf8")).toBe("capstan-dev bytes");
+    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    expect(pkg.dependencies).toEqual({ capstan: "file:vendor/capstan-9.2.0.tgz" });
+    expect(pkg.devDependencies["capstan-dev"]).toBe("file:vendor/capstan-dev-9.2.0.tgz");
+    // Both stages that run npm ci get vendor/ first, with the manifests.
+    const dockerfile = readFileSync(join(project, "Dockerfile"), "utf8");
+    expect(
+      dockerfile.match(/COPY package.json package-lock.json \.\/\nCOPY vendor \.\/vendor\nRUN npm ci/g),
+    ).toHaveLength(2);
+    expect(readFileSync(join(project, "README.md"), "utf8")).toContain("npx capstan vendor --from <checkout>");
+
+    const missing = await run(
+      bin,
+      ["new", "other-operator", "--capstan", "file:packs/nope.tgz", "--skip-install"],
+      dir,
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("file:packs/nope.tgz: no such tarball");
+    expect(existsSync(join(dir, "other-operator"))).toBe(false);
+  });
+
+  it("accepts a built-in kind's name with --allow-builtin-name, and names the resource with its group in the README", async () => {
+    const created = await run(
+      bin,
+      [
+        "new",
+        "cron-operator",
+        "--kind",
+        "CronJob",
+        "--group",
+        "batch.tutorial.example.org",
+        "--allow-builtin-name",
+        "--capstan",
+        "^9.1.0",
+        "--capstan-dev",
+        "^9.1.0",
+        "--skip-install",
+      ],
+      dir,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const readme = readFileSync(join(dir, "cron-operator", "README.md"), "utf8");
+    expect(readme).toContain("kubectl get cronjobs.batch.tutorial.example.org ");
+    expect(readme).not.toMatch(/kubectl get cronjobs /);
+    expect(readme).not.toContain("vendor");
   });
 });

@@ -1,14 +1,18 @@
 /**
- * Capstan as a user installs it: the packed packages from a registry into an empty folder outside
- * this checkout, `capstan new` there, the project's `npm ci && npm test && npm run build`, then its
- * Dockerfile's stages run command by command (no Docker on these machines) and the image's command
- * started against the embedded API server, where the compiled operator does its work.
+ * Capstan as a user gets it, both ways: the packed packages from a registry into an empty folder
+ * outside this checkout, and `capstan new` there (a project on version ranges); and `capstan new` run
+ * from this checkout (a project holding the packed tarballs in vendor/), moved to another folder with
+ * the checkout's tarballs hidden. The moved project runs `npm ci && npm test && npm run build`, then
+ * its Dockerfile's stages run command by command (no Docker on these machines) and the image's
+ * command is started against the embedded API server, where the compiled operator does its work.
+ * The two projects differ only in their capstan and capstan-dev dependencies (and the Dockerfile's
+ * `COPY vendor`), so the costly steps run once, on the one that can go wrong in more ways.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ConfigMap, CustomResourceDefinition } from "capstan/core";
 import { isEstablished, startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,11 +27,16 @@ import {
 } from "../support/packed-project.ts";
 
 const repo = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+const packs = join(repo, ".packs");
+/** Where .packs/ waits while the moved project runs, so nothing can reach the checkout's tarballs. */
+const hiddenPacks = join(repo, `.packs-hidden-by-test-${process.pid}`);
 
 let packages: PackedPackages;
 let work: string;
 let project: string;
 let created: CommandResult;
+/** The project `capstan new` made from the checkout, and where it was moved. */
+let fromCheckout: { created: CommandResult; made: string; dir: string };
 let cluster: TestCluster | undefined;
 let operator: ChildProcess | undefined;
 
@@ -38,12 +47,38 @@ beforeAll(async () => {
     "--group",
     "widgets.example.org",
   ]));
-}, 600_000);
+  // The checkout's own capstan, as `npx capstan new` run in it; npm install (in capstan new) gets
+  // everything but Capstan from the public registry, not from the one serving the packed packages.
+  const made = join(work, "made");
+  await mkdir(made);
+  const env = { ...packages.env };
+  delete env.npm_config_registry;
+  const createdFromCheckout = expectSuccess(
+    "capstan new from the checkout",
+    await runCommand(
+      process.execPath,
+      [join(repo, "packages/capstan/bin/capstan.js"), "new", "widget-operator", "--group", "widgets.example.org"],
+      made,
+      env,
+    ),
+  );
+  const dir = join(work, "moved", "widget-operator");
+  await mkdir(dirname(dir));
+  await rename(join(made, "widget-operator"), dir);
+  await rm(made, { recursive: true });
+  fromCheckout = { created: createdFromCheckout, made: join(made, "widget-operator"), dir };
+  renameSync(packs, hiddenPacks);
+}, 900_000);
 
 afterAll(async () => {
   if (operator && operator.exitCode === null) operator.kill("SIGKILL");
   await cluster?.stop();
   await packages?.close();
+  // .packs/ back where it was, unless something packed a new one meanwhile.
+  if (existsSync(hiddenPacks)) {
+    if (existsSync(packs)) rmSync(hiddenPacks, { recursive: true, force: true });
+    else renameSync(hiddenPacks, packs);
+  }
   if (work) await rm(work, { recursive: true, force: true });
 });
 
@@ -72,21 +107,69 @@ describe("a project made by capstan new from the packed packages", () => {
       expect(text.includes(repo), `${file} mentions ${repo}`).toBe(false);
       expect(/"file:/.test(text), `${file} has a file: dependency`).toBe(false);
     }
+    expect(readFileSync(join(project, "Dockerfile"), "utf8")).not.toContain("vendor");
+    // capstan new's npm install: esbuild's install script is allowed by the project's package.json.
+    expect(created.stderr).not.toContain("install-scripts");
+  });
+});
+
+describe("a project made by capstan new from this checkout, moved elsewhere with the checkout's tarballs hidden", () => {
+  it("holds the packed tarballs in vendor/, named by relative paths in package.json and the lock file", () => {
+    const version = packages.registry.packages.capstan!;
+    const { created, dir } = fromCheckout;
+    expect(created.stdout).toContain(`capstan file:vendor/capstan-${version}.tgz`);
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    expect(pkg.dependencies).toEqual({ capstan: `file:vendor/capstan-${version}.tgz` });
+    expect(pkg.devDependencies["capstan-dev"]).toBe(`file:vendor/capstan-dev-${version}.tgz`);
+    for (const name of ["capstan", "capstan-dev"]) {
+      const tarball = `${name}-${version}.tgz`;
+      expect(readFileSync(join(dir, "vendor", tarball)).equals(readFileSync(join(hiddenPacks, tarball))), tarball).toBe(
+        true,
+      );
+    }
+    const lock = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { resolved?: string; dev?: boolean }>;
+    };
+    expect(lock.packages["node_modules/capstan"]?.resolved).toBe(`file:vendor/capstan-${version}.tgz`);
+    expect(lock.packages["node_modules/capstan-dev"]).toMatchObject({
+      resolved: `file:vendor/capstan-dev-${version}.tgz`,
+      dev: true,
+    });
+    // Nothing names the checkout, nor the folder the project was made in.
+    for (const file of listFiles(dir, (p) => p === "node_modules" || p === "vendor")) {
+      const text = readFileSync(join(dir, file), "utf8");
+      expect(text.includes(repo), `${file} mentions ${repo}`).toBe(false);
+      expect(text.includes(fromCheckout.made), `${file} mentions ${fromCheckout.made}`).toBe(false);
+      expect(text.includes(".packs"), `${file} mentions .packs`).toBe(false);
+      for (const spec of text.match(/"file:[^"]*"/g) ?? []) expect(spec, file).toMatch(/^"file:vendor\//);
+    }
+    expect(existsSync(packs)).toBe(false);
   });
 
-  it("passes npm ci, npm test (its own code type-checked against capstan's .d.ts) and npm run build", async () => {
-    expectSuccess("npm ci", await runCommand("npm", ["ci"], project, packages.env));
-    const test = expectSuccess("npm test", await runCommand("npm", ["test"], project, packages.env));
+  it("passes npm ci (esbuild's install script allowed: no npm warning), npm test and npm run build", async () => {
+    const dir = fromCheckout.dir;
+    // An empty npm cache: npm answers a lock file's file: tarball from its cache by integrity even
+    // when the file is gone, so the shared cache (which holds the checkout's tarballs) would hide a
+    // path into the checkout.
+    const cold = { ...packages.env, npm_config_cache: join(work, "npm-cache") };
+    const ci = expectSuccess("npm ci", await runCommand("npm", ["ci"], dir, cold));
+    expect(existsSync(join(dir, "node_modules/esbuild"))).toBe(true);
+    expect(ci.stderr).not.toContain("install-scripts");
+    const test = expectSuccess("npm test", await runCommand("npm", ["test"], dir, packages.env));
     expect(test.stdout).toMatch(/Tests\s+2 passed \(2\)/);
-    expectSuccess("npm run build", await runCommand("npm", ["run", "build"], project, packages.env));
-    const built = listFiles(join(project, "dist"));
+    expectSuccess("npm run build", await runCommand("npm", ["run", "build"], dir, packages.env));
+    const built = listFiles(join(dir, "dist"));
     expect(built).toContain("operator.js");
     expect(built.filter((f) => f.includes(".test."))).toEqual([]);
   }, 300_000);
 
   it("builds, by its Dockerfile's own commands, an image of compiled JavaScript and production dependencies that runs as non-root", async () => {
-    const dockerfile = readFileSync(join(project, "Dockerfile"), "utf8");
-    const image = await runDockerfile(dockerfile, project, join(work, "image"), packages.env);
+    const dir = fromCheckout.dir;
+    const dockerfile = readFileSync(join(dir, "Dockerfile"), "utf8");
+    const image = await runDockerfile(dockerfile, dir, join(work, "image"), packages.env);
     expect(image.stages.map((s) => s.name)).toEqual(["build", "deps", undefined]);
     expect(image.final.user).toBe("1000:1000");
     expect(image.command).toEqual([
@@ -102,6 +185,8 @@ describe("a project made by capstan new from the packed packages", () => {
     );
     expect(files).toContain("dist/operator.js");
     expect(files).toContain("node_modules/capstan/bin/capstan.js");
+    // The tarballs were needed by npm ci only: the runtime stage does not carry them.
+    expect(files.some((f) => f.startsWith("vendor/"))).toBe(false);
     expect(files.filter((f) => !f.startsWith("node_modules/") && /\.ts$/.test(f))).toEqual([]);
     expect(files.some((f) => f.startsWith("src/"))).toBe(false);
     const modules = readdirSync(join(image.finalDir, "node_modules"));
@@ -127,7 +212,7 @@ describe("a project made by capstan new from the packed packages", () => {
     });
     const exited = new Promise<number | null>((resolve) => operator?.once("exit", (code) => resolve(code)));
     await cluster.waitFor(CustomResourceDefinition, "widgets.widgets.example.org", isEstablished, { timeout: "30s" });
-    await cluster.kubectl(["apply", "-f", join(project, "manifests/widget.yaml")]);
+    await cluster.kubectl(["apply", "-f", join(dir, "manifests/widget.yaml")]);
     const cm = await cluster.waitFor(ConfigMap, "default/hello-message", (c) => c.data?.message !== undefined, {
       timeout: "30s",
     });

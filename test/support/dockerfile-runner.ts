@@ -5,6 +5,10 @@
  * stage's `WORKDIR` with the stage's `ENV`, and the final stage's `ENTRYPOINT` + `CMD` is returned
  * for the caller to start. The base image is this machine's Node (the same major as the image's), so
  * what is checked is the Dockerfile's own logic: what each stage copies, runs and leaves behind.
+ * Each stage's npm has a cache of its own, empty at the start (`/root/.npm` in the stage's folder),
+ * as a stage built from the base image has: npm answers a lock file's `file:` tarball from its
+ * cache by integrity even when the file is gone, so a shared cache would hide a tarball the stage
+ * never copied in.
  *
  * Caveats: only the instructions Capstan generates are understood (FROM ... AS, WORKDIR, COPY
  * [--from] [--chown], RUN, ENV, USER, EXPOSE, ENTRYPOINT, CMD in exec form); anything else throws.
@@ -89,7 +93,11 @@ export async function runDockerfile(
         break;
       case "RUN":
         try {
-          await run("sh", ["-c", args], { cwd: inStage("."), env: { ...env, ...current.env }, maxBuffer: 64 << 20 });
+          await run("sh", ["-c", args], {
+            cwd: inStage("."),
+            env: { ...env, npm_config_cache: join(current.root, "root/.npm"), ...current.env },
+            maxBuffer: 64 << 20,
+          });
         } catch (err) {
           const { stdout, stderr } = err as { stdout?: string; stderr?: string };
           throw new Error(`RUN ${args} failed in stage ${stages.length - 1}:\n${stdout ?? ""}\n${stderr ?? ""}`, {

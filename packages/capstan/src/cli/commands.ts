@@ -24,6 +24,7 @@ export const commands: Command[] = [
   development("dev", "Run operators against the embedded API server, restarting them when their files change"),
   lazy("generate", "Print an operator's CRDs, RBAC, Deployment or Dockerfile", () => import("./generate.ts")),
   lazy("new", "Create an operator project: a resource, a controller, its test", () => import("./new.ts")),
+  lazy("vendor", "Copy a Capstan checkout's packed packages into this project's vendor/", () => import("./vendor.ts")),
   lazy("version", "Print the versions of capstan and capstan-dev", () => import("./version-command.ts")),
 ];
 

@@ -83,8 +83,18 @@ function readJson(path: string): unknown {
   }
 }
 
-/** The Dockerfile text for an operator laid out as `layout` says. */
-export function dockerfile(layout: ImageLayout): string {
+/**
+ * The Dockerfile text for an operator laid out as `layout` says. `installInputs` are the project's
+ * paths `npm ci` reads besides package.json and the lock file: the folders of its `file:`
+ * dependencies (file-dependencies.ts), such as the `vendor/` of a project made from a checkout.
+ */
+export function dockerfile(layout: ImageLayout, installInputs: readonly string[] = []): string {
+  // Copied with the manifests, before `npm ci`: the layer cache still skips the install when only
+  // sources change.
+  const manifests = [
+    "COPY package.json package-lock.json ./",
+    ...installInputs.map((path) => `COPY ${path} ./${path}`),
+  ].join("\n");
   const entrypoint = JSON.stringify(["node", IMAGE_CAPSTAN_BIN, "run"]);
   const cmd = JSON.stringify([layout.imagePath, "--log-format=json"]);
   const build =
@@ -93,7 +103,7 @@ export function dockerfile(layout: ImageLayout): string {
       : `# Stage 1: compile the operator, with every dependency the compiler needs.
 FROM ${BASE_IMAGE} AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+${manifests}
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
@@ -113,7 +123,7 @@ RUN npm run build
 ${build}# Stage ${n}: production dependencies only, installed from the lock file.
 FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
+${manifests}
 RUN npm ci --omit=dev --no-audit --no-fund
 
 # Stage ${n + 1}: the runtime image. Files stay owned by root, so the operator cannot modify its own code.

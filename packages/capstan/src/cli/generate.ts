@@ -7,6 +7,7 @@ import { metricsReaderRole, rbacManifests } from "../resources/rbac.ts";
 import { parseCommandArgs } from "./command-args.ts";
 import { deploymentManifest, metricsServiceManifest, namespaceManifest } from "./deployment-manifest.ts";
 import { dockerfile, dockerignore, ImageLayoutError, imageLayout } from "./dockerfile.ts";
+import { fileDependencies, installInputs, unreachableDependencies } from "./file-dependencies.ts";
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
 import { crdsWithConversion, WEBHOOK_SERVER, webhookCertSecretName, webhookManifests } from "./webhook-manifests.ts";
 
@@ -109,6 +110,11 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   process.stdout.write(text);
+  if (target === "dockerfile") {
+    // The Dockerfile is still printed: it is right for the project once the dependencies move in.
+    const warning = unreachableDependencies(fileDependencies(process.cwd()));
+    if (warning !== undefined) process.stderr.write(`capstan generate: warning: ${warning}\n`);
+  }
   return 0;
 }
 
@@ -201,7 +207,7 @@ export function generate(
   }
   // The image, and so the Deployment, runs the compiled module.
   const image = () => imageLayout(operatorPath, cwd);
-  if (target === "dockerfile") return dockerfile(image());
+  if (target === "dockerfile") return dockerfile(image(), installInputs(fileDependencies(cwd)));
   if (target === "dockerignore") return dockerignore(image());
   const labels = { "app.kubernetes.io/name": op.name, "app.kubernetes.io/managed-by": "capstan" };
   const conversions = op.conversions?.() ?? [];

@@ -9,6 +9,8 @@
  */
 import { pluralize } from "../resources/plural.ts";
 import { dockerfile, dockerignore, type ImageLayout } from "./dockerfile.ts";
+import { installInputs, localDependencies } from "./file-dependencies.ts";
+import { VENDOR_DIR } from "./vendored-packages.ts";
 
 /** What a project is generated from. */
 export interface ProjectSpec {
@@ -20,10 +22,18 @@ export interface ProjectSpec {
   version: string;
   /** Its kind, PascalCase (`Widget`). */
   kind: string;
-  /** The `capstan` dependency: a semver range, or `file:<path>` to a packed tarball. */
+  /**
+   * The `capstan` dependency: a semver range, or `file:vendor/<tarball>` for a tarball copied into
+   * the project (vendored-packages.ts).
+   */
   capstanDependency: string;
   /** The `capstan-dev` devDependency, likewise. */
   capstanDevDependency: string;
+  /**
+   * The kind shares its name with a built-in kind (builtin-kind-names.ts), so the README names the
+   * resource with its group (`cronjobs.example.com`): the bare plural would mean the built-in one.
+   */
+  shadowsBuiltin?: boolean;
 }
 
 /** Where the project's build puts the operator, and so what its image runs. */
@@ -35,23 +45,30 @@ export type ProjectFiles = Record<string, string>;
 export function projectFiles(spec: ProjectSpec): ProjectFiles {
   const plural = pluralize(spec.kind);
   const lower = spec.kind.toLowerCase();
+  const pkg = packageJson(spec);
+  // The project's own path does not matter: only whether each local dependency lies inside it.
+  const local = localDependencies("/project", pkg);
+  const vendored = local.some((d) => d.inside && d.path.startsWith(`${VENDOR_DIR}/`));
   return {
-    "package.json": `${JSON.stringify(packageJson(spec), null, 2)}\n`,
+    "package.json": `${JSON.stringify(pkg, null, 2)}\n`,
     "tsconfig.json": `${JSON.stringify(TSCONFIG, null, 2)}\n`,
     "tsconfig.build.json": `${JSON.stringify(TSCONFIG_BUILD, null, 2)}\n`,
     "vitest.config.ts": VITEST_CONFIG,
     ".gitignore": "node_modules/\ndist/\n.capstan/\n",
-    Dockerfile: dockerfile(IMAGE),
+    Dockerfile: dockerfile(IMAGE, installInputs(local)),
     ".dockerignore": dockerignore(IMAGE),
     "src/resources.ts": resourcesTs(spec),
     "src/operator.ts": operatorTs(spec),
     "src/operator.test.ts": operatorTestTs(spec),
     [`manifests/${lower}.yaml`]: sampleYaml(spec),
-    "README.md": readme(spec, plural, lower),
+    "README.md": readme(spec, spec.shadowsBuiltin ? `${plural}.${spec.group}` : plural, lower, vendored),
   };
 }
 
-function packageJson(spec: ProjectSpec): Record<string, unknown> {
+function packageJson(spec: ProjectSpec): Record<string, unknown> & {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+} {
   return {
     name: spec.name,
     version: "0.1.0",
@@ -75,6 +92,9 @@ function packageJson(spec: ProjectSpec): Record<string, unknown> {
       typescript: "^5.9.0",
       vitest: "^4.1.0",
     },
+    // esbuild (under tsx and vitest) installs its platform binary from an install script; npm 11
+    // lists every package whose install script package.json has not reviewed on each install.
+    allowScripts: { esbuild: true },
   };
 }
 
@@ -237,11 +257,11 @@ spec:
 `;
 }
 
-function readme(spec: ProjectSpec, plural: string, lower: string): string {
+function readme(spec: ProjectSpec, resource: string, lower: string, vendored: boolean): string {
   return `# ${spec.name}
 
 A Kubernetes operator written with Capstan: each
-\`${spec.kind}\` (\`${plural}.${spec.group}\`) gets a ConfigMap holding its \`spec.message\`, kept in step
+\`${spec.kind}\` (\`${pluralize(spec.kind)}.${spec.group}\`) gets a ConfigMap holding its \`spec.message\`, kept in step
 and garbage-collected with it.
 
 \`\`\`sh
@@ -250,7 +270,7 @@ npm run dev          # the embedded API server + this operator, restarted when y
 # in another terminal:
 export KUBECONFIG=.capstan/kubeconfig
 kubectl apply -f manifests/${lower}.yaml
-kubectl get ${plural}                       # MESSAGE, CONFIGMAP
+kubectl get ${resource}                       # MESSAGE, CONFIGMAP
 kubectl get configmap hello-message -o yaml
 
 npm test             # typecheck, and the end-to-end test on an embedded API server (no cluster)
@@ -262,5 +282,19 @@ npm run generate:all # CRD, RBAC and Deployment for a real cluster: | kubectl ap
 - \`src/resources.ts\`: the custom resource (TypeBox schema -> types, CRD, validation)
 - \`src/operator.ts\`: the controller
 - \`src/operator.test.ts\`: its end-to-end test
-`;
+${vendored ? VENDORED_README : ""}`;
 }
+
+const VENDORED_README = `
+## Capstan from a source checkout
+
+This project was made from a Capstan checkout, whose packages are not on the npm registry yet:
+\`${VENDOR_DIR}/\` holds them, package.json and package-lock.json name them by relative
+\`file:${VENDOR_DIR}/...\` paths, and the Dockerfile copies \`${VENDOR_DIR}/\` before \`npm ci\`. Commit
+\`${VENDOR_DIR}/\` with the project: it builds anywhere, without the checkout.
+
+To take a newer checkout's packages: \`npm run pack\` in the checkout, then here
+\`npx capstan vendor --from <checkout>\` (copies the tarballs, points package.json and the lock file
+at them, removes the old ones). Once Capstan is on the registry:
+\`npm install capstan@latest && npm install -D capstan-dev@latest\`, then delete \`${VENDOR_DIR}/\`.
+`;
