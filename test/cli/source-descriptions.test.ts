@@ -5,7 +5,9 @@
  */
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CustomResourceDefinition, JSONSchemaProps } from "kubernetes-types/apiextensions/v1.d.ts";
 import { describe, expect, it } from "vitest";
@@ -101,7 +103,8 @@ describe("descriptions from TSDoc comments", () => {
 
   it("describes each version of a multi-version kind from its own schema", () => {
     const gizmo = describeCrd(toCrd(Gizmo), descriptions);
-    const volume = (i: number) => (described(gizmo, i).properties?.spec as JSONSchemaProps).properties?.volume;
+    const volume = (i: number) =>
+      (described(gizmo, i).properties?.spec as JSONSchemaProps | undefined)?.properties?.volume;
     expect(gizmo.spec.versions.map((v) => v.name)).toEqual(["v1", "v1beta1"]);
     expect(volume(0)?.description).toBe("How loud it is, in decibels.");
     expect(volume(1)?.description).toBe("How loud it was, from 0 to 11.");
@@ -122,6 +125,53 @@ describe("descriptions from TSDoc comments", () => {
             )
           : value;
     expect(strip(describeCrd(plain, descriptions))).toEqual(strip(plain));
+  });
+
+  it("ends on cycles in the source: a const spreading itself, modules re-exporting each other", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "capstan-descriptions-"));
+    try {
+      await writeFile(
+        join(dir, "a.ts"),
+        [
+          'export * from "./b.ts";',
+          'export * from "./c.ts";',
+          'import { defineResource, Type } from "capstan";',
+          'import { Loop } from "./b.ts";',
+          "const self = { ...self, /** Kept. */ x: Type.String() };",
+          "export const K = defineResource({",
+          '  group: "cycles.capstan.test", version: "v1", kind: "K", scope: "Cluster",',
+          "  spec: Type.Object({ ...self, loop: Loop }),",
+          "});",
+        ].join("\n"),
+      );
+      await writeFile(join(dir, "b.ts"), 'export * from "./a.ts";\nexport * from "./c.ts";\n');
+      await writeFile(join(dir, "c.ts"), 'export * from "./a.ts";\nexport * from "./b.ts";\n');
+      expect(readDescriptions(ts, join(dir, "a.ts"))).toEqual([
+        {
+          group: "cycles.capstan.test",
+          kind: "K",
+          versions: { v1: { properties: { spec: { properties: { x: { description: "Kept." } } } } } },
+        },
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("skips a kind whose name is computed, rather than guess", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "capstan-descriptions-"));
+    try {
+      await writeFile(
+        join(dir, "op.ts"),
+        'import { defineResource, Type } from "capstan";\n' +
+          'const name = ["Th", "ing"].join("");\n' +
+          'export const K = defineResource({ group: "a.capstan.test", version: "v1", kind: name, scope: "Cluster",\n' +
+          "  spec: Type.Object({ /** Lost. */ x: Type.String() }) });\n",
+      );
+      expect(readDescriptions(ts, join(dir, "op.ts"))).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("loads the project's own typescript", async () => {
@@ -187,7 +237,7 @@ describe("capstan generate crds", () => {
     expect(gadget).toEqual(describeCrd(toCrd(Gadget), readDescriptions(ts, entry)));
     expect(described(gadget).description).toBe("A Gadget is kept on a shelf and priced in one currency.");
     expect(result.stdout).toContain("description: The currency whose rate is kept in the ConfigMap.\n");
-    expect((described(gizmo).properties?.spec as JSONSchemaProps).properties?.volume?.description).toBe(
+    expect((described(gizmo).properties?.spec as JSONSchemaProps | undefined)?.properties?.volume?.description).toBe(
       "How loud it is, in decibels.",
     );
   });

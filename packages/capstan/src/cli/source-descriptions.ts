@@ -68,6 +68,11 @@ interface Located {
 
 class SourceReader {
   private readonly files = new Map<string, TS.SourceFile | null>();
+  /**
+   * What is being expanded on the current path (schema nodes, `file#name` exports): a cycle in the
+   * source (`const a = { ...a }`, two modules re-exporting each other) ends there instead of recursing.
+   */
+  private readonly expanding = new Set<TS.Node | string>();
 
   constructor(private readonly ts: TypeScript) {}
 
@@ -141,9 +146,14 @@ class SourceReader {
   private schema(at: Located, depth: number): SchemaDescriptions | undefined {
     if (depth > MAX_DEPTH) return undefined;
     const found = this.resolve(at, depth);
-    if (found === undefined) return undefined;
-    const tree = this.call(found, depth) ?? {};
-    return found.doc !== undefined ? { ...tree, description: found.doc } : tree;
+    if (found === undefined || this.expanding.has(found.node)) return undefined;
+    this.expanding.add(found.node);
+    try {
+      const tree = this.call(found, depth) ?? {};
+      return found.doc !== undefined ? { ...tree, description: found.doc } : tree;
+    } finally {
+      this.expanding.delete(found.node);
+    }
   }
 
   private call(found: Located, depth: number): SchemaDescriptions | undefined {
@@ -193,7 +203,16 @@ class SourceReader {
   /** The comments of an object literal's properties (a `Type.Object` argument), spreads included. */
   private properties(at: Located, depth: number): Record<string, SchemaDescriptions> | undefined {
     const literal = this.objectLiteral(at, depth);
-    if (literal === undefined) return undefined;
+    if (literal === undefined || this.expanding.has(literal.node)) return undefined;
+    this.expanding.add(literal.node);
+    try {
+      return this.literalProperties(literal, depth);
+    } finally {
+      this.expanding.delete(literal.node);
+    }
+  }
+
+  private literalProperties(literal: ObjectLiteral, depth: number): Record<string, SchemaDescriptions> {
     const ts = this.ts;
     const out: Record<string, SchemaDescriptions> = {};
     for (const element of literal.node.properties) {
@@ -331,8 +350,22 @@ class SourceReader {
     name: string,
     depth: number,
   ): { declaration: TS.VariableDeclaration; file: TS.SourceFile } | undefined {
+    const key = `${file.fileName}#${name}`;
+    if (depth > MAX_DEPTH || this.expanding.has(key)) return undefined;
+    this.expanding.add(key);
+    try {
+      return this.exportedOnce(file, name, depth);
+    } finally {
+      this.expanding.delete(key);
+    }
+  }
+
+  private exportedOnce(
+    file: TS.SourceFile,
+    name: string,
+    depth: number,
+  ): { declaration: TS.VariableDeclaration; file: TS.SourceFile } | undefined {
     const ts = this.ts;
-    if (depth > MAX_DEPTH) return undefined;
     for (const statement of file.statements) {
       if (!ts.isExportDeclaration(statement)) continue;
       const from =
