@@ -158,6 +158,27 @@ describe("descriptions from TSDoc comments", () => {
     }
   });
 
+  it("takes a comment on the property's own line, not one trailing the property before it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "capstan-descriptions-"));
+    try {
+      await writeFile(
+        join(dir, "op.ts"),
+        'import { defineResource, Type } from "capstan";\n' +
+          'export const K = defineResource({ group: "a.capstan.test", version: "v1", kind: "K", scope: "Cluster",\n' +
+          "  spec: Type.Object({ /** Inline. */ a: Type.String(), /** Also inline. */ b: Type.String(),\n" +
+          "    c: Type.String(), /** Trailing c: not d's. */\n" +
+          "    d: Type.String() }) });\n",
+      );
+      const [kind] = readDescriptions(ts, join(dir, "op.ts"));
+      expect(kind?.versions.v1?.properties?.spec?.properties).toEqual({
+        a: { description: "Inline." },
+        b: { description: "Also inline." },
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("skips a kind whose name is computed, rather than guess", async () => {
     const dir = await mkdtemp(join(tmpdir(), "capstan-descriptions-"));
     try {

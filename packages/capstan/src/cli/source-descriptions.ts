@@ -460,8 +460,12 @@ class SourceReader {
     // the scanner counts as trailing the brace, not leading the property.
     const text = target.getSourceFile().text;
     const start = target.getFullStart();
+    // A trailing one counts only on the property's own line: `a: x, /** About a. */` then `b: y` on
+    // the next line documents nothing of b.
     const ranges = [
-      ...(ts.getTrailingCommentRanges(text, start) ?? []),
+      ...(ts.getTrailingCommentRanges(text, start) ?? []).filter(
+        (r) => !text.slice(r.end, target.getStart()).includes("\n"),
+      ),
       ...(ts.getLeadingCommentRanges(text, start) ?? []),
     ];
     const last = ranges.findLast(
