@@ -50,7 +50,7 @@ await build({
   // Class and function names survive bundling: errors are told apart by name across copies of capstan.
   keepNames: true,
   // Optional peers, found at run time from the user's project: never bundled.
-  external: ["tsx", "capstan-dev"],
+  external: ["tsx", "capstan-dev", "typescript"],
   // CommonJS dependencies (prom-client, pino's helpers) call require() for Node's own modules.
   banner: {
     js: 'import { createRequire as __capstanCreateRequire } from "node:module";\nconst require = __capstanCreateRequire(import.meta.url);',

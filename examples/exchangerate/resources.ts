@@ -13,6 +13,10 @@ export const CURRENCIES = ["CAD", "CHF", "GBP", "JPY", "PLN", "USD"] as const;
 /** A currency an ExchangeRate may follow. */
 export type Currency = (typeof CURRENCIES)[number];
 
+/**
+ * One currency to follow: the operator publishes its rate against the euro in a ConfigMap of the
+ * same name.
+ */
 export const ExchangeRate = defineResource({
   group: "operators.brennerm.github.io",
   version: "v1",

@@ -17,7 +17,8 @@
  */
 import { type ChangeContext, defineResource, type ObjectOf, type Operator, operator, Type } from "capstan";
 
-/** The seed's CRD, `guitars.kool.karmalabs.local`, with its short name `guit`. */
+// The seed's CRD, `guitars.kool.karmalabs.local`, with its short name `guit`.
+/** A guitar to review: the operator writes a comment chosen by its brand into `spec.comment`. */
 export const Guitar = defineResource({
   group: "kool.karmalabs.local",
   version: "v1",

@@ -242,6 +242,52 @@ describe("ensureCrds", () => {
     expect(await storedConversion()).toEqual(moved);
   });
 
+  it("keeps the descriptions of the stored CRD where the operator's has none, and writes the ones it has", async () => {
+    const crds = cluster.client.resource({
+      group: "apiextensions.k8s.io",
+      version: "v1",
+      kind: "CustomResourceDefinition",
+      plural: "customresourcedefinitions",
+      namespaced: false,
+    });
+    // A compiled operator's CRD: no descriptions (it cannot read its source's comments).
+    const desired = { ...widgetCrd(), metadata: { name: "gears.example.com" } };
+    desired.spec = {
+      ...desired.spec,
+      names: { kind: "Gear", plural: "gears", singular: "gear", listKind: "GearList" },
+    };
+    const schema = (description: string) => ({
+      type: "object",
+      description: "A gear.",
+      properties: {
+        spec: { type: "object", properties: { size: { type: "integer", description } } },
+        status: { type: "object", properties: { observedSize: { type: "integer" } } },
+      },
+    });
+    const described = (description: string): CustomResourceDefinition => {
+      const crd = structuredClone(desired);
+      const version = crd.spec.versions[0] as (typeof crd.spec.versions)[0];
+      crd.spec.versions[0] = { ...version, schema: { openAPIV3Schema: schema(description) } };
+      return crd;
+    };
+    // As `capstan generate crds` applied it, with the comments' descriptions.
+    await crds.create(described("Teeth on the rim."));
+    const storedSchema = async () =>
+      ((await crds.get("gears.example.com")) as unknown as CustomResourceDefinition).spec.versions[0]?.schema
+        ?.openAPIV3Schema;
+
+    expect(await ensureCrds(cluster.client, [desired], { timeout: "10s" })).toEqual({
+      "gears.example.com": "unchanged",
+    });
+    expect(await storedSchema()).toEqual(schema("Teeth on the rim."));
+
+    // An operator run from its TypeScript source has them, and a changed one is written.
+    expect(await ensureCrds(cluster.client, [described("Teeth, counted.")], { timeout: "10s" })).toEqual({
+      "gears.example.com": "updated",
+    });
+    expect(await storedSchema()).toEqual(schema("Teeth, counted."));
+  });
+
   it("fails with the server's reason when a CRD's names are refused", async () => {
     const clash = { ...widgetCrd(), metadata: { name: "doohickeys.example.com" } };
     // Kind Widget is already served in group example.com by widgets.example.com.

@@ -3,12 +3,14 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { toCrd } from "../resources/crd.ts";
+import { describeCrd, type KindDescriptions } from "../resources/crd-descriptions.ts";
 import { metricsReaderRole, rbacManifests } from "../resources/rbac.ts";
 import { parseCommandArgs } from "./command-args.ts";
 import { deploymentManifest, metricsServiceManifest, namespaceManifest } from "./deployment-manifest.ts";
 import { dockerfile, dockerignore, ImageLayoutError, imageLayout } from "./dockerfile.ts";
 import { fileDependencies, installInputs, unreachableDependencies } from "./file-dependencies.ts";
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
+import { loadTypeScript, readDescriptions } from "./source-descriptions.ts";
 import { crdsWithConversion, WEBHOOK_SERVER, webhookCertSecretName, webhookManifests } from "./webhook-manifests.ts";
 
 const USAGE = `Usage: capstan generate crds|rbac|deploy|webhooks|all|dockerfile|dockerignore <operator.ts> [options]
@@ -28,6 +30,9 @@ Prints, on stdout, what deploying the operator needs, derived from its code:
   dockerfile  a multi-stage image: compiles a TypeScript operator (npm run build), then runs the
               compiled JavaScript with production dependencies only, as a non-root user
   dockerignore  the .dockerignore to keep beside that Dockerfile
+
+CRD field descriptions come from TypeBox's description option and, where a field has none, from the
+TSDoc comment (/** ... */) on it in the operator's source, read with the project's typescript package.
 
 The Deployment and the image run the compiled module: for src/operator.ts, where the rootDir and
 outDir of tsconfig.build.json (else tsconfig.json) put it (dist/operator.js in a capstan new project).
@@ -74,6 +79,8 @@ interface GenerateOptions {
   caBundle?: string;
   /** `--max-description-length`: see `ToCrdOptions.maxDescriptionLength`. */
   maxDescriptionLength?: number;
+  /** Descriptions from the source's TSDoc comments, added to the CRDs where they have none. */
+  descriptions?: readonly KindDescriptions[];
 }
 
 /** `capstan generate`: manifests and a Dockerfile for one operator module. */
@@ -100,6 +107,16 @@ export async function run(args: string[]): Promise<number> {
     if (!(err instanceof OperatorModuleError)) throw err;
     process.stderr.write(`capstan generate: ${err.message}\n`);
     return 1;
+  }
+  if (target === "crds" || target === "all") {
+    const ts = await loadTypeScript(file);
+    if (ts === undefined) {
+      process.stderr.write(
+        "capstan generate: typescript is not installed, so the CRDs have no descriptions from TSDoc comments (npm install --save-dev typescript); description options are kept\n",
+      );
+    } else {
+      options.descriptions = readDescriptions(ts, file);
+    }
   }
   let text: string;
   try {
@@ -213,7 +230,15 @@ export function generate(
   const conversions = op.conversions?.() ?? [];
   const crds = () =>
     crdsWithConversion(
-      op.requirements().crds.map((kind) => toCrd(kind, { maxDescriptionLength: options.maxDescriptionLength })),
+      // The comments' descriptions first, so that the length limit applies to them too.
+      op
+        .requirements()
+        .crds.map((kind) =>
+          toCrd(
+            { crd: describeCrd(toCrd(kind), options.descriptions ?? []) },
+            { maxDescriptionLength: options.maxDescriptionLength },
+          ),
+        ),
       { name: op.name, namespace: options.namespace, conversions, caBundle: options.caBundle },
     );
   const watchNamespaces = [...new Set(options.watchNamespaces ?? [])];

@@ -143,10 +143,11 @@ export default defineConfig({
 function resourcesTs(spec: ProjectSpec): string {
   return `import { defineResource, type ObjectOf, Type } from "capstan";
 
-/**
- * The custom resource this operator manages. Its schema gives the TypeScript types, the CRD
- * (\`npm run generate:crds\`) and the validation the API server applies.
- */
+// The custom resource this operator manages. Its schema gives the TypeScript types, the CRD
+// (\`npm run generate:crds\`, the TSDoc comments below becoming its descriptions for kubectl explain)
+// and the validation the API server applies.
+
+/** A message the operator keeps in a ConfigMap it owns. */
 export const ${spec.kind} = defineResource({
   group: "${spec.group}",
   version: "${spec.version}",

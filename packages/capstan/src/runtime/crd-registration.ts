@@ -20,8 +20,12 @@
  * - A conversion webhook the stored CRD has is kept when the desired CRD sets none: its client
  *   config and CA are the deployment's (`capstan generate crds`, cert-manager's injector).
  * - A CRD whose stored version the new spec drops is the server's to refuse (422), not ours.
+ * - A `description` the stored schema has where the desired one has none (same version, same field)
+ *   is kept: a compiled operator cannot read the TSDoc comments `capstan generate crds` wrote into
+ *   the CRD it applied, and registering must not erase them. A description the desired CRD has
+ *   replaces the stored one; removing one takes `kubectl apply` of the generated CRD.
  */
-import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.d.ts";
+import type { CustomResourceDefinition, JSONSchemaProps } from "kubernetes-types/apiextensions/v1.d.ts";
 import { isAlreadyExists, isConflict, isNotFound } from "../client/errors.ts";
 import type { KubeClient, ResourceClient } from "../client/resource-client.ts";
 import type { ResourceKind } from "../client/types.ts";
@@ -138,7 +142,7 @@ async function upsert(
         labels: mergeMaps(current.metadata?.labels, desired.metadata?.labels),
         annotations: mergeMaps(current.metadata?.annotations, desired.metadata?.annotations),
       },
-      spec: keepWebhookConversion(desired.spec, current.spec),
+      spec: keepDescriptions(keepWebhookConversion(desired.spec, current.spec), current.spec),
     };
     try {
       const preview = await api.update(candidate, { signal, dryRun: true, fieldManager });
@@ -169,6 +173,43 @@ function keepWebhookConversion(
     return { ...desired, conversion: current.conversion };
   }
   return desired;
+}
+
+function keepDescriptions(
+  desired: CustomResourceDefinition["spec"],
+  current: CustomResourceDefinition["spec"],
+): CustomResourceDefinition["spec"] {
+  const versions = desired.versions.map((version) => {
+    const stored = current.versions.find((v) => v.name === version.name)?.schema?.openAPIV3Schema;
+    const schema = version.schema?.openAPIV3Schema;
+    if (stored === undefined || schema === undefined) return version;
+    return { ...version, schema: { ...version.schema, openAPIV3Schema: withDescriptions(schema, stored) } };
+  });
+  return { ...desired, versions };
+}
+
+/** `schema` with the descriptions of `stored` where it has none; never inside anyOf/allOf, as the writer. */
+function withDescriptions(schema: JSONSchemaProps, stored: JSONSchemaProps): JSONSchemaProps {
+  const out: JSONSchemaProps = { ...schema };
+  if (out.description === undefined && typeof stored.description === "string") out.description = stored.description;
+  if (schema.properties !== undefined && stored.properties !== undefined) {
+    const storedProperties = stored.properties;
+    out.properties = Object.fromEntries(
+      Object.entries(schema.properties).map(([name, sub]) => {
+        const before = storedProperties[name];
+        return [name, before === undefined ? sub : withDescriptions(sub, before)];
+      }),
+    );
+  }
+  if (isSchema(schema.items) && isSchema(stored.items)) out.items = withDescriptions(schema.items, stored.items);
+  if (isSchema(schema.additionalProperties) && isSchema(stored.additionalProperties)) {
+    out.additionalProperties = withDescriptions(schema.additionalProperties, stored.additionalProperties);
+  }
+  return out;
+}
+
+function isSchema(value: unknown): value is JSONSchemaProps {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 async function waitEstablished(api: CrdApi, name: string, signal: AbortSignal): Promise<void> {
