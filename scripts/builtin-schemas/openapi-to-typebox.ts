@@ -14,7 +14,8 @@
  *   becomes `type: object` with `x-kubernetes-preserve-unknown-fields` (what controller-gen emits
  *   for JSONSchemaProps), and its static type stays recursive.
  * - `x-kubernetes-list-type`, `-list-map-keys` and `-map-type` are kept; the markers a CRD does not
- *   accept (`x-kubernetes-patch-*`, `-unions`, `-group-version-kind`) are dropped.
+ *   accept (`x-kubernetes-patch-*`, `-unions`, `-group-version-kind`) are dropped. A list-map whose
+ *   key may be absent (neither required nor defaulted; a CRD refuses that) becomes atomic.
  * - The known types get controller-gen's schemas: `Quantity` (int-or-string with the quantity
  *   pattern; static type string, as in kubernetes-types), `IntOrString`, `Time`/`MicroTime`
  *   (date-time strings), `RawExtension` (an object kept as is), and `ObjectMeta` as the five fields
@@ -24,7 +25,8 @@
  * - Defaults: the OpenAPI carries Go's zero values as defaults (`{}`, `""`, `0`, `false`) on every
  *   field without `omitempty`; those are dropped (a CRD would write them into every object).
  *   Defaults that `+default` markers set (`protocol: TCP`) are kept, and so are zero defaults on
- *   list-map keys that are not required (`LocalObjectReference.name: ""`), which the server needs.
+ *   list-map keys that are not required (`LocalObjectReference.name: ""`): the server refuses a
+ *   list-map key that is neither required nor defaulted.
  * - Definitions not owned by any target (e.g. meta/v1 `Condition`) are emitted, unexported, into
  *   each module that uses them.
  *
@@ -285,6 +287,12 @@ function generateModule(
     keepDefault(owner, property) {
       return keptDefaults.has(`${owner}.${property}`);
     },
+    keysPresent(items, keys) {
+      const node = definition(items);
+      const required = Array.isArray(node.required) ? node.required : [];
+      const properties = isRecord(node.properties) ? node.properties : {};
+      return keys.every((key) => required.includes(key) || (isRecord(properties[key]) && "default" in properties[key]));
+    },
   };
 
   function definitionBlock(name: string): string {
@@ -361,6 +369,8 @@ interface ExpressionContext {
   /** A reference to a definition, with the referring field's own description. */
   ref(name: string, description: string | undefined): { schema: string; type: string };
   keepDefault(owner: string, property: string): boolean;
+  /** Whether every key of a list-map is required or defaulted in the items' definition. */
+  keysPresent(items: string, keys: readonly string[]): boolean;
 }
 
 function withDescription(schema: string, description: unknown): string {
@@ -377,7 +387,7 @@ function expression(
   owner: string,
   ctx: ExpressionContext,
   top = false,
-  property?: string,
+  property?: { name: string; required: boolean },
 ): { schema: string; type: string } {
   const description = typeof node.description === "string" ? node.description : undefined;
   const ref = refOf(node);
@@ -418,7 +428,7 @@ function expression(
         const fields: string[] = [];
         for (const [name, child] of Object.entries(node.properties)) {
           if (!isRecord(child)) throw new SchemaGenerationError(`${owner}.${name}: not a schema`);
-          const inner = expression(child, owner, ctx, false, name);
+          const inner = expression(child, owner, ctx, false, { name, required: required.includes(name) });
           props.push(`${propertyKey(name)}: ${inner.schema}`);
           fields.push(
             `${doc(child.description, "  ")}  ${propertyKey(name)}${required.includes(name) ? "" : "?"}: ${inner.type};`,
@@ -442,11 +452,21 @@ function expression(
     default:
       throw new SchemaGenerationError(`${owner}: type ${JSON.stringify(nodeType)} is not supported`);
   }
-  for (const key of KEPT_EXTENSIONS) {
-    if (node[key] !== undefined) entries.push(`${JSON.stringify(key)}: ${JSON.stringify(node[key])}`);
+  const extensions: Record<string, unknown> = {};
+  for (const key of KEPT_EXTENSIONS) if (node[key] !== undefined) extensions[key] = node[key];
+  const mapKeys = extensions["x-kubernetes-list-map-keys"];
+  const itemsRef = isRecord(node.items) ? refOf(node.items) : undefined;
+  if (Array.isArray(mapKeys) && itemsRef !== undefined && !ctx.keysPresent(itemsRef, mapKeys as string[])) {
+    // A CRD's list-map keys must be required or defaulted (ServiceAccount.secrets is keyed by an
+    // optional ObjectReference.name): keep such a list whole rather than make the key required.
+    extensions["x-kubernetes-list-type"] = "atomic";
+    delete extensions["x-kubernetes-list-map-keys"];
   }
+  for (const [key, value] of Object.entries(extensions))
+    entries.push(`${JSON.stringify(key)}: ${JSON.stringify(value)}`);
   if ("default" in node && property !== undefined) {
-    if (!isZero(node.default) || ctx.keepDefault(owner, property)) {
+    // A required list-map key needs no default (Container.name); an optional one does (LocalObjectReference.name).
+    if (!isZero(node.default) || (!property.required && ctx.keepDefault(owner, property.name))) {
       entries.push(`default: ${JSON.stringify(node.default)}`);
     }
   }

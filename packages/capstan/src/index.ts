@@ -66,7 +66,7 @@ export {
   removeCondition,
   setCondition,
 } from "./resources/conditions.ts";
-export { toCrd } from "./resources/crd.ts";
+export { type ToCrdOptions, toCrd } from "./resources/crd.ts";
 // Resources: defined once, giving types, CRD and validation.
 export { defineResource } from "./resources/define-resource.ts";
 export { Kube } from "./resources/kube-extensions.ts";

@@ -42,6 +42,9 @@ Options:
   --replicas N         replicas with --leader-elect (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
   --metrics-port P     /metrics port, HTTPS with TokenReview/SubjectAccessReview (default 8443)
+  --max-description-length N  crds: cut field descriptions to N characters (0: none), as controller-gen's
+                       crd:maxDescLen; built-in schemas (capstan/schemas/...) carry Kubernetes' own docs,
+                       which can exceed the 256 KiB client-side \`kubectl apply\` keeps in an annotation
   --ca-bundle FILE     webhooks, crds: the PEM CA that signed the serving certificate, written into
                        the configurations and converted CRDs instead of cert-manager objects (create the Secret
                        <operator>-webhook-server-cert with tls.crt and tls.key yourself)
@@ -68,6 +71,8 @@ interface GenerateOptions {
   metricsPort?: number;
   /** PEM of the webhook serving certificate's CA (`--ca-bundle`); cert-manager's otherwise. */
   caBundle?: string;
+  /** `--max-description-length`: see `ToCrdOptions.maxDescriptionLength`. */
+  maxDescriptionLength?: number;
 }
 
 /** `capstan generate`: manifests and a Dockerfile for one operator module. */
@@ -124,6 +129,7 @@ function parse(
       "health-port": { type: "string" },
       "metrics-port": { type: "string" },
       "ca-bundle": { type: "string" },
+      "max-description-length": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -165,6 +171,10 @@ function parse(
         values["health-port"] === undefined ? undefined : integer("--health-port", values["health-port"], 1, 65535),
       metricsPort:
         values["metrics-port"] === undefined ? undefined : integer("--metrics-port", values["metrics-port"], 1, 65535),
+      maxDescriptionLength:
+        values["max-description-length"] === undefined
+          ? undefined
+          : integer("--max-description-length", values["max-description-length"], 0, Number.MAX_SAFE_INTEGER),
     },
   };
 }
@@ -197,7 +207,7 @@ export function generate(
   const conversions = op.conversions?.() ?? [];
   const crds = () =>
     crdsWithConversion(
-      op.requirements().crds.map((kind) => toCrd(kind)),
+      op.requirements().crds.map((kind) => toCrd(kind, { maxDescriptionLength: options.maxDescriptionLength })),
       { name: op.name, namespace: options.namespace, conversions, caBundle: options.caBundle },
     );
   const watchNamespaces = [...new Set(options.watchNamespaces ?? [])];

@@ -15,7 +15,7 @@ export {
   removeCondition,
   setCondition,
 } from "./conditions.ts";
-export { toCrd } from "./crd.ts";
+export { type ToCrdOptions, toCrd } from "./crd.ts";
 export { defineResource, isCustomResource, ResourceDefinitionError } from "./define-resource.ts";
 export { Kube, type SchemaOptions } from "./kube-extensions.ts";
 export type { KubeSchema, ValidationRule } from "./kube-schema.ts";

@@ -678,7 +678,7 @@ export const HorizontalPodAutoscalerCondition: TUnsafe<HorizontalPodAutoscalerCo
       },
       reason: { type: "string", description: "reason is the reason for the condition's last transition." },
       status: { type: "string", description: "status is the status of the condition (True, False, Unknown)" },
-      type: { type: "string", default: "", description: "type describes the current condition" },
+      type: { type: "string", description: "type describes the current condition" },
     },
     required: ["type", "status"],
     description:

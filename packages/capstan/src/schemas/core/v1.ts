@@ -1438,7 +1438,7 @@ export const ComponentCondition: TUnsafe<ComponentCondition> = /* @__PURE__ */ T
       description:
         'Status of the condition for a component. Valid values for "Healthy": "True", "False", or "Unknown".',
     },
-    type: { type: "string", default: "", description: 'Type of condition for a component. Valid value: "Healthy"' },
+    type: { type: "string", description: 'Type of condition for a component. Valid value: "Healthy"' },
   },
   required: ["type", "status"],
   description: "Information about the condition of a component.",
@@ -2009,7 +2009,7 @@ export interface EnvVar {
 export const EnvVar: TUnsafe<EnvVar> = /* @__PURE__ */ Type.Unsafe<EnvVar>({
   type: "object",
   properties: {
-    name: { type: "string", default: "", description: "Name of the environment variable. Must be a C_IDENTIFIER." },
+    name: { type: "string", description: "Name of the environment variable. Must be a C_IDENTIFIER." },
     value: {
       type: "string",
       description:
@@ -2491,7 +2491,6 @@ export const ContainerPort: TUnsafe<ContainerPort> = /* @__PURE__ */ Type.Unsafe
     containerPort: {
       type: "integer",
       format: "int32",
-      default: 0,
       description: "Number of port to expose on the pod's IP address. This must be a valid port number, 0 < x < 65536.",
     },
     hostIP: { type: "string", description: "What host IP to bind the external port to." },
@@ -2573,7 +2572,6 @@ export const ResourceClaim: TUnsafe<ResourceClaim> = /* @__PURE__ */ Type.Unsafe
   properties: {
     name: {
       type: "string",
-      default: "",
       description:
         "Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.",
     },
@@ -2907,7 +2905,6 @@ export const VolumeDevice: TUnsafe<VolumeDevice> = /* @__PURE__ */ Type.Unsafe<V
   properties: {
     devicePath: {
       type: "string",
-      default: "",
       description: "devicePath is the path inside of the container that the device will be mapped to.",
     },
     name: { type: "string", description: "name must match the name of a persistentVolumeClaim in the pod" },
@@ -2965,7 +2962,6 @@ export const VolumeMount: TUnsafe<VolumeMount> = /* @__PURE__ */ Type.Unsafe<Vol
   properties: {
     mountPath: {
       type: "string",
-      default: "",
       description: "Path within the container at which the volume should be mounted.  Must not contain ':'.",
     },
     mountPropagation: {
@@ -3155,7 +3151,6 @@ export const Container: TUnsafe<Container> = /* @__PURE__ */ Type.Unsafe<Contain
     },
     name: {
       type: "string",
-      default: "",
       description:
         "Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated.",
     },
@@ -3446,7 +3441,6 @@ export const ResourceHealth: TUnsafe<ResourceHealth> = /* @__PURE__ */ Type.Unsa
     },
     resourceID: {
       type: "string",
-      default: "",
       description: "ResourceID is the unique identifier of the resource. See the ResourceID type for more information.",
     },
   },
@@ -3476,7 +3470,6 @@ export const ResourceStatus: TUnsafe<ResourceStatus> = /* @__PURE__ */ Type.Unsa
   properties: {
     name: {
       type: "string",
-      default: "",
       description:
         'Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be "claim:<claim_name>/<request>". When this status is reported about a container, the "claim_name" and "request" must match one of the claims of this container.',
     },
@@ -3589,7 +3582,7 @@ export interface VolumeMountStatus {
 export const VolumeMountStatus: TUnsafe<VolumeMountStatus> = /* @__PURE__ */ Type.Unsafe<VolumeMountStatus>({
   type: "object",
   properties: {
-    mountPath: { type: "string", default: "", description: "MountPath corresponds to the original VolumeMount." },
+    mountPath: { type: "string", description: "MountPath corresponds to the original VolumeMount." },
     name: { type: "string", description: "Name corresponds to the name of the original VolumeMount." },
     readOnly: { type: "boolean", description: "ReadOnly corresponds to the original VolumeMount." },
     recursiveReadOnly: {
@@ -4325,7 +4318,6 @@ export const EphemeralContainer: TUnsafe<EphemeralContainer> = /* @__PURE__ */ T
     livenessProbe: { ...Probe, description: "Probes are not allowed for ephemeral containers." },
     name: {
       type: "string",
-      default: "",
       description:
         "Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.",
     },
@@ -5325,7 +5317,7 @@ export const HostAlias: TUnsafe<HostAlias> = /* @__PURE__ */ Type.Unsafe<HostAli
       "x-kubernetes-list-type": "atomic",
       description: "Hostnames for the above IP address.",
     },
-    ip: { type: "string", default: "", description: "IP address of the host file entry." },
+    ip: { type: "string", description: "IP address of the host file entry." },
   },
   required: ["ip"],
   description:
@@ -6084,7 +6076,7 @@ export const NamespaceCondition: TUnsafe<NamespaceCondition> = /* @__PURE__ */ T
     message: { type: "string", description: "Human-readable message indicating details about last transition." },
     reason: { type: "string", description: "Unique, one-word, CamelCase reason for the condition's last transition." },
     status: { type: "string", description: "Status of the condition, one of True, False, Unknown." },
-    type: { type: "string", default: "", description: "Type of namespace controller condition." },
+    type: { type: "string", description: "Type of namespace controller condition." },
   },
   required: ["type", "status"],
   description: "NamespaceCondition contains details about state of namespace.",
@@ -6347,7 +6339,7 @@ export const NodeAddress: TUnsafe<NodeAddress> = /* @__PURE__ */ Type.Unsafe<Nod
   type: "object",
   properties: {
     address: { type: "string", description: "The node address." },
-    type: { type: "string", default: "", description: "Node address type, one of Hostname, ExternalIP or InternalIP." },
+    type: { type: "string", description: "Node address type, one of Hostname, ExternalIP or InternalIP." },
   },
   required: ["type", "address"],
   description: "NodeAddress contains information for the node's address.",
@@ -6393,7 +6385,7 @@ export const NodeCondition: TUnsafe<NodeCondition> = /* @__PURE__ */ Type.Unsafe
     message: { type: "string", description: "Human readable message indicating details about last transition." },
     reason: { type: "string", description: "(brief) reason for the condition's last transition." },
     status: { type: "string", description: "Status of the condition, one of True, False, Unknown." },
-    type: { type: "string", default: "", description: "Type of node condition." },
+    type: { type: "string", description: "Type of node condition." },
   },
   required: ["type", "status"],
   description: "NodeCondition contains condition information for a node.",
@@ -7762,7 +7754,6 @@ export const PersistentVolumeClaimCondition: TUnsafe<PersistentVolumeClaimCondit
       },
       type: {
         type: "string",
-        default: "",
         description:
           "Type is the type of the condition. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=set%20to%20%27ResizeStarted%27.-,PersistentVolumeClaimCondition,-contains%20details%20about",
       },
@@ -8158,7 +8149,6 @@ export const PodResourceClaim: TUnsafe<PodResourceClaim> = /* @__PURE__ */ Type.
   properties: {
     name: {
       type: "string",
-      default: "",
       description: "Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.",
     },
     resourceClaimName: {
@@ -8194,7 +8184,6 @@ export const PodSchedulingGate: TUnsafe<PodSchedulingGate> = /* @__PURE__ */ Typ
   properties: {
     name: {
       type: "string",
-      default: "",
       description: "Name of the scheduling gate. Each scheduling gate must have a unique name field.",
     },
   },
@@ -8535,13 +8524,11 @@ export const TopologySpreadConstraint: TUnsafe<TopologySpreadConstraint> =
       },
       topologyKey: {
         type: "string",
-        default: "",
         description:
           'TopologyKey is the key of node labels. Nodes that have a label with this key and identical values are considered to be in the same topology. We consider each <key, value> as a "bucket", and try to put balanced number of pods into each bucket. We define a domain as a particular instance of a topology. Also, we define an eligible domain as a domain whose nodes meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is "kubernetes.io/hostname", each Node is a domain of that topology. And, if TopologyKey is "topology.kubernetes.io/zone", each zone is a domain of that topology. It\'s a required field.',
       },
       whenUnsatisfiable: {
         type: "string",
-        default: "",
         description:
           'WhenUnsatisfiable indicates how to deal with a pod if it doesn\'t satisfy the spread constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. - ScheduleAnyway tells the scheduler to schedule the pod in any location,\n  but giving higher precedence to topologies that would help reduce the\n  skew.\nA constraint is considered "Unsatisfiable" for an incoming pod if and only if every possible node assignment for that pod would violate "MaxSkew" on some topology. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 3/1/1: | zone1 | zone2 | zone3 | | P P P |   P   |   P   | If WhenUnsatisfiable is set to DoNotSchedule, incoming pod can only be scheduled to zone2(zone3) to become 3/2/1(3/1/2) as ActualSkew(2-1) on zone2(zone3) satisfies MaxSkew(1). In other words, the cluster can still be imbalanced, but scheduler won\'t make it *more* imbalanced. It\'s a required field.',
       },
@@ -9289,7 +9276,6 @@ export const Volume: TUnsafe<Volume> = /* @__PURE__ */ Type.Unsafe<Volume>({
     },
     name: {
       type: "string",
-      default: "",
       description:
         "name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
     },
@@ -9812,7 +9798,6 @@ export const PodCondition: TUnsafe<PodCondition> = /* @__PURE__ */ Type.Unsafe<P
     },
     type: {
       type: "string",
-      default: "",
       description:
         "Type is the type of the condition. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
     },
@@ -9835,7 +9820,7 @@ export interface PodIP {
  */
 export const PodIP: TUnsafe<PodIP> = /* @__PURE__ */ Type.Unsafe<PodIP>({
   type: "object",
-  properties: { ip: { type: "string", default: "", description: "IP is the IP address assigned to the pod" } },
+  properties: { ip: { type: "string", description: "IP is the IP address assigned to the pod" } },
   required: ["ip"],
   description: "PodIP represents a single IP address allocated to the pod.",
 });
@@ -9862,7 +9847,6 @@ export const PodResourceClaimStatus: TUnsafe<PodResourceClaimStatus> =
     properties: {
       name: {
         type: "string",
-        default: "",
         description:
           "Name uniquely identifies this resource claim inside the pod. This must match the name of an entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.",
       },
@@ -10295,7 +10279,7 @@ export const ReplicationControllerCondition: TUnsafe<ReplicationControllerCondit
       message: { type: "string", description: "A human readable message indicating details about the transition." },
       reason: { type: "string", description: "The reason for the condition's last transition." },
       status: { type: "string", description: "Status of the condition, one of True, False, Unknown." },
-      type: { type: "string", default: "", description: "Type of replication controller condition." },
+      type: { type: "string", description: "Type of replication controller condition." },
     },
     required: ["type", "status"],
     description: "ReplicationControllerCondition describes the state of a replication controller at a certain point.",
@@ -10789,12 +10773,7 @@ export const ServicePort: TUnsafe<ServicePort> = /* @__PURE__ */ Type.Unsafe<Ser
       description:
         "The port on each node on which this service is exposed when type is NodePort or LoadBalancer.  Usually assigned by the system. If a value is specified, in-range, and not in use it will be used, otherwise the operation will fail.  If not specified, a port will be allocated if this Service requires one.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type from NodePort to ClusterIP). More info: https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport",
     },
-    port: {
-      type: "integer",
-      format: "int32",
-      default: 0,
-      description: "The port that will be exposed by this service.",
-    },
+    port: { type: "integer", format: "int32", description: "The port that will be exposed by this service." },
     protocol: {
       type: "string",
       default: "TCP",
@@ -11104,11 +11083,7 @@ const Condition: TUnsafe<Condition> = /* @__PURE__ */ Type.Unsafe<Condition>({
         "reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.",
     },
     status: { type: "string", description: "status of the condition, one of True, False, Unknown." },
-    type: {
-      type: "string",
-      default: "",
-      description: "type of condition in CamelCase or in foo.example.com/CamelCase.",
-    },
+    type: { type: "string", description: "type of condition in CamelCase or in foo.example.com/CamelCase." },
   },
   required: ["type", "status", "lastTransitionTime", "reason", "message"],
   description: "Condition contains details for one aspect of the current state of this API Resource.",
@@ -11274,8 +11249,7 @@ export const ServiceAccount: TUnsafe<ServiceAccount> = /* @__PURE__ */ Type.Unsa
     secrets: {
       type: "array",
       items: ObjectReference,
-      "x-kubernetes-list-type": "map",
-      "x-kubernetes-list-map-keys": ["name"],
+      "x-kubernetes-list-type": "atomic",
       description:
         'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "kubernetes.io/enforce-mountable-secrets" annotation set to "true". The "kubernetes.io/enforce-mountable-secrets" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret',
     },

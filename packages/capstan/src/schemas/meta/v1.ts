@@ -203,7 +203,6 @@ export const OwnerReference: TUnsafe<OwnerReference> = /* @__PURE__ */ Type.Unsa
     },
     uid: {
       type: "string",
-      default: "",
       description:
         "UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids",
     },

@@ -281,11 +281,7 @@ const Condition: TUnsafe<Condition> = /* @__PURE__ */ Type.Unsafe<Condition>({
         "reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.",
     },
     status: { type: "string", description: "status of the condition, one of True, False, Unknown." },
-    type: {
-      type: "string",
-      default: "",
-      description: "type of condition in CamelCase or in foo.example.com/CamelCase.",
-    },
+    type: { type: "string", description: "type of condition in CamelCase or in foo.example.com/CamelCase." },
   },
   required: ["type", "status", "lastTransitionTime", "reason", "message"],
   description: "Condition contains details for one aspect of the current state of this API Resource.",
