@@ -73,13 +73,7 @@ export function parseCronSchedule(spec: string): CronSchedule {
   const parts = expanded.split(/\s+/);
   if (parts.length !== 5) throw new CronSyntaxError(`expected exactly 5 fields, found ${parts.length}: ${text}`);
   const [minutes, hours, days, months, weekdays] = parts.map((part, i) => parseField(part, FIELDS[i] as FieldSpec));
-  return fieldSchedule(
-    minutes as Field,
-    hours as Field,
-    days as Field,
-    months as Field,
-    weekdays as Field,
-  );
+  return fieldSchedule(minutes as Field, hours as Field, days as Field, months as Field, weekdays as Field);
 }
 
 /** The values a field allows, and whether it was `*` or `?` (which matters for the two day fields). */
