@@ -122,7 +122,8 @@ describe("CronJob operator (the kubebuilder tutorial), on a manual clock", () =>
     expect(await jobNames("hello")).toEqual([jobName("hello", first)]);
 
     const job = await jobs().get(jobName("hello", first));
-    expect(job.metadata?.annotations).toEqual({
+    // (A real Job controller adds annotations of its own, batch.kubernetes.io/job-tracking.)
+    expect(job.metadata?.annotations).toMatchObject({
       "example.com/team": "batch",
       [SCHEDULED_AT_ANNOTATION]: rfc3339(first),
     });
@@ -340,8 +341,9 @@ describe("the CronJob CRD", () => {
     jobTemplate: { spec: { template: { spec: { restartPolicy: "Never", containers: [container] } } } },
   });
 
-  // Where the schema refuses an object, kube-apiserver skips the CEL rule on the name and, from 1.28
-  // on, says so after the schema's messages: those are what the tests pin.
+  // Where the schema refuses an object, kube-apiserver may list more than its message (another error,
+  // a note that the CEL rule on the name was not checked), depending on the error and the version:
+  // the tests pin the schema's message (as 1.26.9 and the embedded server both write it).
   it("refuses a bad container in the job template with kube-apiserver's message", async () => {
     const PREFIX = 'CronJob.batch.tutorial.capstan.dev "nameless" is invalid: ';
     expect(await refusal("nameless", withContainer({ image: "busybox" }))).toContain(
@@ -355,7 +357,7 @@ describe("the CronJob CRD", () => {
   it("refuses a concurrencyPolicy it does not know and a negative history limit, and defaults the policy to Allow", async () => {
     const spec = withContainer({ name: "c", image: "busybox" });
     expect(await refusal("sometimes", { ...spec, concurrencyPolicy: "Sometimes" })).toContain(
-      'CronJob.batch.tutorial.capstan.dev "sometimes" is invalid: [spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"',
+      'spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"',
     );
     expect(await refusal("negative", { ...spec, failedJobsHistoryLimit: -1 })).toContain(
       'CronJob.batch.tutorial.capstan.dev "negative" is invalid: spec.failedJobsHistoryLimit: Invalid value: -1: spec.failedJobsHistoryLimit in body should be greater than or equal to 0',
