@@ -27,12 +27,14 @@
  *   Defaults that `+default` markers set (`protocol: TCP`) are kept, and so are zero defaults on
  *   list-map keys that are not required (`LocalObjectReference.name: ""`): the server refuses a
  *   list-map key that is neither required nor defaulted.
- * - Definitions not owned by any target (e.g. meta/v1 `Condition`) are emitted, unexported, into
- *   each module that uses them.
+ * - Definitions not owned by any target (e.g. meta/v1 `Condition`) are emitted with the first
+ *   module that needs them, and not re-exported by any entry module.
  *
- * Assumptions: the modules' imports form no cycle (core/v1 uses meta/v1, batch/v1 uses both...);
- * checked, and an error otherwise.
+ * Assumptions: the files' imports form no cycle (a cycle of definitions across owners would make
+ * one); checked, and an error otherwise.
  */
+
+import { posix } from "node:path";
 
 /** One node of an OpenAPI v3 schema, as the API server publishes it. */
 export type OpenApiSchema = Record<string, unknown>;
@@ -48,9 +50,10 @@ export interface Target {
 }
 
 export interface GeneratedModule {
+  /** Its path under the output folder, without extension: an entry (`core/v1`) or a part (`core/v1.parts/own`). */
   module: string;
   source: string;
-  /** The exported names, in the order they appear. */
+  /** An entry's public names (empty for a part, whose names are internal). */
   exported: string[];
 }
 
@@ -170,14 +173,16 @@ function propertyKey(name: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name);
 }
 
-interface ModulePlan {
-  target: Target;
-  /** Definitions this module exports, by full name. */
-  owned: string[];
-}
-
 /**
- * Generates the modules. `header` is put at the top of each (what generated it and how to regenerate).
+ * Generates the modules: for each target an entry module (`core/v1`) that re-exports its schemas,
+ * and the files holding them (`core/v1.parts/...`). `header` is put at the top of each (what
+ * generated it and how to regenerate).
+ *
+ * Why parts: a bundler splitting code between entry points (esbuild, as `npm run build` uses it)
+ * puts a shared file in one chunk whole. Were core/v1 one file, an operator importing
+ * networking/v1 would load all of core/v1 for the few definitions it needs. So definitions are
+ * filed by the set of entry modules that reach them: every definition of a file is needed by each
+ * module that loads it.
  * @param definitions the `components.schemas` of the documents, merged.
  */
 export function generateModules(
@@ -186,9 +191,10 @@ export function generateModules(
   header: string,
 ): GeneratedModule[] {
   const owner = new Map<string, string>();
-  const plans: ModulePlan[] = targets.map((target) => {
+  const owned = new Map<string, string[]>();
+  for (const target of targets) {
     const prefix = target.prefix;
-    const owned =
+    const names =
       target.definitions !== undefined
         ? [...target.definitions]
         : Object.keys(definitions)
@@ -197,63 +203,105 @@ export function generateModules(
             )
             .filter((name) => !isList(definitions[name] as OpenApiSchema, name))
             .sort();
-    for (const name of owned) {
+    for (const name of names) {
       if (definitions[name] === undefined) {
         throw new SchemaGenerationError(`${target.module}: no definition ${name} in the documents`);
       }
-    }
-    for (const name of owned) {
       const previous = owner.get(name);
       if (previous !== undefined) {
         throw new SchemaGenerationError(`${name} is owned by both ${previous} and ${target.module}`);
       }
       owner.set(name, target.module);
     }
-    return { target, owned };
-  });
+    owned.set(target.module, names);
+  }
+  const definition = (name: string): OpenApiSchema => {
+    const found = definitions[name];
+    if (found === undefined) throw new SchemaGenerationError(`reference to ${name}, not in the documents`);
+    return found;
+  };
+  // ObjectMeta is emitted as its embedded subset, which refers to nothing; known types are fixed.
+  const refsOf = (name: string): string[] => (name in KNOWN || name === OBJECT_META ? [] : refsIn(definition(name)));
+
+  const reachers = new Map<string, string[]>();
+  for (const target of targets) {
+    const seen = new Set<string>();
+    const visit = (name: string): void => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      for (const ref of refsOf(name)) visit(ref);
+    };
+    for (const name of owned.get(target.module) ?? []) visit(name);
+    for (const name of seen) reachers.set(name, [...(reachers.get(name) ?? []), target.module]);
+  }
+  const fileOf = new Map<string, string>();
+  for (const [name, modules] of reachers) {
+    // A definition no target owns (meta/v1 Condition) lives with the first module that needs it, unexported there.
+    const home = owner.get(name) ?? (modules[0] as string);
+    const others = modules.filter((m) => m !== home).map((m) => m.replace("/", "-"));
+    fileOf.set(name, `${home}.parts/${others.length === 0 ? "own" : `shared-with-${others.join("+")}`}`);
+  }
+
   const keptDefaults = listMapKeys(definitions);
-  const modules = plans.map((plan) => generateModule(plan, definitions, owner, keptDefaults, header));
-  checkNoImportCycle(modules);
-  return modules.map(({ module, source, exported }) => ({ module, source, exported }));
+  const byFile = new Map<string, string[]>();
+  for (const [name, file] of fileOf) byFile.set(file, [...(byFile.get(file) ?? []), name]);
+  const parts = [...byFile.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([file, names]) => generatePart(file, names.sort(), definition, refsOf, fileOf, keptDefaults, header));
+  checkNoImportCycle(parts);
+
+  const entries = targets.map((target): GeneratedModule => {
+    const names = owned.get(target.module) ?? [];
+    const fromFile = new Map<string, string[]>();
+    for (const name of names) {
+      const file = fileOf.get(name) as string;
+      fromFile.set(file, [...(fromFile.get(file) ?? []), shortName(name)]);
+    }
+    const lines = [...fromFile.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([file, short]) => `export { ${short.sort().join(", ")} } from "${relativePath(target.module, file)}";`);
+    return {
+      module: target.module,
+      source: [header, ...lines, ""].join("\n"),
+      exported: names.map(shortName),
+    };
+  });
+  return [...entries, ...parts.map(({ module, source }) => ({ module, source, exported: [] }))];
 }
 
-interface ModuleOutput extends GeneratedModule {
+interface PartOutput extends GeneratedModule {
   imports: Set<string>;
 }
 
-function generateModule(
-  plan: ModulePlan,
-  definitions: Record<string, OpenApiSchema>,
-  owner: Map<string, string>,
+function generatePart(
+  file: string,
+  names: string[],
+  definition: (name: string) => OpenApiSchema,
+  refsOf: (name: string) => string[],
+  fileOf: Map<string, string>,
   keptDefaults: Set<string>,
   header: string,
-): ModuleOutput {
-  const module = plan.target.module;
+): PartOutput {
   const imports = new Map<string, Set<string>>();
   const emitted = new Set<string>();
   const onStack = new Set<string>();
   const blocks: string[] = [];
-  const exported: string[] = [];
   const localNames = new Map<string, string>();
+  let usesDescribed = false;
 
-  const definition = (name: string): OpenApiSchema => {
-    const found = definitions[name];
-    if (found === undefined) throw new SchemaGenerationError(`${module}: reference to ${name}, not in the documents`);
-    return found;
-  };
-  const isLocal = (name: string): boolean => owner.get(name) === undefined || owner.get(name) === module;
+  const isLocal = (name: string): boolean => fileOf.get(name) === file;
   const nameFor = (name: string): string => {
     const short = shortName(name);
     const taken = localNames.get(short);
     if (taken !== undefined && taken !== name) {
-      throw new SchemaGenerationError(`${module}: two definitions named ${short} (${taken} and ${name})`);
+      throw new SchemaGenerationError(`${file}: two definitions named ${short} (${taken} and ${name})`);
     }
     localNames.set(short, name);
-    const from = owner.get(name);
-    if (from !== undefined && from !== module) {
-      const names = imports.get(from) ?? new Set<string>();
-      names.add(short);
-      imports.set(from, names);
+    const from = fileOf.get(name) as string;
+    if (from !== file) {
+      const imported = imports.get(from) ?? new Set<string>();
+      imported.add(short);
+      imports.set(from, imported);
     }
     return short;
   };
@@ -261,9 +309,7 @@ function generateModule(
   const emit = (name: string): void => {
     if (emitted.has(name) || onStack.has(name)) return;
     onStack.add(name);
-    if (!(name in KNOWN) && name !== OBJECT_META) {
-      for (const ref of refsIn(definition(name))) if (isLocal(ref)) emit(ref);
-    }
+    for (const ref of refsOf(name)) if (isLocal(ref)) emit(ref);
     onStack.delete(name);
     blocks.push(definitionBlock(name));
     emitted.add(name);
@@ -272,17 +318,17 @@ function generateModule(
   const context: ExpressionContext = {
     ref(name, description) {
       const local = nameFor(name);
-      // A local definition not emitted yet is on the stack: this reference closes a cycle.
+      // A definition of this file not emitted yet is on the stack: this reference closes a cycle.
       if (isLocal(name) && !emitted.has(name)) {
         return {
           schema: withDescription(`{ type: "object", "x-kubernetes-preserve-unknown-fields": true }`, description),
           type: local,
         };
       }
-      return {
-        schema: description === undefined ? local : `{ ...${local}, description: ${JSON.stringify(description)} }`,
-        type: local,
-      };
+      if (description === undefined) return { schema: local, type: local };
+      // A pure call, not a spread (\`{ ...X }\` may run getters, so a bundler keeps it).
+      usesDescribed = true;
+      return { schema: `/* @__PURE__ */ described(${local}, ${JSON.stringify(description)})`, type: local };
     },
     keepDefault(owner, property) {
       return keptDefaults.has(`${owner}.${property}`);
@@ -297,42 +343,44 @@ function generateModule(
 
   function definitionBlock(name: string): string {
     const local = nameFor(name);
-    const isExported = owner.get(name) === module;
-    const exportKeyword = isExported ? "export " : "";
-    if (isExported) exported.push(local);
     const node = definition(name);
     const known = KNOWN[name];
     if (known !== undefined) {
       const description = node.description;
       return (
         doc(description, "") +
-        `${exportKeyword}type ${local} = ${known.type};\n` +
+        `export type ${local} = ${known.type};\n` +
         doc(description, "") +
-        `${exportKeyword}const ${local}: TUnsafe<${local}> = /* @__PURE__ */ Type.Unsafe<${local}>(${known.schema});\n`
+        `export const ${local}: TUnsafe<${local}> = /* @__PURE__ */ Type.Unsafe<${local}>(${known.schema});\n`
       );
     }
     const source = name === OBJECT_META ? embeddedObjectMeta(node) : node;
     const { schema, type } = expression(source, name, context, true);
     const typeDeclaration = type.startsWith("{")
-      ? `${exportKeyword}interface ${local} ${type}`
-      : `${exportKeyword}type ${local} = ${type};`;
+      ? `export interface ${local} ${type}`
+      : `export type ${local} = ${type};`;
     return (
       doc(node.description, "") +
       `${typeDeclaration}\n` +
       doc(node.description, "") +
-      `${exportKeyword}const ${local}: TUnsafe<${local}> = /* @__PURE__ */ Type.Unsafe<${local}>(${schema});\n`
+      `export const ${local}: TUnsafe<${local}> = /* @__PURE__ */ Type.Unsafe<${local}>(${schema});\n`
     );
   }
 
-  for (const name of plan.owned) emit(name);
+  for (const name of names) emit(name);
 
   const importLines = [...imports.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([from, names]) => `import { ${[...names].sort().join(", ")} } from "${relativeModule(module, from)}";`);
-  const source = [header, `import { type TUnsafe, Type } from "typebox";`, ...importLines, "", blocks.join("\n")].join(
-    "\n",
-  );
-  return { module, source, exported, imports: new Set(imports.keys()) };
+    .map(([from, imported]) => `import { ${[...imported].sort().join(", ")} } from "${relativePath(file, from)}";`);
+  const source = [
+    header,
+    `import { type TUnsafe, Type } from "typebox";`,
+    ...(usesDescribed ? [`import { described } from "${relativePath(file, "described")}";`] : []),
+    ...importLines,
+    "",
+    blocks.join("\n"),
+  ].join("\n");
+  return { module: file, source, exported: [], imports: new Set(imports.keys()) };
 }
 
 function embeddedObjectMeta(node: OpenApiSchema): OpenApiSchema {
@@ -345,18 +393,19 @@ function embeddedObjectMeta(node: OpenApiSchema): OpenApiSchema {
   return { ...node, properties: kept };
 }
 
-function relativeModule(from: string, to: string): string {
-  const up = from.split("/").length - 1;
-  return `${"../".repeat(up)}${to}.ts`;
+/** The import specifier of module `to` from module `from` (both relative to the output folder, no extension). */
+function relativePath(from: string, to: string): string {
+  const path = posix.relative(posix.dirname(from), to);
+  return `${path.startsWith(".") ? path : `./${path}`}.ts`;
 }
 
-function checkNoImportCycle(modules: ModuleOutput[]): void {
+function checkNoImportCycle(modules: PartOutput[]): void {
   const byName = new Map(modules.map((m) => [m.module, m]));
   const state = new Map<string, "visiting" | "done">();
   const visit = (name: string, path: string[]): void => {
     if (state.get(name) === "done") return;
     if (state.get(name) === "visiting") {
-      throw new SchemaGenerationError(`the modules import each other: ${[...path, name].join(" -> ")}`);
+      throw new SchemaGenerationError(`the generated files import each other: ${[...path, name].join(" -> ")}`);
     }
     state.set(name, "visiting");
     for (const next of byName.get(name)?.imports ?? []) visit(next, [...path, name]);

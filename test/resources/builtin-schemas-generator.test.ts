@@ -4,7 +4,7 @@
  * CRD shows what became of each construct (references inlined, markers kept, a cycle cut, the
  * known types replaced, zero-value defaults dropped).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { defineResource, Type, toCrd } from "capstan";
@@ -133,6 +133,11 @@ beforeAll(async () => {
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, source);
   }
+  // The helper the generated files share, as the package has it.
+  copyFileSync(
+    resolve(import.meta.dirname, "../../packages/capstan/src/schemas/described.ts"),
+    join(folder, "described.ts"),
+  );
   demo = await import(pathToFileURL(join(folder, "demo/v1.ts")).href);
 });
 
@@ -153,11 +158,26 @@ function crdSpecOf(schema: TSchema): KubeSchema {
 }
 
 describe("the built-in schema generator", () => {
-  it("exports one schema per definition of the group-version, lists left out, imports from the module owning a reference", () => {
+  it("exports one schema per definition of the group-version, lists left out, filed by the modules that reach it", () => {
     expect(Object.keys(demo).sort()).toEqual(["Port", "Props", "Ref", "SecretRef", "WidgetSpec"]);
-    expect(sources["demo/v1"]).toContain(`import { IntOrString, ObjectMeta, Quantity } from "../meta/v1.ts";`);
-    expect(sources["demo/v1"]).toMatch(/^export interface WidgetSpec \{/m);
-    expect(sources["demo/v1"]).toContain("/* @__PURE__ */ Type.Unsafe<WidgetSpec>(");
+    // Definitions are filed by who needs them, so a bundler splitting code loads only what an import reaches.
+    expect(Object.keys(sources).sort()).toEqual([
+      "demo/v1",
+      "demo/v1.parts/own",
+      "meta/v1",
+      "meta/v1.parts/shared-with-demo-v1",
+    ]);
+    expect(sources["demo/v1"]).toContain(
+      `export { Port, Props, Ref, SecretRef, WidgetSpec } from "./v1.parts/own.ts";`,
+    );
+    const part = sources["demo/v1.parts/own"];
+    expect(part).toContain(
+      `import { IntOrString, ObjectMeta, Quantity } from "../../meta/v1.parts/shared-with-demo-v1.ts";`,
+    );
+    expect(part).toMatch(/^export interface WidgetSpec \{/m);
+    expect(part).toContain("/* @__PURE__ */ Type.Unsafe<WidgetSpec>(");
+    // ObjectMeta's embedded subset refers to nothing: ManagedFieldsEntry is not generated.
+    expect(Object.values(sources).join("\n")).not.toContain("ManagedFieldsEntry");
   });
 
   it("inlines references, keeps list and map markers, drops patch markers and zero-value defaults", () => {
@@ -218,7 +238,7 @@ describe("the built-in schema generator", () => {
       type: "object",
       "x-kubernetes-preserve-unknown-fields": true,
     });
-    expect(sources["demo/v1"]).toMatch(/properties\?: \{ \[key: string\]: Props \}/);
+    expect(sources["demo/v1.parts/own"]).toMatch(/properties\?: \{ \[key: string\]: Props \}/);
   });
 
   it("refuses a reference to a definition the documents do not have", () => {
