@@ -7,7 +7,6 @@ import { fileURLToPath } from "node:url";
 import { Job } from "capstan/core";
 import {
   type GeneratedRbac,
-  type GeneratedRule,
   ManualClock,
   type ServiceAccountIdentity,
   startTestCluster,
