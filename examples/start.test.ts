@@ -1,5 +1,5 @@
 /**
- * `npm start` end to end: the rates server, `capstan dev` with the four example operators, the
+ * `npm start` end to end: the rates server, `capstan dev` with the five example operators, the
  * hints printed once their CRDs are served, the samples those hints name working with the real
  * kubectl, and Ctrl-C leaving nothing running.
  */
@@ -40,7 +40,7 @@ describe("npm start", () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("runs the four examples on the embedded API server, prints what to type, and Ctrl-C stops it all", async () => {
+  it("runs the five examples on the embedded API server, prints what to type, and Ctrl-C stops it all", async () => {
     dir = await mkdtemp(join(tmpdir(), "capstan-start-"));
     const kubeconfig = join(dir, "kubeconfig");
     let out = "";
@@ -56,14 +56,14 @@ describe("npm start", () => {
 
     await until(
       "the hints",
-      () => (out.includes("The four example operators are running.") ? true : undefined),
+      () => (out.includes("The five example operators are running.") ? true : undefined),
       60_000,
       output,
     );
     expect(out).toMatch(/rates server: http:\/\/127\.0\.0\.1:\d+/);
     expect(out).toContain(`export KUBECONFIG=${kubeconfig}`);
     const pids = [...out.matchAll(/\] started \(pid (\d+)\)/g)].map((m) => Number(m[1]));
-    expect(pids).toHaveLength(4);
+    expect(pids).toHaveLength(5);
 
     const kubectl = (...args: string[]) =>
       exec(process.env.KUBECTL ?? "kubectl", ["--kubeconfig", kubeconfig, ...args], { cwd: root });

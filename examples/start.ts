@@ -1,5 +1,5 @@
 /**
- * `npm start`: the four example operators on the embedded API server, ready to poke with kubectl.
+ * `npm start`: the five example operators on the embedded API server, ready to poke with kubectl.
  *
  * Starts the exchangerate example's local rates server (these machines have no internet; the
  * operator's default is a public rates API), then `capstan dev` with every example operator,
@@ -18,13 +18,14 @@ import { CustomResourceDefinition } from "capstan/core";
 import { isEstablished, waitFor } from "capstan-dev/testing";
 import exchangerate from "./exchangerate/operator.ts";
 import { RATES_URL_ENV, startRatesServer } from "./exchangerate/rates-server.ts";
+import cronjob from "./cronjob/operator.ts";
 import guitar from "./guitar/operator.ts";
 import immortalcontainer from "./immortalcontainer/operator.ts";
 import uselessMachine from "./useless-machine/operator.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
-const operators = ["exchangerate", "immortalcontainer", "useless-machine", "guitar"].map((name) =>
+const operators = ["exchangerate", "immortalcontainer", "useless-machine", "guitar", "cronjob"].map((name) =>
   relative(root, join(here, name, "operator.ts")),
 );
 
@@ -32,7 +33,7 @@ const args = process.argv.slice(2);
 const kubeconfigFlag = args.indexOf("--kubeconfig");
 const kubeconfig = kubeconfigFlag >= 0 ? (args[kubeconfigFlag + 1] ?? ".capstan/kubeconfig") : ".capstan/kubeconfig";
 /** The CRDs the operators register when they start: the examples are ready once all are served. */
-const crdNames = [exchangerate, immortalcontainer, uselessMachine, guitar].flatMap((op) =>
+const crdNames = [exchangerate, immortalcontainer, uselessMachine, guitar, cronjob].flatMap((op) =>
   op.requirements().crds.map((k) => k.crdName),
 );
 
@@ -58,6 +59,10 @@ Try them in another terminal (each example's README.md has more):
   # The useless machine: a switch turned up goes back down; Switches follow spec.switches
   kubectl apply -f examples/useless-machine/machine-1.yaml -f examples/useless-machine/machine-2.yaml
   kubectl get machines -w
+
+  # CronJob (the kubebuilder tutorial's): a Job every minute; tcj, since cronjobs are the built-in ones
+  kubectl apply -f examples/cronjob/cronjob.yaml
+  kubectl get tcj; kubectl get jobs -w
 `;
 
 /** The `capstan` command of the installed package, as `npx capstan` runs it (built by `npm run build`). */
@@ -88,7 +93,7 @@ async function hintWhenServed(): Promise<void> {
     for (const name of crdNames) {
       await waitFor(client, CustomResourceDefinition, name, isEstablished, { timeout: "60s" });
     }
-    process.stdout.write(`\nThe four example operators are running.${TRY}\n`);
+    process.stdout.write(`\nThe five example operators are running.${TRY}\n`);
   } catch (err) {
     process.stdout.write(`examples: ${(err as Error).message}\n`);
   } finally {

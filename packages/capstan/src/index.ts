@@ -53,6 +53,19 @@ export type {
 } from "./operator/handlers.ts";
 export { Operator, type OperatorOptions, operator } from "./operator/operator.ts";
 export type { Defaulter, ValidationResult, Validator } from "./operator/typed-admission.ts";
+// Status conditions (metav1.Condition): the schema and apimachinery's helpers.
+export {
+  Condition,
+  type ConditionStatus,
+  Conditions,
+  type ConditionsUpdate,
+  findCondition,
+  isConditionFalse,
+  isConditionTrue,
+  type NewCondition,
+  removeCondition,
+  setCondition,
+} from "./resources/conditions.ts";
 export { type ToCrdOptions, toCrd } from "./resources/crd.ts";
 // Resources: defined once, giving types, CRD and validation.
 export { defineResource } from "./resources/define-resource.ts";

@@ -3,6 +3,18 @@
  * CRDs, use typed built-in kinds, and derive RBAC rules. `src/index.ts` re-exports it.
  */
 export { BUILTIN_KINDS, type BuiltinKind } from "./builtins.ts";
+export {
+  Condition,
+  type ConditionStatus,
+  Conditions,
+  type ConditionsUpdate,
+  findCondition,
+  isConditionFalse,
+  isConditionTrue,
+  type NewCondition,
+  removeCondition,
+  setCondition,
+} from "./conditions.ts";
 export { type ToCrdOptions, toCrd } from "./crd.ts";
 export { defineResource, isCustomResource, ResourceDefinitionError } from "./define-resource.ts";
 export { Kube, type SchemaOptions } from "./kube-extensions.ts";
