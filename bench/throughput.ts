@@ -25,7 +25,9 @@
  * the creates (driver) and the work (operator) in two processes at once, so it may exceed it.
  *
  * For each N of BENCH_OBJECTS a fresh API server process (`capstan apiserver --port 0 --no-kubelet`)
- * is started and the BenchItem CRD registered; then each style runs in a fresh namespace of its own,
+ * is started and the BenchItem CRD registered — or, with BENCH_KUBECONFIG, the cluster it names is used
+ * (a real kube-apiserver: every run in a namespace of its own, deleted afterwards, and the CRD deleted
+ * at the end unless it was there before); then each style runs in a fresh namespace of its own,
  * its operator started with `--namespace <that namespace>` and awaited ("Starting workers") before
  * the first create. Order: the burst runs (ceiling, reconcile, handlers), then the paced runs
  * (reconcile, handlers), each paced run with a fresh operator and namespace too.
@@ -52,7 +54,12 @@
  *   plus a merge PATCH per repeat, so it counts as its `count` (0 for the ceiling).
  * - `peak_rss_mb`: the operator's (or the ceiling process's) VmHWM at the end of the run.
  * - `operator_cpu_s`: its user + system CPU (/proc/<pid>/stat) from just before the first create to
- *   the end of the run (start-up excluded).
+ *   the end of the run (start-up excluded); `operator_cpu_ms_per_object` the same per object.
+ * - `apiserver_cpu_ms_per_object`: the API server's CPU over the same span, per object: from
+ *   /proc/<pid>/stat for the embedded server, from its `process_cpu_seconds_total` (`GET /metrics`)
+ *   for a BENCH_KUBECONFIG cluster (kube-apiserver's own process, not etcd's); null where /metrics
+ *   cannot be read. The same server also answers the driver's creates and watch, as it does for every
+ *   style, so compare styles with each other (the ceiling is the framework-free floor).
  * - `n`, `round`: the set (API server) the line belongs to; `objects`: this run's object count (N for a
  *   burst, BENCH_PACED_OBJECTS paced); `rate`: the paced rate (null for a burst).
  * - `workers`: BENCH_WORKERS as passed to `--max-concurrent-reconciles` (null: Capstan's defaults,
@@ -60,7 +67,8 @@
  *
  * Environment: BENCH_OBJECTS (default "1000,3000"), BENCH_STYLES (default "ceiling,reconcile,handlers"),
  * BENCH_CONCURRENCY (default 32), BENCH_WORKERS (default unset), BENCH_PACED_RATE (default 50),
- * BENCH_PACED_OBJECTS (default 500; 0 skips the paced runs), BENCH_ROUNDS (default 1: each round repeats every
+ * BENCH_PACED_OBJECTS (default 500; 0 skips the paced runs), BENCH_KUBECONFIG (default unset: an embedded
+ * server per set), BENCH_ROUNDS (default 1: each round repeats every
  * N with its own server, every line printed), BENCH_TIMEOUT_S (default 300: a run not converged by
  * then fails, naming the objects without status, and the benchmark exits 1).
  *
@@ -75,7 +83,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { type CustomResource, isGone, KubeClient, type KubeObject, type ResourceClient, toCrd } from "capstan";
 import { loadClientConfig } from "capstan/client";
-import { Event, Namespace } from "capstan/core";
+import { CustomResourceDefinition, Event, Namespace } from "capstan/core";
 import { CAPSTAN_BIN } from "capstan/internal";
 import { ensureCrds } from "capstan/runtime";
 import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
@@ -109,6 +117,9 @@ const PACED_RATE = positive("BENCH_PACED_RATE", 50);
 const PACED_OBJECTS = positive("BENCH_PACED_OBJECTS", 500, 0);
 const ROUNDS = positive("BENCH_ROUNDS", 1);
 const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 300) * 1000;
+const TARGET_KUBECONFIG = process.env.BENCH_KUBECONFIG || undefined;
+/** Namespaces of this invocation differ from any earlier one's on a long-lived cluster. */
+const RUN_ID = Date.now().toString(36);
 const repo = new URL("..", import.meta.url).pathname;
 
 /**
@@ -322,6 +333,8 @@ interface ServerSet {
   dir: string;
   kubeconfig: string;
   client: KubeClient;
+  /** The API server's CPU seconds so far, or null when they cannot be read. */
+  apiServerCpu(): Promise<number | null>;
   BenchItem: BenchItemKind;
   n: number;
   round: number;
@@ -344,6 +357,8 @@ interface Line {
   event_writes_per_object: number;
   peak_rss_mb: number;
   operator_cpu_s: number;
+  operator_cpu_ms_per_object: number;
+  apiserver_cpu_ms_per_object: number | null;
 }
 
 /** Creates `objects` BenchItems from the driver, burst (CONCURRENCY at a time) or paced. */
@@ -478,7 +493,7 @@ async function startOperator(
 
 async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: number | null): Promise<Line> {
   const objects = mode === "burst" ? set.n : PACED_OBJECTS;
-  const namespace = `${style}-${mode}-${set.n}-r${set.round}`;
+  const namespace = `${style}-${mode}-${set.n}-r${set.round}-${RUN_ID}`;
   log(`N=${set.n} ${style} ${mode}: ${objects} objects in namespace ${namespace}`);
   await set.client.resource(Namespace).create(Namespace.make({ metadata: { name: namespace } }));
   const items = set.client.resource(set.BenchItem, namespace) as unknown as ResourceClient<BenchItemObject>;
@@ -495,12 +510,15 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
         ? await startCeiling(set, namespace, objects, sent, track)
         : await startOperator(set, style, mode, namespace, objects, sent, track);
     const cpuStart = cpuSeconds(actor.proc.pid);
+    const serverCpuStart = await set.apiServerCpu();
     const timedOut = convergenceTimeout(items, objects, timeout.signal);
     timedOut.catch(() => undefined);
     await Promise.race([Promise.all([watch.done, actor.start()]), actor.proc.died("convergence"), timedOut]);
     const counted = await actor.writes();
     const peak = peakRssMb(actor.proc.pid);
     const cpu = cpuSeconds(actor.proc.pid) - cpuStart;
+    const serverCpuEnd = await set.apiServerCpu();
+    const serverCpu = serverCpuStart === null || serverCpuEnd === null ? null : serverCpuEnd - serverCpuStart;
 
     const first = Math.min(...sent.values());
     const last = Math.max(...watch.seen.values());
@@ -528,6 +546,8 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       event_writes_per_object: round(counted.eventWrites / objects, 3),
       peak_rss_mb: peak,
       operator_cpu_s: round(cpu, 2),
+      operator_cpu_ms_per_object: round((cpu * 1000) / objects, 2),
+      apiserver_cpu_ms_per_object: serverCpu === null ? null : round((serverCpu * 1000) / objects, 2),
     };
   } finally {
     timeout.abort();
@@ -535,6 +555,30 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
     const running = proc as Proc | undefined;
     if (running?.child.connected) running.child.disconnect();
     await running?.stop();
+    if (TARGET_KUBECONFIG !== undefined) await deleteNamespace(set.client, namespace);
+  }
+}
+
+/** Deletes a run's namespace on a shared cluster and waits until it is gone (its objects with it). */
+async function deleteNamespace(client: KubeClient, name: string): Promise<void> {
+  const namespaces = client.resource(Namespace);
+  await namespaces.delete(name).catch(() => undefined);
+  const deadline = performance.now() + TIMEOUT_MS;
+  while (performance.now() < deadline) {
+    if ((await namespaces.get(name).catch(() => undefined)) === undefined) return;
+    await sleep(500);
+  }
+  log(`  namespace ${name} still terminating after ${TIMEOUT_MS / 1000} s; left to the cluster`);
+}
+
+/** kube-apiserver's own CPU seconds from its /metrics (null when the user may not read them). */
+async function metricsCpuSeconds(client: KubeClient): Promise<number | null> {
+  try {
+    const text = await client.request<string>("GET", "/metrics", { accept: "text/plain" });
+    const m = /^process_cpu_seconds_total (\S+)$/m.exec(text);
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
   }
 }
 
@@ -545,6 +589,7 @@ async function runSet(n: number, roundNo: number): Promise<void> {
   removeAtExit(dir);
   let server: Proc | undefined;
   let client: KubeClient | undefined;
+  let removeCrd: (() => Promise<unknown>) | undefined;
   try {
     await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
     await symlink(join(repo, "node_modules"), join(dir, "node_modules"));
@@ -552,25 +597,41 @@ async function runSet(n: number, roundNo: number): Promise<void> {
     await writeFile(join(dir, "reconcile.js"), RECONCILE_MODULE);
     await writeFile(join(dir, "handlers.js"), HANDLERS_MODULE);
     await writeFile(join(dir, "ceiling.js"), CEILING_MODULE);
-    const kubeconfig = join(dir, "kubeconfig");
-    server = launch("capstan apiserver", [
-      CAPSTAN_BIN,
-      "apiserver",
-      "--port",
-      "0",
-      "--kubeconfig",
-      kubeconfig,
-      "--no-kubelet",
-    ]);
-    const ready = await server.line((l) => l.startsWith("ready "), '"ready" line', 60_000);
-    log(`N=${n} round ${roundNo}: API server (pid ${server.pid}) ${ready}`);
+    let kubeconfig: string;
+    let apiServerCpu: () => Promise<number | null>;
+    if (TARGET_KUBECONFIG === undefined) {
+      kubeconfig = join(dir, "kubeconfig");
+      server = launch("capstan apiserver", [
+        CAPSTAN_BIN,
+        "apiserver",
+        "--port",
+        "0",
+        "--kubeconfig",
+        kubeconfig,
+        "--no-kubelet",
+      ]);
+      const ready = await server.line((l) => l.startsWith("ready "), '"ready" line', 60_000);
+      log(`N=${n} round ${roundNo}: API server (pid ${server.pid}) ${ready}`);
+      const pid = server.pid;
+      apiServerCpu = async () => cpuSeconds(pid);
+    } else {
+      kubeconfig = TARGET_KUBECONFIG;
+      log(`N=${n} round ${roundNo}: the cluster of ${kubeconfig}`);
+      apiServerCpu = () => metricsCpuSeconds(client as KubeClient);
+    }
     client = new KubeClient(loadClientConfig({ kubeconfig }));
     // The same module the operators import (its `capstan` is this process's), so the CRD is theirs.
     const { BenchItem } = (await import(pathToFileURL(join(dir, "bench-item.js")).href)) as {
       BenchItem: BenchItemKind;
     };
-    await ensureCrds(client, [toCrd(BenchItem)]);
-    const set: ServerSet = { dir, kubeconfig, client, BenchItem, n, round: roundNo };
+    const crd = toCrd(BenchItem);
+    const crds = client.resource(CustomResourceDefinition);
+    const crdName = `${BenchItem.plural}.${BenchItem.group}`;
+    const crdExisted = (await crds.get(crdName).catch(() => undefined)) !== undefined;
+    if (TARGET_KUBECONFIG !== undefined && !crdExisted) removeCrd = () => crds.delete(crdName);
+    await ensureCrds(client, [crd]);
+    if ((await apiServerCpu()) === null) log("  the API server's /metrics cannot be read: no API server CPU figures");
+    const set: ServerSet = { dir, kubeconfig, client, apiServerCpu, BenchItem, n, round: roundNo };
 
     let ceilingRate: number | null = null;
     const print = (line: Line) => process.stdout.write(`${JSON.stringify(line)}\n`);
@@ -583,6 +644,7 @@ async function runSet(n: number, roundNo: number): Promise<void> {
       for (const style of STYLES) if (style !== "ceiling") print(await runOne(set, style, "paced", null));
     }
   } finally {
+    await removeCrd?.().catch((err: unknown) => log(`  could not delete the BenchItem CRD: ${String(err)}`));
     await client?.close();
     await server?.stop();
     await rm(dir, { recursive: true, force: true });

@@ -2,8 +2,8 @@
 //
 // - capstan-dev: tsc (JavaScript, declarations, source maps), one module per source file.
 // - capstan (what a production operator loads): tsc for the declarations only, then esbuild bundles
-//   the JavaScript of each entry point (index, core, client, runtime, resources, internal, cli/main) with its dependencies into a
-//   few files, shared code in dist/chunks/. Loading ~1,000 small ES modules (TypeBox alone has 700)
+//   the JavaScript of each entry point (index, core, client, runtime, resources, internal, cli/main,
+//   schemas/<group>/<version>) with its dependencies into a few files, shared code in dist/chunks/. Loading ~1,000 small ES modules (TypeBox alone has 700)
 //   costs more memory and start-up time than their code: measured, importing `capstan` took 38 MB of
 //   RSS unbundled and 19 MB bundled (npm run bench:footprint has the whole process's figures).
 import { execFileSync } from "node:child_process";
@@ -33,6 +33,10 @@ await build({
     "src/resources.ts",
     "src/internal.ts",
     "src/cli/main.ts",
+    // Built-in schemas, one entry point per group-version: an operator loads only the ones it imports.
+    ...["core/v1", "apps/v1", "batch/v1", "meta/v1", "networking/v1", "rbac/v1", "policy/v1", "autoscaling/v2"].map(
+      (groupVersion) => `src/schemas/${groupVersion}.ts`,
+    ),
   ],
   outbase: "src",
   outdir: "dist",

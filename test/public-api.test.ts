@@ -77,3 +77,42 @@ describe("the clock of time travel", () => {
     expect(typeof systemClock.setTimer).toBe("function");
   });
 });
+
+describe("the built-in schemas", () => {
+  const entryPoints = {
+    "capstan/schemas/core/v1": ["PodTemplateSpec", "PodSpec", "Container", "ResourceRequirements", "ObjectReference"],
+    "capstan/schemas/batch/v1": ["JobTemplateSpec", "JobSpec", "CronJobSpec"],
+    "capstan/schemas/apps/v1": ["DeploymentSpec", "StatefulSetSpec", "DaemonSetSpec"],
+    "capstan/schemas/meta/v1": [
+      "LabelSelector",
+      "LabelSelectorRequirement",
+      "ObjectMeta",
+      "OwnerReference",
+      "Quantity",
+    ],
+    "capstan/schemas/networking/v1": ["IngressSpec", "NetworkPolicySpec"],
+    "capstan/schemas/rbac/v1": ["PolicyRule", "Subject"],
+    "capstan/schemas/policy/v1": ["PodDisruptionBudgetSpec"],
+    "capstan/schemas/autoscaling/v2": ["HorizontalPodAutoscalerSpec", "MetricSpec"],
+  };
+
+  it("have one entry point per group-version, in the package's exports with the capstan-source condition", async () => {
+    const { default: manifest } = await import("capstan/package.json", { with: { type: "json" } });
+    for (const [specifier, names] of Object.entries(entryPoints)) {
+      const subpath = `./${specifier.slice("capstan/".length)}`;
+      expect(manifest.exports, subpath).toHaveProperty([subpath], {
+        "capstan-source": `./src/${subpath.slice(2)}.ts`,
+        types: `./dist/${subpath.slice(2)}.d.ts`,
+        default: `./dist/${subpath.slice(2)}.js`,
+      });
+      const module = await import(/* @vite-ignore */ specifier);
+      expect(Object.keys(module), specifier).toEqual(expect.arrayContaining(names));
+    }
+  });
+
+  it("leave Condition to capstan's own, and stay out of the root (an operator that does not import them loads none)", async () => {
+    expect(Object.keys(await import("capstan/schemas/meta/v1"))).not.toContain("Condition");
+    const root = Object.keys(await import("capstan"));
+    for (const name of ["PodSpec", "JobTemplateSpec", "LabelSelector"]) expect(root).not.toContain(name);
+  });
+});

@@ -53,6 +53,16 @@ describe("capstan generate", () => {
     ]);
   });
 
+  it("cuts the CRDs' descriptions with --max-description-length (0 removes them)", () => {
+    const full = generate("crds", op, fixture, defaults, project);
+    expect(full).toContain("description: State of Capstan operators' handlers");
+    const cut = generate("crds", op, fixture, { ...defaults, maxDescriptionLength: 12 }, project);
+    expect(cut).toContain("description: State of...");
+    expect(generate("crds", op, fixture, { ...defaults, maxDescriptionLength: 0 }, project)).not.toContain(
+      "description:",
+    );
+  });
+
   it("derives the ClusterRole from what the operator watches, owns and writes, and nothing more", () => {
     const out = docs(generate("rbac", op, fixture, defaults, project));
     expect(out.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([

@@ -53,7 +53,7 @@ export type {
 } from "./operator/handlers.ts";
 export { Operator, type OperatorOptions, operator } from "./operator/operator.ts";
 export type { Defaulter, ValidationResult, Validator } from "./operator/typed-admission.ts";
-export { toCrd } from "./resources/crd.ts";
+export { type ToCrdOptions, toCrd } from "./resources/crd.ts";
 // Resources: defined once, giving types, CRD and validation.
 export { defineResource } from "./resources/define-resource.ts";
 export { Kube } from "./resources/kube-extensions.ts";

@@ -10,3 +10,8 @@ export { LOG_FORMATS, LOG_LEVELS, prettyLine } from "./cli/log-output.ts";
 export { sleep } from "./client/retry.ts";
 export { apiVersionOf } from "./client/types.ts";
 export { registerWebhookConfigurations, removeWebhookConfigurations } from "./operator/webhook-registration.ts";
+export {
+  type CertificateAuthority,
+  createCertificateAuthority,
+  issueServingCertificate,
+} from "./runtime/certificate-authority.ts";

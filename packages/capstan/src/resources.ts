@@ -4,7 +4,7 @@
  * translation, and the types of a resource definition's options. Defining a resource only needs
  * `defineResource` from `capstan`.
  */
-export { toCrd } from "./resources/crd.ts";
+export { type ToCrdOptions, toCrd } from "./resources/crd.ts";
 export { isCustomResource, ResourceDefinitionError } from "./resources/define-resource.ts";
 export type { SchemaOptions } from "./resources/kube-extensions.ts";
 export type { KubeSchema, ValidationRule } from "./resources/kube-schema.ts";

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { createServingCertificates } from "../devcluster/tls.ts";
+import { createCertificateAuthority, issueServingCertificate } from "capstan/internal";
 
 /** Makes (or finds) the certificate files in `dir`; resolves with the folder. */
 export async function devWebhookCertificates(dir: string): Promise<string> {
@@ -18,11 +18,13 @@ export async function devWebhookCertificates(dir: string): Promise<string> {
     const cert = await readFile(files.cert, "utf8");
     if (cert.includes("BEGIN CERTIFICATE")) return dir;
   }
-  const certs = await createServingCertificates();
+  // The production package's development CA (as `capstan run --managed-webhooks-url` makes it).
+  const ca = createCertificateAuthority({ commonName: "capstan dev webhook CA" });
+  const serving = issueServingCertificate(ca, { hosts: ["127.0.0.1", "localhost", "::1"] });
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(files.key, certs.keyPem, { mode: 0o600 });
-  await writeFile(files.cert, certs.certPem, { mode: 0o644 });
-  await writeFile(files.ca, certs.caPem, { mode: 0o644 });
+  await writeFile(files.key, serving.key, { mode: 0o600 });
+  await writeFile(files.cert, serving.cert, { mode: 0o644 });
+  await writeFile(files.ca, ca.cert, { mode: 0o644 });
   return dir;
 }
 

@@ -60,14 +60,19 @@ import { join } from "node:path";
 import type { AdmissionWebhook, ConversionWebhook, Duration, KubeObject, ResourceKind } from "capstan";
 import { isAlreadyExists, type KubeClient, toMilliseconds } from "capstan";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
-import { CAPSTAN_BIN, registerWebhookConfigurations, removeWebhookConfigurations } from "capstan/internal";
+import {
+  CAPSTAN_BIN,
+  createCertificateAuthority,
+  issueServingCertificate,
+  registerWebhookConfigurations,
+  removeWebhookConfigurations,
+} from "capstan/internal";
 import { type Clock, systemClock, type WhenIdleOptions } from "capstan/runtime";
 import type { CustomResourceDefinition as CustomResourceDefinitionObject } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
 import type { AccessRecorder, ApiServer, ApiServerOptions } from "../devcluster/index.ts";
-import { createServingCertificates } from "../devcluster/tls.ts";
 import { selectBackend, type TestBackendName } from "./backends/backend-selection.ts";
 import { CapabilityError, type TestCapabilities, type TestCapability } from "./backends/capabilities.ts";
 import { startEmbeddedBackend } from "./backends/embedded-backend.ts";
@@ -104,6 +109,9 @@ import {
  * a test runner's usual 30 s hook timeout, hiding the stuck handler behind a hook timeout.
  */
 export const TEST_GRACEFUL_SHUTDOWN = "5s";
+
+/** The operator's webhook server listens on 127.0.0.1; its certificate names loopback every way a test may call it. */
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"];
 
 /** `capstan` commands load TypeScript through tsx (about a second); one that runs this long is stuck. */
 export const DEFAULT_CAPSTAN_TIMEOUT: Duration = "60s";
@@ -528,16 +536,16 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     let webhookCa: string | undefined;
     const converts = (op.conversions?.().length ?? 0) > 0;
     if (((op.webhooks?.().length ?? 0) > 0 || converts) && !("webhookServer" in startOptions)) {
-      const certs = await createServingCertificates();
-      webhookCa = certs.caPem;
+      const ca = createCertificateAuthority({ commonName: "capstan-dev/testing webhook CA" });
+      webhookCa = ca.cert;
       Object.assign(startOptions, {
-        webhookServer: { port: 0, host: "127.0.0.1", tls: { cert: certs.certPem, key: certs.keyPem } },
+        webhookServer: { port: 0, host: "127.0.0.1", tls: issueServingCertificate(ca, { hosts: LOOPBACK_HOSTS }) },
         // The CRDs it registers call its conversion webhooks on the port it listens on.
         ...(converts && !("managedWebhooks" in startOptions)
           ? {
               managedWebhooks: {
                 url: "https://127.0.0.1:{port}",
-                caBundle: Buffer.from(certs.caPem).toString("base64"),
+                caBundle: Buffer.from(ca.cert).toString("base64"),
                 // Admission configurations are registered below, as the cluster's admin.
                 configurations: false,
               },

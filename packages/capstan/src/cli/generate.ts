@@ -46,6 +46,9 @@ Options:
   --replicas N         replicas with --leader-elect (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
   --metrics-port P     /metrics port, HTTPS with TokenReview/SubjectAccessReview (default 8443)
+  --max-description-length N  crds: cut field descriptions to N characters (0: none), as controller-gen's
+                       crd:maxDescLen; built-in schemas (capstan/schemas/...) carry Kubernetes' own docs,
+                       which can exceed the 256 KiB client-side \`kubectl apply\` keeps in an annotation
   --observed FILE      rbac: the rules a test run used instead (repeatable; the JSON report of
                        capstan-dev/testing's cluster.writeRbacReport or CAPSTAN_RBAC_REPORT_DIR):
                        the generated rules cut down to those the ServiceAccount's requests used,
@@ -77,6 +80,8 @@ interface GenerateOptions {
   metricsPort?: number;
   /** PEM of the webhook serving certificate's CA (`--ca-bundle`); cert-manager's otherwise. */
   caBundle?: string;
+  /** `--max-description-length`: see `ToCrdOptions.maxDescriptionLength`. */
+  maxDescriptionLength?: number;
   /** rbac: what the ServiceAccount did in a test run (`--observed`): grant that, not what is declared. */
   observed?: ObservedAccess;
 }
@@ -154,6 +159,7 @@ function parse(args: string[]):
       "health-port": { type: "string" },
       "metrics-port": { type: "string" },
       "ca-bundle": { type: "string" },
+      "max-description-length": { type: "string" },
       observed: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
@@ -199,6 +205,10 @@ function parse(args: string[]):
         values["health-port"] === undefined ? undefined : integer("--health-port", values["health-port"], 1, 65535),
       metricsPort:
         values["metrics-port"] === undefined ? undefined : integer("--metrics-port", values["metrics-port"], 1, 65535),
+      maxDescriptionLength:
+        values["max-description-length"] === undefined
+          ? undefined
+          : integer("--max-description-length", values["max-description-length"], 0, Number.MAX_SAFE_INTEGER),
     },
   };
 }
@@ -235,7 +245,7 @@ export function generate(
   const conversions = op.conversions?.() ?? [];
   const crds = () =>
     crdsWithConversion(
-      op.requirements().crds.map((kind) => toCrd(kind)),
+      op.requirements().crds.map((kind) => toCrd(kind, { maxDescriptionLength: options.maxDescriptionLength })),
       { name: op.name, namespace: options.namespace, conversions, caBundle: options.caBundle },
     );
   const watchNamespaces = [...new Set(options.watchNamespaces ?? [])];

@@ -16,18 +16,24 @@
  * (anticipated-errors.ts).
  */
 import { readFile } from "node:fs/promises";
+import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import type { Logger } from "pino";
 import { loadClientConfig } from "../client/config.ts";
 import { ConnectionError } from "../client/connection-error.ts";
 import { ApiError, isUnauthorized } from "../client/errors.ts";
 import { KubeClient } from "../client/resource-client.ts";
-import { parseBindAddress } from "../runtime/bind-address.ts";
+import { parseBindAddress, runningInCluster } from "../runtime/bind-address.ts";
 import { toMilliseconds } from "../runtime/duration.ts";
 import { leaderElectionTimings } from "../runtime/leader-election.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
 import { watchHealthTimings } from "../runtime/watch-health.ts";
 import { parseCommandArgs } from "./command-args.ts";
+import {
+  type DevelopmentWebhookCertificates,
+  developmentWebhookCertificates,
+  webhookCertificateSource,
+} from "./development-webhook-certificates.ts";
 import { tuneOperatorHeap } from "./heap-tuning.ts";
 import { createLogger, LOG_FORMATS, type LogFormat } from "./log-output.ts";
 import { type LoadedOperator, loadOperator } from "./operator-module.ts";
@@ -78,14 +84,18 @@ Options:
   --webhook-port P       webhook server port (default 9443), when it has webhooks
   --webhook-host H       webhook server address (default: all interfaces)
   --webhook-cert-dir D   where the webhook server reads tls.crt and tls.key
-                         (default /tmp/k8s-webhook-server/serving-certs, reloaded when they change)
+                         (default /tmp/k8s-webhook-server/serving-certs, reloaded when they change;
+                         outside a pod, when it holds none, a development certificate is made)
   --managed-webhooks-url URL
                          register its own webhook configurations and the conversion of the CRDs it
                          converts, calling the webhook server at URL ({port}: the server's port),
                          as Kopf's managed admission does (development; deployments apply
-                         \`capstan generate webhooks\`)
+                         \`capstan generate webhooks\`). Outside a pod and without
+                         --managed-webhooks-ca or --webhook-cert-dir, the server gets a certificate
+                         for URL's host signed by a development CA kept in .capstan/webhook-ca/,
+                         and that CA is registered
   --managed-webhooks-ca FILE
-                         the PEM CA the API server trusts for those calls
+                         the PEM CA the API server trusts for those calls (with --webhook-cert-dir)
   --log-level L          fatal, error, warn, info (default), debug, trace or silent
   --log-format F         json or pretty (default: pretty on a terminal, json otherwise)
 `;
@@ -412,6 +422,15 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       return 1;
     }
   }
+  let development: DevelopmentWebhookCertificates | undefined;
+  try {
+    development = await developmentCertificates(flags, op, logger);
+  } catch (err) {
+    logger.error({ err }, "cannot start: the development webhook certificate cannot be made");
+    await client.close();
+    return 1;
+  }
+  if (development !== undefined) managedCa = Buffer.from(development.caPem).toString("base64");
   const cluster = { cluster: client.config.server, source: client.config.source };
   const reached = await reachServer(client, signal, logger, cluster);
   if ("exitCode" in reached) {
@@ -454,12 +473,16 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
             },
           }
         : {}),
-      ...(flags.webhookPort !== undefined || flags.webhookHost !== undefined || flags.webhookCertDir !== undefined
+      ...(flags.webhookPort !== undefined ||
+      flags.webhookHost !== undefined ||
+      flags.webhookCertDir !== undefined ||
+      development !== undefined
         ? {
             webhookServer: {
               ...(flags.webhookPort !== undefined ? { port: flags.webhookPort } : {}),
               ...(flags.webhookHost !== undefined ? { host: flags.webhookHost } : {}),
               ...(flags.webhookCertDir !== undefined ? { certDir: flags.webhookCertDir } : {}),
+              ...(development !== undefined ? { tls: development.tls } : {}),
             },
           }
         : {}),
@@ -480,6 +503,39 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The development certificate of the webhook server, when it needs one (see
+ * development-webhook-certificates.ts), logged in one line: for which hosts, where its CA is kept.
+ */
+async function developmentCertificates(
+  flags: RunFlags,
+  op: LoadedOperator,
+  logger: Logger,
+): Promise<DevelopmentWebhookCertificates | undefined> {
+  const source = webhookCertificateSource({
+    hasWebhooks: op.webhooks().length + (op.conversions?.().length ?? 0) > 0,
+    inCluster: runningInCluster(),
+    certDir: flags.webhookCertDir,
+    webhookHost: flags.webhookHost,
+    managedUrl: flags.managedWebhooksUrl,
+    managedCa: flags.managedWebhooksCa,
+  });
+  if (source.kind === "directory") return undefined;
+  const made = await developmentWebhookCertificates({ hosts: source.hosts });
+  const caFile = relative(process.cwd(), made.caFile);
+  const ca =
+    made.ca === "made"
+      ? "made now"
+      : made.ca === "kept"
+        ? "kept from an earlier run"
+        : made.ca.replace("replaced: ", "made now: the one there was unusable, ");
+  logger.info(
+    { hosts: source.hosts, caFile: made.caFile, ca: made.ca, why: source.reason },
+    `webhook server: development certificate for ${source.hosts[0]}, signed by the CA in ${caFile} (${ca})${flags.managedWebhooksUrl !== undefined ? ", which is registered" : ""}; for development only: in a cluster, cert-manager provides it`,
+  );
+  return made;
 }
 
 /**

@@ -27,12 +27,59 @@ export type CrdSource = Pick<
   "group" | "kind" | "plural" | "singular" | "listKind" | "scope" | "shortNames" | "categories" | "crdName" | "versions"
 >;
 
+/** Options of {@link toCrd}. */
+export interface ToCrdOptions {
+  /**
+   * Longest `description` kept in the schemas, in characters (what controller-gen's
+   * `crd:maxDescLen` does): longer ones are cut at the last white space before the limit and end
+   * with `...`; `0` removes descriptions. Default: all kept. Built-in schemas carry Kubernetes'
+   * own documentation (a `JobTemplateSpec` makes a CRD of ~300 KB), more than the 256 KiB
+   * `kubectl apply` (client-side) can store in its last-applied annotation; server-side apply and
+   * the operator's own registration have no such limit (etcd's is 1.5 MiB).
+   */
+  maxDescriptionLength?: number;
+}
+
 /**
  * The CustomResourceDefinition of a kind made by `defineResource`: a fresh copy each call, safe
  * to modify (e.g. to add a conversion webhook).
  */
-export function toCrd(resource: Pick<CustomResource, "crd">): CustomResourceDefinition {
-  return structuredClone(resource.crd);
+export function toCrd(resource: Pick<CustomResource, "crd">, options: ToCrdOptions = {}): CustomResourceDefinition {
+  const crd = structuredClone(resource.crd);
+  const max = options.maxDescriptionLength;
+  if (max !== undefined) {
+    if (!Number.isInteger(max) || max < 0) {
+      throw new RangeError(`maxDescriptionLength must be an integer >= 0, got ${String(max)}`);
+    }
+    for (const version of crd.spec.versions) {
+      const schema = version.schema?.openAPIV3Schema;
+      if (schema !== undefined) limitDescriptions(schema as unknown as KubeSchema, max);
+    }
+  }
+  return crd;
+}
+
+/** Cuts (or, at 0, removes) every description in a schema, in place. */
+function limitDescriptions(schema: KubeSchema, max: number): void {
+  if (schema.description !== undefined) {
+    if (max === 0) delete schema.description;
+    else schema.description = truncate(schema.description, max);
+  }
+  for (const child of Object.values(schema.properties ?? {})) limitDescriptions(child, max);
+  if (schema.items !== undefined) limitDescriptions(schema.items, max);
+  if (typeof schema.additionalProperties === "object") limitDescriptions(schema.additionalProperties, max);
+  for (const member of [...(schema.allOf ?? []), ...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) {
+    limitDescriptions(member, max);
+  }
+}
+
+function truncate(text: string, max: number): string {
+  const chars = [...text];
+  if (chars.length <= max) return text;
+  const cut = chars.slice(0, max).join("");
+  // Cut between words where there is a space to cut at, as controller-gen does.
+  const space = cut.search(/\s\S*$/);
+  return `${space > 0 ? cut.slice(0, space) : cut}...`;
 }
 
 /** Builds and checks the CRD; `defineResource` calls it once. */

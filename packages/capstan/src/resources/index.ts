@@ -3,7 +3,7 @@
  * CRDs, use typed built-in kinds, and derive RBAC rules. `src/index.ts` re-exports it.
  */
 export { BUILTIN_KINDS, type BuiltinKind } from "./builtins.ts";
-export { toCrd } from "./crd.ts";
+export { type ToCrdOptions, toCrd } from "./crd.ts";
 export { defineResource, isCustomResource, ResourceDefinitionError } from "./define-resource.ts";
 export { Kube, type SchemaOptions } from "./kube-extensions.ts";
 export type { KubeSchema, ValidationRule } from "./kube-schema.ts";

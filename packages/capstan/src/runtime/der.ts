@@ -1,7 +1,7 @@
 /**
  * The few ASN.1 DER encodings an X.509 certificate is made of (ITU-T X.690), enough for
- * serving-certificate.ts to write a self-signed certificate without a certificate library in the
- * production package. Encoding only: Node's `X509Certificate` reads certificates back.
+ * x509-certificate.ts to write certificates without a certificate library in the production
+ * package. Encoding only: Node's `X509Certificate` reads certificates back.
  */
 
 /** One encoded element (tag, length, value). */
