@@ -307,8 +307,9 @@ describe("registration", () => {
       .owns(Job, { apply: false, labelSelector: "app=jobs" })
       .owns(ConfigMap)
       .reconcile(async () => undefined);
-    expect(op.requirements().owns.map((k) => k.kind)).toEqual(["ConfigMap"]);
-    expect(op.requirements().watches.map((k) => k.kind).sort()).toEqual(["ConfigMap", "Job", "Pod"]);
+    const r = op.requirements();
+    expect(r.owns.map((k) => k.kind)).toEqual(["ConfigMap"]);
+    expect(r.watches.map((k) => k.kind).sort()).toEqual(["ConfigMap", "Job", "Pod"]);
     const rules = deriveRules(op.permissions({ registerCrds: false }));
     const verbs = (resource: string) =>
       rules.filter((r) => r.apiGroups?.includes("batch") && r.resources?.includes(resource)).flatMap((r) => r.verbs);
