@@ -56,11 +56,11 @@ export const MAX_MISSED_STARTS = 100;
 
 /** The CronJob operator; see the module documentation. */
 export function cronJobOperator(): Operator {
-  // Jobs are created (and read back after a conflict) and deleted through ctx.client; `owns` alone
-  // derives only the watch and ctx.apply's writes, so these are declared for `capstan generate rbac`.
+  // Jobs are created (and read back after a conflict) and deleted through ctx.client, never applied:
+  // `owns(Job, { apply: false })` derives only the watch, and these are declared for `capstan generate rbac`.
   const op = operator({ name: "cronjob", permissions: [needs.custom(Job, ["get", "create", "delete"])] });
   op.controller(CronJob)
-    .owns(Job)
+    .owns(Job, { apply: false })
     .reconcile((cronJob, ctx) => (isDeleted(cronJob) ? undefined : reconcileCronJob(cronJob, ctx)));
   return op;
 }

@@ -125,6 +125,22 @@ describe("capstan generate", () => {
     );
   });
 
+  it("all: ships the CRDs, so the operator does not register them and gets no access to CRDs", () => {
+    const out = docs(generate("all", op, fixture, defaults, project));
+    expect(out.filter((d) => d.kind === "CustomResourceDefinition").map((d) => d.metadata.name)).toEqual([
+      "widgets.widgets.capstan.test",
+    ]);
+    const role = out.find((d) => d.kind === "ClusterRole" && d.metadata.name === "widgets");
+    expect(rulesFor(role as unknown as ClusterRole, "apiextensions.k8s.io", "customresourcedefinitions")).toEqual([]);
+    const deployment = out.find((d) => d.kind === "Deployment") as unknown as Deployment;
+    expect(deployment.spec?.template.spec?.containers[0]?.args).toContain("--no-crd-registration");
+    // rbac alone still grants what registration needs: it may be applied without the CRDs.
+    const alone = docs(generate("rbac", op, fixture, defaults, project)).find((d) => d.kind === "ClusterRole");
+    expect(rulesFor(alone as unknown as ClusterRole, "apiextensions.k8s.io", "customresourcedefinitions")).toEqual([
+      "create",
+    ]);
+  });
+
   it("grants Roles in the watched namespaces only, keeping a ClusterRole for the cluster-scoped CRD registration", () => {
     const options = { ...defaults, namespace: "ops", watchNamespaces: ["shop", "billing"] };
     const out = docs(generate("rbac", op, fixture, options, project));

@@ -14,7 +14,7 @@ import {
   staleProgressKeys,
 } from "../../packages/capstan/src/operator/progress.ts";
 import { recordTimerRun, timerDueAt } from "../../packages/capstan/src/operator/timers.ts";
-import { ConfigMap, Pod } from "../../packages/capstan/src/resources/builtins.ts";
+import { ConfigMap, Job, Pod } from "../../packages/capstan/src/resources/builtins.ts";
 import { deriveRules, needs } from "../../packages/capstan/src/resources/rbac.ts";
 import { Machine } from "./support/cluster.ts";
 
@@ -299,6 +299,22 @@ describe("registration", () => {
       "create",
       "get,update on machines.useless.capstan.test",
     ]);
+  });
+
+  it("derives only the watch for a kind owned with { apply: false }, whose children the reconciler writes itself", () => {
+    const op = operator({ name: "jobs", permissions: [needs.custom(Job, ["create", "delete"])] });
+    op.controller(Pod)
+      .owns(Job, { apply: false, labelSelector: "app=jobs" })
+      .owns(ConfigMap)
+      .reconcile(async () => undefined);
+    const r = op.requirements();
+    expect(r.owns.map((k) => k.kind)).toEqual(["ConfigMap"]);
+    expect(r.watches.map((k) => k.kind).sort()).toEqual(["ConfigMap", "Job", "Pod"]);
+    const rules = deriveRules(op.permissions({ registerCrds: false }));
+    const verbs = (resource: string) =>
+      rules.filter((r) => r.apiGroups?.includes("batch") && r.resources?.includes(resource)).flatMap((r) => r.verbs);
+    // No patch: nothing applies Jobs. Create and delete are the reconciler's own, declared.
+    expect(verbs("jobs")).toEqual(["list", "watch", "create", "delete"]);
   });
 
   it("grants get and update on the Lease it is started with only", () => {

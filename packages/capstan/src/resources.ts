@@ -9,6 +9,26 @@ export { isCustomResource, ResourceDefinitionError } from "./resources/define-re
 export type { SchemaOptions } from "./resources/kube-extensions.ts";
 export type { KubeSchema, ValidationRule } from "./resources/kube-schema.ts";
 export {
+  compareRbac,
+  describeGrants,
+  describeRequest,
+  EVERYONE_RULES,
+  type Grant,
+  grantAllows,
+  grantsOf,
+  isUrlRequest,
+  leastPrivilegeNeeds,
+  OBSERVED_ACCESS_REPORT_KIND,
+  type ObservedAccess,
+  type ObservedAccessReport,
+  type ObservedRequest,
+  type ObservedResourceRequest,
+  type ObservedRules,
+  type ObservedUrlRequest,
+  observedRules,
+  type RbacComparison,
+} from "./resources/observed-rbac.ts";
+export {
   deriveRules,
   InvalidVerbError,
   type KindRef,

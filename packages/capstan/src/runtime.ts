@@ -27,6 +27,7 @@ export {
   type OnRegistry,
   type OperatorRequirements,
   type OperatorStartOptions,
+  type OwnsOptions,
 } from "./operator/operator.ts";
 export type { ProgressRecord, Purpose } from "./operator/progress.ts";
 export {

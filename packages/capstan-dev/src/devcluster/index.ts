@@ -4,6 +4,13 @@
  */
 
 export type {
+  AccessRecorder,
+  RecordedAccess,
+  RecordedRequest,
+  RecordedResourceRequest,
+  RecordedUrlRequest,
+} from "./auth/access-recorder.ts";
+export type {
   FailureOptions,
   FaultCounts,
   FaultFilter,

@@ -25,6 +25,8 @@ import { admissionPolicyErrors } from "./admission/policy-spec-validation.ts";
 import { podServiceAccountMutator } from "./admission/service-account-admission.ts";
 import { WebhookAdmission } from "./admission/webhook-admission.ts";
 import { writingAs } from "./apply/write-tracking.ts";
+import { ACCESS_PATH, accessEndpoint } from "./auth/access-endpoint.ts";
+import type { AccessRecorder } from "./auth/access-recorder.ts";
 import { installAlwaysAllowReviews } from "./auth/always-allow.ts";
 import { installRbac } from "./auth/rbac.ts";
 import { controllersPlugin } from "./controllers/index.ts";
@@ -151,6 +153,11 @@ export interface ApiServer {
   kubelet?: KubeletHandle;
   /** Fault injection: failing, slow or dropped requests, compaction, restart (docs/faults.md). */
   faults: FaultInjector;
+  /**
+   * What each user (outside system:masters) was allowed and denied, as distinct requests
+   * (docs/rbac.md, "Observed RBAC"); also `GET /capstan/access`. Absent with `rbac: false`.
+   */
+  access?: AccessRecorder;
   /** Stops serving: ends every watch and connection, stops plugins and timers. */
   stop(): Promise<void>;
 }
@@ -263,8 +270,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const faults = new FaultInjector({ storage, signal: abort.signal });
   routes.set(FAULTS_PATH, faultsEndpoint(faults));
   const stages: Stage[] = [requestInfoStage, authenticationStage(authenticator), faults.stage, handler];
-  if (options.rbac !== false) await installRbac({ api, registry, authenticator, stages, adminToken: token });
-  else installAlwaysAllowReviews({ registry, stages });
+  let access: AccessRecorder | undefined;
+  if (options.rbac !== false) {
+    ({ access } = await installRbac({ api, registry, authenticator, stages, adminToken: token }));
+    routes.set(ACCESS_PATH, accessEndpoint(access));
+  } else installAlwaysAllowReviews({ registry, stages });
   const pipeline = composePipeline(stages);
 
   // Every open watch listens for the server's stop: thousands of watchers are normal, not a leak.
@@ -363,6 +373,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     caPem: certs.caPem,
     kubelet,
     faults,
+    ...(access === undefined ? {} : { access }),
     internals: {
       api,
       registry,

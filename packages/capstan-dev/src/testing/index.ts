@@ -51,6 +51,11 @@ export { DEFAULT_KUBECTL_TIMEOUT, type KubectlOptions, type KubectlResult } from
 export { LOG_CAPTURE_LIMIT, type LogRecord } from "./log-capture.ts";
 export { type AdvanceOptions, MAX_FIRINGS_AT_ONE_TIME, ManualClock } from "./manual-clock.ts";
 export {
+  type ObservedAccessView,
+  RBAC_REPORT_DIR_ENV,
+  type RbacReport,
+} from "./observed-access.ts";
+export {
   type ClusterIdleOptions,
   DEFAULT_CAPSTAN_TIMEOUT,
   REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT,

@@ -72,7 +72,7 @@ import type { CustomResourceDefinition as CustomResourceDefinitionObject } from 
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import type { KubeletHandle } from "../devcluster/controllers/kubelet.ts";
-import type { ApiServer, ApiServerOptions } from "../devcluster/index.ts";
+import type { AccessRecorder, ApiServer, ApiServerOptions } from "../devcluster/index.ts";
 import { selectBackend, type TestBackendName } from "./backends/backend-selection.ts";
 import { CapabilityError, type TestCapabilities, type TestCapability } from "./backends/capabilities.ts";
 import { startEmbeddedBackend } from "./backends/embedded-backend.ts";
@@ -86,6 +86,14 @@ import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
 import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
 import { ManualClock } from "./manual-clock.ts";
+import {
+  type ObservedAccessView,
+  observedAccessOf,
+  type RbacReport,
+  rbacReportOf,
+  writeAccessReport,
+  writeAccessReportFromEnv,
+} from "./observed-access.ts";
 import {
   DEFAULT_WAIT_TIMEOUT,
   isEstablished,
@@ -399,6 +407,25 @@ export interface TestCluster {
     options?: { namespace?: string; args?: readonly string[] },
   ): Promise<GeneratedRbac<ServiceAccountIdentity>>;
   /**
+   * What `user` (a ServiceAccount's `system:serviceaccount:<ns>:<name>`, any username but the
+   * admin's) did on the cluster so far: its distinct allowed and denied requests, and the RBAC rules
+   * the allowed ones used (docs/rbac.md, "Observed RBAC").
+   * Embedded backend only: elsewhere it throws a `CapabilityError` (capability `observedAccess`).
+   */
+  observedAccess(user: string): Promise<ObservedAccessView>;
+  /**
+   * The generated RBAC beside what its ServiceAccount did: the grants used, the grants never used,
+   * and the requests no generated rule allows (`missing`). A request denied because the test edited
+   * a rule away still counts as a use of that rule. Embedded backend only, as {@link observedAccess}.
+   */
+  rbacReport(rbac: GeneratedRbac<ServiceAccountIdentity>): Promise<RbacReport>;
+  /**
+   * Writes what `users` (default: everyone but the admin) did as the JSON report
+   * `capstan generate rbac <operator> --observed <path>` reads. Embedded backend only, as
+   * {@link observedAccess}. `CAPSTAN_RBAC_REPORT_DIR=<dir>` writes one at every `stop()` instead.
+   */
+  writeRbacReport(path: string, users?: readonly string[]): Promise<void>;
+  /**
    * The simulated kubelet (absent with `{ kubelet: false }`): make a container exit (docs/kubelet.md).
    * Embedded backend only: elsewhere reading it throws a `CapabilityError`.
    */
@@ -645,6 +672,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       await Promise.all([kubectl.stopAll(), capstan.stopAll()]);
       await Promise.all(extraClients.map((c) => c.close()));
       try {
+        if (backend.server?.access !== undefined) await writeAccessReportFromEnv(backend.server.access);
         await backend.stop();
       } finally {
         await rm(dir, { recursive: true, force: true });
@@ -684,6 +712,11 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     if (backend.server === undefined) throw new CapabilityError(capability, backend.name);
     return backend.server;
   };
+  const recorder = (): AccessRecorder => {
+    const access = embeddedServer("observedAccess").access;
+    if (access === undefined) throw new Error("a cluster started with server: { rbac: false } records no access");
+    return access;
+  };
   return {
     client,
     url: backend.url,
@@ -717,6 +750,13 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         serviceAccount,
         beforeApply: (manifests) => backend.beforeApply(manifests),
       }),
+    observedAccess: async (user) => observedAccessOf(recorder(), user),
+    rbacReport: async (generated) =>
+      rbacReportOf(
+        observedAccessOf(recorder(), `system:serviceaccount:${generated.serviceAccount.replace("/", ":")}`),
+        generated.rules,
+      ),
+    writeRbacReport: (path, users) => writeAccessReport(recorder(), path, users),
     get kubelet() {
       return embeddedServer("simulatedKubelet").kubelet;
     },

@@ -4,11 +4,13 @@ import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { toCrd } from "../resources/crd.ts";
 import { describeCrd, type KindDescriptions } from "../resources/crd-descriptions.ts";
+import { compareRbac, leastPrivilegeNeeds, type ObservedAccess } from "../resources/observed-rbac.ts";
 import { metricsReaderRole, rbacManifests } from "../resources/rbac.ts";
 import { parseCommandArgs } from "./command-args.ts";
 import { deploymentManifest, metricsServiceManifest, namespaceManifest } from "./deployment-manifest.ts";
 import { dockerfile, dockerignore, ImageLayoutError, imageLayout } from "./dockerfile.ts";
 import { fileDependencies, installInputs, unreachableDependencies } from "./file-dependencies.ts";
+import { comparisonSummary, ObservedReportError, readObservedAccess } from "./observed-report.ts";
 import { type LoadedOperator, loadOperator, OperatorModuleError } from "./operator-module.ts";
 import { loadTypeScript, readDescriptions } from "./source-descriptions.ts";
 import { crdsWithConversion, WEBHOOK_SERVER, webhookCertSecretName, webhookManifests } from "./webhook-manifests.ts";
@@ -26,7 +28,9 @@ Prints, on stdout, what deploying the operator needs, derived from its code:
   webhooks    the Validating/MutatingWebhookConfigurations of its op.on.validate/mutate handlers,
               the Service of those and of its conversions, and a cert-manager Issuer and
               Certificate (CA injected by cert-manager)
-  all         crds, rbac, webhooks (if any) and deploy in one stream, ready for \`kubectl apply -f -\`
+  all         crds, rbac, webhooks (if any) and deploy in one stream, ready for \`kubectl apply -f -\`;
+              as it ships the CRDs, the operator does not register them (--no-crd-registration
+              implied): no write access to CRDs
   dockerfile  a multi-stage image: compiles a TypeScript operator (npm run build), then runs the
               compiled JavaScript with production dependencies only, as a non-root user
   dockerignore  the .dockerignore to keep beside that Dockerfile
@@ -51,6 +55,11 @@ Options:
   --max-description-length N  crds: cut field descriptions to N characters (0: none), as controller-gen's
                        crd:maxDescLen; built-in schemas (capstan/schemas/...) carry Kubernetes' own docs,
                        which can exceed the 256 KiB client-side \`kubectl apply\` keeps in an annotation
+  --observed FILE      rbac: the rules a test run used instead (repeatable; the JSON report of
+                       capstan-dev/testing's cluster.writeRbacReport or CAPSTAN_RBAC_REPORT_DIR):
+                       the generated rules cut down to those the ServiceAccount's requests used,
+                       plus any request no generated rule allows; on stderr, what was used,
+                       never used and missing
   --ca-bundle FILE     webhooks, crds: the PEM CA that signed the serving certificate, written into
                        the configurations and converted CRDs instead of cert-manager objects (create the Secret
                        <operator>-webhook-server-cert with tls.crt and tls.key yourself)
@@ -81,13 +90,15 @@ interface GenerateOptions {
   maxDescriptionLength?: number;
   /** Descriptions from the source's TSDoc comments, added to the CRDs where they have none. */
   descriptions?: readonly KindDescriptions[];
+  /** rbac: what the ServiceAccount did in a test run (`--observed`): grant that, not what is declared. */
+  observed?: ObservedAccess;
 }
 
 /** `capstan generate`: manifests and a Dockerfile for one operator module. */
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs("capstan generate", USAGE, () => parse(args));
   if (!parsed.ok) return parsed.exitCode;
-  const { target, file, options, caBundleFile } = parsed.value;
+  const { target, file, options, caBundleFile, observedFiles } = parsed.value;
   if (caBundleFile !== undefined) {
     try {
       options.caBundle = await readFile(caBundleFile, "utf8");
@@ -118,6 +129,18 @@ export async function run(args: string[]): Promise<number> {
       options.descriptions = readDescriptions(ts, file);
     }
   }
+  if (observedFiles.length > 0) {
+    try {
+      options.observed = await readObservedAccess(
+        observedFiles,
+        `system:serviceaccount:${options.namespace}:${op.name}`,
+      );
+    } catch (err) {
+      if (!(err instanceof ObservedReportError)) throw err;
+      process.stderr.write(`capstan generate: ${err.message}\n`);
+      return 1;
+    }
+  }
   let text: string;
   try {
     text = generate(target, op, file, options);
@@ -126,6 +149,7 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`capstan generate: ${err.message}\n`);
     return 1;
   }
+  if (options.observed !== undefined) process.stderr.write(observedSummary(op, options));
   process.stdout.write(text);
   if (target === "dockerfile") {
     // The Dockerfile is still printed: it is right for the project once the dependencies move in.
@@ -135,9 +159,15 @@ export async function run(args: string[]): Promise<number> {
   return 0;
 }
 
-function parse(
-  args: string[],
-): { target: Target; file: string; options: GenerateOptions; caBundleFile: string | undefined } | "help" {
+function parse(args: string[]):
+  | {
+      target: Target;
+      file: string;
+      options: GenerateOptions;
+      caBundleFile: string | undefined;
+      observedFiles: string[];
+    }
+  | "help" {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -153,6 +183,7 @@ function parse(
       "metrics-port": { type: "string" },
       "ca-bundle": { type: "string" },
       "max-description-length": { type: "string" },
+      observed: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -179,10 +210,13 @@ function parse(
       "--replicas above 1 needs --leader-elect: without it, every replica would reconcile the same objects",
     );
   }
+  const observedFiles = values.observed ?? [];
+  if (observedFiles.length > 0 && target !== "rbac") throw new Error(`--observed is for rbac, not ${target}`);
   return {
     target: target as Target,
     file,
     caBundleFile: values["ca-bundle"],
+    observedFiles,
     options: {
       image: values.image,
       namespace: values.namespace,
@@ -214,9 +248,10 @@ export function generate(
   target: Target,
   op: LoadedOperator,
   file: string,
-  options: GenerateOptions,
+  givenOptions: GenerateOptions,
   cwd = process.cwd(),
 ): string {
+  let options = givenOptions;
   const operatorPath = relative(cwd, resolve(cwd, file)).split(sep).join("/");
   if (target !== "crds" && target !== "rbac" && (operatorPath.startsWith("../") || isAbsolute(operatorPath))) {
     // The image holds the build context (the project root): a module outside it is not in the image.
@@ -227,6 +262,9 @@ export function generate(
   if (target === "dockerfile") return dockerfile(image(), installInputs(fileDependencies(cwd)));
   if (target === "dockerignore") return dockerignore(image());
   const labels = { "app.kubernetes.io/name": op.name, "app.kubernetes.io/managed-by": "capstan" };
+  // `all` applies the CRDs with everything else: an operator registering them again at start would
+  // need cluster-wide create on CRDs for nothing (least privilege, docs/rbac.md).
+  if (target === "all") options = { ...options, registerCrds: false };
   const conversions = op.conversions?.() ?? [];
   const crds = () =>
     crdsWithConversion(
@@ -242,16 +280,12 @@ export function generate(
       { name: op.name, namespace: options.namespace, conversions, caBundle: options.caBundle },
     );
   const watchNamespaces = [...new Set(options.watchNamespaces ?? [])];
+  const declared = () => declaredNeeds(op, options);
   const rbac = () =>
     rbacManifests({
       name: op.name,
       namespace: options.namespace,
-      needs: op.permissions({
-        leaderElection: options.leaderElect,
-        registerCrds: options.registerCrds ?? true,
-        // The generated Deployment serves /metrics securely: the operator reviews every scrape.
-        secureMetrics: true,
-      }),
+      needs: options.observed === undefined ? declared() : leastPrivilegeNeeds(declared(), options.observed),
       labels,
       ...(watchNamespaces.length > 0
         ? // The Lease lives in the operator's own namespace: its Role must be there too.
@@ -305,4 +339,23 @@ export function generate(
             ? [...namespace, ...webhooks()]
             : [...crds(), ...namespace, ...rbac(), ...webhooks(), deploy(), metricsService()];
   return docs.map((doc) => `---\n${stringify(doc, { lineWidth: 0 })}`).join("");
+}
+
+/** What the operator declares it needs, as `generate rbac` grants it. */
+function declaredNeeds(op: LoadedOperator, options: GenerateOptions) {
+  return op.permissions({
+    leaderElection: options.leaderElect,
+    registerCrds: options.registerCrds ?? true,
+    // The generated Deployment serves /metrics securely: the operator reviews every scrape.
+    secureMetrics: true,
+  });
+}
+
+/** The stderr summary of `generate rbac --observed`: the declared rules against the observed access. */
+export function observedSummary(op: LoadedOperator, options: GenerateOptions): string {
+  if (options.observed === undefined) return "";
+  const generated = rbacManifests({ name: op.name, namespace: options.namespace, needs: declaredNeeds(op, options) })
+    .filter((m) => m.kind === "ClusterRole" || m.kind === "Role")
+    .flatMap((m) => ("rules" in m ? (m.rules ?? []) : []));
+  return comparisonSummary(options.observed, compareRbac(generated, options.observed));
 }

@@ -10,8 +10,22 @@ import type { Manager } from "../runtime/manager.ts";
 import type { Predicate } from "../runtime/predicates.ts";
 import type { ObjectRef } from "../runtime/reconcile.ts";
 
+/**
+ * Options of {@link DeferredControllerBuilder.owns}: the watch's, and whether the reconciler writes
+ * the children with `ctx.apply`, which is all the RBAC derived for an owned kind covers.
+ */
+export interface OwnsOptions<C extends KubeObject = KubeObject> extends WatchOptions<C> {
+  /**
+   * `false`: the reconciler never calls `ctx.apply` on this kind (it creates, updates or deletes
+   * children through `ctx.client`, and declares those verbs in `operator({ permissions })`), so
+   * the RBAC derived for `owns` is the watch only (list, watch), not apply's create and patch.
+   * Default `true`. An apply after all is then refused by the API server with a 403.
+   */
+  apply?: boolean;
+}
+
 type Recorded =
-  | { op: "owns"; kind: ResourceKind; options?: WatchOptions<KubeObject> }
+  | { op: "owns"; kind: ResourceKind; options?: WatchOptions<KubeObject>; apply: boolean }
   | {
       op: "watches";
       kind: ResourceKind;
@@ -35,9 +49,18 @@ export class DeferredControllerBuilder<T extends KubeObject = KubeObject> {
     private readonly options: WatchOptions<T> | undefined,
   ) {}
 
-  /** See the runtime's `ControllerBuilder.owns`. */
-  owns<C extends KubeObject>(kind: ResourceKind<C>, options?: WatchOptions<C>): this {
-    this.steps.push({ op: "owns", kind: kind as ResourceKind, options: options as WatchOptions<KubeObject> });
+  /**
+   * See the runtime's `ControllerBuilder.owns`. Derived RBAC: list and watch (the informer), and
+   * create and patch (what `ctx.apply` sends) unless `options.apply` is `false`.
+   */
+  owns<C extends KubeObject>(kind: ResourceKind<C>, options?: OwnsOptions<C>): this {
+    const { apply = true, ...watch } = options ?? {};
+    this.steps.push({
+      op: "owns",
+      kind: kind as ResourceKind,
+      options: options === undefined ? undefined : (watch as WatchOptions<KubeObject>),
+      apply,
+    });
     return this;
   }
 
@@ -80,15 +103,17 @@ export class DeferredControllerBuilder<T extends KubeObject = KubeObject> {
     this.fn = fn;
   }
 
-  /** @internal Kinds this controller watches, split by role. */
-  kinds(): { owns: ResourceKind[]; watches: ResourceKind[] } {
+  /** @internal Kinds this controller watches, split by role; `applies`: the owned kinds it writes with `ctx.apply`. */
+  kinds(): { owns: ResourceKind[]; watches: ResourceKind[]; applies: ResourceKind[] } {
     const owns: ResourceKind[] = [];
+    const applies: ResourceKind[] = [];
     const watches: ResourceKind[] = [this.kind as ResourceKind];
     for (const s of this.steps) {
       if (s.op === "owns") owns.push(s.kind);
+      if (s.op === "owns" && s.apply) applies.push(s.kind);
       if (s.op === "watches") watches.push(s.kind);
     }
-    return { owns, watches };
+    return { owns, watches, applies };
   }
 
   /** @internal Builds the controller on `mgr`. */

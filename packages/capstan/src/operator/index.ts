@@ -32,6 +32,7 @@ export {
   type OperatorRequirements,
   type OperatorStartOptions,
   operator,
+  type OwnsOptions,
 } from "./operator.ts";
 export type { BookkeepingPoint, OperatorTestHooks } from "./processing.ts";
 export type { ProgressRecord, Purpose } from "./progress.ts";

@@ -54,7 +54,7 @@ import { WebhookServer, type WebhookServerOptions } from "../webhooks/webhook-se
 import { type AdmissionHandlerOptions, AdmissionHandlers, type AdmissionWebhook } from "./admission-handlers.ts";
 import { ConversionHandlers, type ConversionWebhook } from "./conversion-handlers.ts";
 import { DEFAULT_BACKOFF_MS } from "./daemons.ts";
-import { DeferredControllerBuilder } from "./deferred-builder.ts";
+import { DeferredControllerBuilder, type OwnsOptions } from "./deferred-builder.ts";
 import { parseField } from "./diff.ts";
 import type {
   ChangeCause,
@@ -94,7 +94,7 @@ import { type WebhookClientConfig, withWebhookConversion } from "./webhook-confi
 import { registerWebhookConfigurations } from "./webhook-registration.ts";
 
 export type { OperatorRequirements } from "./requirements.ts";
-export { DeferredControllerBuilder };
+export { DeferredControllerBuilder, type OwnsOptions };
 
 /** Options of {@link operator}. */
 export interface OperatorOptions {

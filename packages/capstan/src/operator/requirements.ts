@@ -17,7 +17,10 @@ import type { CustomResource } from "../resources/resource-types.ts";
 export interface OperatorRequirements {
   /** Kinds with informers (handled kinds and every kind a controller reconciles, owns or watches): list, watch. */
   readonly watches: readonly ResourceKind[];
-  /** Child kinds controllers own (`owns`), written with `ctx.apply` (server-side apply): create, patch. */
+  /**
+   * Child kinds controllers own (`owns`) and write with `ctx.apply` (server-side apply): create,
+   * patch. Not those owned with `{ apply: false }`, which are only watched.
+   */
   readonly owns: readonly ResourceKind[];
   /**
    * Kinds whose objects the handler engine writes (kinds with change handlers or timers: the
@@ -52,7 +55,8 @@ export interface HandledKind {
 /** What {@link operatorRequirements} needs of a declared controller (a `DeferredControllerBuilder` has it). */
 export interface DeclaredController {
   readonly kind: ResourceKind;
-  kinds(): { owns: ResourceKind[]; watches: ResourceKind[] };
+  /** `applies`: the owned kinds written with `ctx.apply` (default: every owned kind). */
+  kinds(): { owns: ResourceKind[]; watches: ResourceKind[]; applies?: ResourceKind[] };
 }
 
 /** Options of {@link operatorPermissions}. */
@@ -88,10 +92,8 @@ export function operatorRequirements(
   for (const c of controllers) {
     const k = c.kinds();
     for (const w of k.watches) watches.add(w);
-    for (const o of k.owns) {
-      owns.add(o);
-      watches.add(o);
-    }
+    for (const o of k.owns) watches.add(o);
+    for (const o of k.applies ?? k.owns) owns.add(o);
     // ctx.patchStatus patches the reconciled object's status; ctx.adopt points children at it.
     if (hasStatusSubresource(c.kind as ResourceKind)) statusWrites.add(c.kind as ResourceKind);
     ownerReferencesTo.add(c.kind as ResourceKind);

@@ -18,8 +18,9 @@
  */
 import { ownValue, setOwn } from "../machinery/own-properties.ts";
 import type { RequestContext, Stage } from "../request/pipeline.ts";
+import type { AccessRecorder } from "./access-recorder.ts";
 import { type Attributes, type AuthUser, forbiddenError } from "./attributes.ts";
-import { type RbacAuthorizer, splitServiceAccountUsername } from "./rbac-authorizer.ts";
+import { type RbacAuthorizer, SYSTEM_MASTERS, splitServiceAccountUsername } from "./rbac-authorizer.ts";
 import { serviceAccountGroups } from "./service-account-tokens.ts";
 
 const EXTRA_PREFIX = "impersonate-extra-";
@@ -84,13 +85,19 @@ function hasImpersonationHeader(raw: string[]): boolean {
 }
 
 /** The impersonation stage: runs after authentication, before authorization. */
-export function impersonationStage(authorizer: RbacAuthorizer): Stage {
+export function impersonationStage(authorizer: RbacAuthorizer, recorder?: AccessRecorder): Stage {
   // Not async: a request without impersonation headers goes straight on (no promise of its own).
-  return (ctx, next) => (hasImpersonationHeader(ctx.req.rawHeaders) ? impersonate(ctx, next, authorizer) : next());
+  return (ctx, next) =>
+    hasImpersonationHeader(ctx.req.rawHeaders) ? impersonate(ctx, next, authorizer, recorder) : next();
 }
 
 /** Authorizes every impersonation the headers ask for, then continues as the impersonated user. */
-async function impersonate(ctx: RequestContext, next: () => Promise<void>, authorizer: RbacAuthorizer): Promise<void> {
+async function impersonate(
+  ctx: RequestContext,
+  next: () => Promise<void>,
+  authorizer: RbacAuthorizer,
+  recorder: AccessRecorder | undefined,
+): Promise<void> {
   const requests = requestsOf(ctx.req.headersDistinct);
   if (requests === "no-user") {
     const body = `Internal Server Error: ${JSON.stringify(ctx.req.url ?? "")}: requested impersonation of groups, extras or a uid without impersonating a user\n`;
@@ -146,6 +153,7 @@ async function impersonate(ctx: RequestContext, next: () => Promise<void>, autho
         break;
     }
     const decision = authorizer.authorize(attributes);
+    if (!requestor.groups.includes(SYSTEM_MASTERS)) recorder?.record(attributes, decision.allowed);
     if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
   }
   if (username !== "system:anonymous") {

@@ -14,6 +14,8 @@
  *   no token is system:anonymous in system:unauthenticated (the bootstrap system:public-info-viewer
  *   lets it read /healthz, /livez, /readyz and /version; anything else is 403); a bad token is 401.
  * - Watches are authorized as `watch`, lists as `list` (request-info.ts derives the verb).
+ * - Every decision of the two stages (not of the access reviews, which ask about hypothetical
+ *   requests) is recorded per user in `access` (access-recorder.ts): what least privilege is made of.
  * - In-process callers (plugins, controllers, `server.internals.api`) are not authorized: they are the
  *   cluster's own components.
  * - Writes of Roles and bindings are checked for escalation (escalation.ts): granting rules one does
@@ -24,6 +26,7 @@ import type { InProcessApi } from "../in-process-api.ts";
 import type { ResourceRegistry } from "../registry/registry.ts";
 import type { TokenAuthenticator } from "../request/authentication.ts";
 import type { RequestContext, Stage } from "../request/pipeline.ts";
+import { AccessRecorder } from "./access-recorder.ts";
 import { isReviewRequest, reviewResources, serveReview } from "./access-reviews.ts";
 import { type AuthUser, attributesOf, forbiddenError } from "./attributes.ts";
 import { ensureBootstrapPolicy } from "./bootstrap-policy.ts";
@@ -50,12 +53,15 @@ export interface RbacDeps {
 export interface Rbac {
   authorizer: RbacAuthorizer;
   tokens: ServiceAccountTokens;
+  /** What each user was allowed and denied (access-recorder.ts). */
+  access: AccessRecorder;
 }
 
 /** Installs RBAC in a server being started. */
 export async function installRbac(deps: RbacDeps): Promise<Rbac> {
   const authorizer = new RbacAuthorizer(deps.api);
   const tokens = new ServiceAccountTokens(deps.api, signingKeyFrom(deps.adminToken));
+  const access = new AccessRecorder();
   await ensureBootstrapPolicy(deps.api);
   for (const served of [...reviewResources(), ...delegatedReviewResources()]) deps.registry.add(served);
   deps.api.store.validators.push(escalationValidator(authorizer));
@@ -65,11 +71,11 @@ export async function installRbac(deps: RbacDeps): Promise<Rbac> {
   deps.stages.splice(
     deps.stages.length - 1,
     0,
-    impersonationStage(authorizer),
-    authorizationStage(authorizer, deps.api),
+    impersonationStage(authorizer, access),
+    authorizationStage(authorizer, deps.api, access),
     authApisStage(deps, tokens, authorizer),
   );
-  return { authorizer, tokens };
+  return { authorizer, tokens, access };
 }
 
 /**
@@ -86,7 +92,7 @@ function signingKeyFrom(adminToken: string): Buffer {
  * object also needs `create` on it, as kube-apiserver's patch handler checks (patch.go's
  * `createAuthorizerAttributes`): an operator granted only `patch` cannot create by applying.
  */
-export function authorizationStage(authorizer: RbacAuthorizer, api?: InProcessApi): Stage {
+export function authorizationStage(authorizer: RbacAuthorizer, api?: InProcessApi, recorder?: AccessRecorder): Stage {
   // Not async: runFrom turns a synchronous throw into the rejection an async frame would be.
   return (ctx, next) => {
     const user = (ctx.user ?? NO_USER) as AuthUser;
@@ -96,11 +102,13 @@ export function authorizationStage(authorizer: RbacAuthorizer, api?: InProcessAp
     if (user.groups.includes(SYSTEM_MASTERS)) return next();
     const attributes = attributesOf(user, ctx.info);
     const decision = authorizer.authorize(attributes);
+    recorder?.record(attributes, decision.allowed);
     if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
     if (api !== undefined && isApplyCreating(ctx, api)) {
       // Denied as any request is (update.go's withAuthorization: ForbiddenStatusError).
       const create = { ...attributes, verb: "create" };
       const decision = authorizer.authorize(create);
+      recorder?.record(create, decision.allowed);
       if (!decision.allowed) throw forbiddenError(create, decision.reason);
     }
     // RBAC writes carry their user down to the escalation check in the object store.

@@ -33,6 +33,7 @@ export type TestCapability =
   | "serverInternals"
   | "simulatedKubelet"
   | "serverOptions"
+  | "observedAccess"
   | "garbageCollection"
   | "namespaceDeletion"
   | "runningPods"
@@ -56,6 +57,7 @@ const DESCRIPTIONS: Readonly<Record<TestCapability, string>> = {
   serverInternals: "the API server's internals (cluster.server)",
   simulatedKubelet: "the simulated kubelet (cluster.kubelet)",
   serverOptions: "the embedded server's options (startTestCluster({ server }))",
+  observedAccess: "the requests each user made (cluster.observedAccess, cluster.rbacReport)",
   garbageCollection: "garbage collection (dependents deleted with their owner)",
   namespaceDeletion: "namespace deletion (a deleted namespace's content removed, then the namespace)",
   runningPods: "running pods (pods scheduled to a Ready Node and their containers started)",
@@ -68,6 +70,7 @@ const EMBEDDED_ONLY: readonly TestCapability[] = [
   "serverInternals",
   "simulatedKubelet",
   "serverOptions",
+  "observedAccess",
 ];
 
 /** What kube-controller-manager does for a cluster; the envtest backend runs it only when its binary is there. */
