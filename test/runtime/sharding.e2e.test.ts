@@ -175,6 +175,29 @@ describe("sharding a controller over replicas", () => {
     await waitUntil(() => balancedOver(["a", "c"], names), { what: "a and c share", timeout: 30_000 });
     await expect(cluster.client.resource(LEASE_KIND, "default").get(`${RING}-b`)).rejects.toMatchObject({ code: 404 });
 
+    // The coordinator's metrics: two members, every widget counted on one of them, a rebalance
+    // time; a handed over objects to b and c when they joined.
+    const coordinator = [a, c].find((r) => r.mgr.sharding?.coordinating) as Replica;
+    expect(coordinator).toBeDefined();
+    await waitUntil(
+      async () => {
+        const text = await coordinator.mgr.metrics.text();
+        const counted = [...text.matchAll(/^capstan_shard_objects\{ring="widgets",member="([a-z]*)"\} (\d+)$/gm)];
+        return (
+          text.includes(`capstan_shard_members{ring="widgets"} 2`) &&
+          counted.every((m) => m[1] === "a" || m[1] === "c") &&
+          counted.reduce((n, m) => n + Number(m[2]), 0) === names.length
+        );
+      },
+      { what: "the coordinator's shard metrics", timeout: 10_000 },
+    );
+    expect(await coordinator.mgr.metrics.text()).toMatch(
+      /^capstan_shard_rebalance_seconds\{ring="widgets"\} [0-9.e-]+$/m,
+    );
+    expect(await a.mgr.metrics.text()).toMatch(
+      /^capstan_shard_handovers_total\{ring="widgets",kind="Widget.example.com"\} [1-9]\d*$/m,
+    );
+
     // Every widget was reconciled, and never on two replicas at once.
     for (const name of names) expect(overlap.runs.some((r) => r.name === name)).toBe(true);
     expect(overlap.max).toBe(1);

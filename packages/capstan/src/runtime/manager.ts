@@ -628,8 +628,10 @@ function shardingOf(mgr: Manager, options: ManagerOptions): Sharding | undefined
   const config = options.sharding;
   if (config === undefined || config === false) return undefined;
   const election = typeof options.leaderElection === "object" ? options.leaderElection : {};
+  const settings = config === true ? {} : config;
   return new Sharding({
-    config: config === true ? {} : config,
+    config: settings,
+    observer: mgr.metrics.sharding(settings.ring ?? mgr.name),
     managerName: mgr.name,
     client: mgr.client,
     clock: mgr.clock,

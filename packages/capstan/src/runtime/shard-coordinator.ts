@@ -255,6 +255,7 @@ export class ShardCoordinator {
       this.queue.shutDown();
       this.live.stop();
       await Promise.all([...runs, ...workers]);
+      this.options.observer?.members?.([]); // another replica coordinates now
       this.current = "stopped";
       this.options.onSettled?.();
     }
