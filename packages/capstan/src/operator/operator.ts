@@ -449,7 +449,8 @@ export class Operator {
    * `operator({ permissions })`; see `operatorPermissions` in requirements.ts.
    */
   permissions(options: PermissionOptions = {}): PermissionNeed[] {
-    return operatorPermissions(this.name, this.requirements(), this.declaredPermissions, options);
+    const ringKinds = [...[...this.kinds.values()].map((e) => e.kind), ...this.controllers.map((c) => c.kind)];
+    return operatorPermissions(this.name, this.requirements(), this.declaredPermissions, options, ringKinds);
   }
 
   /**
