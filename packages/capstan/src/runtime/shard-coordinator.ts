@@ -198,6 +198,7 @@ export class ShardCoordinator {
     const leases = new Informer<Lease>({
       ...(informerDefaults as Partial<InformerOptions<Lease>>),
       name: `Lease.coordination.k8s.io/v1 (ring ${labels.ring})`,
+      logger: this.logger,
       listerWatcher: client.resource(LEASE_KIND, leaseNamespace),
       labelSelector: `${RING_LEASE_LABEL}=${labels.ring}`,
     });
@@ -265,6 +266,7 @@ export class ShardCoordinator {
     return new Informer<KubeObject>({
       ...this.options.informerDefaults,
       name: `${kind.kind}.${kind.group || "core"}/${kind.version} (shard coordinator, metadata)`,
+      logger: this.logger,
       listerWatcher: this.options.client.metadata(kind, kind.namespaced ? namespace : undefined),
     });
   }

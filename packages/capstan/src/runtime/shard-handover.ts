@@ -13,7 +13,9 @@
  * ## Guarantees
  * - The labels are removed only after every releaser of the kind resolved: by then no reconcile
  *   of the key runs here and none will start, so the next member never overlaps with this one.
- * - One hand-over per key at a time; a drain label seen again while it runs is ignored.
+ * - One hand-over per key: a drain label seen again while it runs, or in an event older than the
+ *   label removal (before the object left this replica's cache), is ignored; so a late event never
+ *   strips the label the coordinator has given the object's next member.
  * - Objects already draining when the member starts working are handed over too (the informer's
  *   cache is scanned at `run`).
  * - A failed patch is retried after `retryPeriod` (on the clock) until it succeeds, the object is
@@ -66,6 +68,12 @@ interface Watched {
 export class ShardHandOver {
   private readonly sources = new Map<HandOverSource, Watched>();
   private readonly inProgress = new Map<string, Promise<void>>();
+  /**
+   * Keys handed over whose object has not left this replica's cache yet: an event older than the
+   * label removal (still carrying the drain label) must not start a second hand-over, whose patch
+   * could strip the label the coordinator has given the object meanwhile.
+   */
+  private readonly handedOver = new Set<string>();
   private readonly clock: Clock;
   private readonly logger: RuntimeLogger;
 
@@ -111,13 +119,16 @@ export class ShardHandOver {
     const removers: (() => void)[] = [];
     for (const watched of this.sources.values()) {
       const consider = (obj: KubeObject) => {
-        if (!signal.aborted && this.isDraining(obj)) this.handOver(watched, obj, signal);
+        if (signal.aborted) return;
+        if (this.isDraining(obj)) this.handOver(watched, obj, signal);
+        else this.handedOver.delete(this.id(watched, objectKey(obj))); // assigned here again
       };
       removers.push(
         watched.source.addEventHandler({
           onAdd: consider,
           onUpdate: (_old, obj) => consider(obj),
-          onDelete: (d) => void (d instanceof DeletedFinalStateUnknown ? d.obj : d),
+          onDelete: (d) =>
+            this.handedOver.delete(this.id(watched, objectKey(d instanceof DeletedFinalStateUnknown ? d.obj : d))),
         }),
       );
       for (const obj of watched.source.store.list()) consider(obj);
@@ -127,19 +138,31 @@ export class ShardHandOver {
     await Promise.all(this.inProgress.values());
   }
 
+  private id(watched: Watched, key: string): string {
+    return `${kindId(watched.kind)} ${key}`;
+  }
+
   private handOver(watched: Watched, obj: KubeObject, signal: AbortSignal): void {
     const key = objectKey(obj);
-    const id = `${kindId(watched.kind)} ${key}`;
-    if (this.inProgress.has(id)) return;
-    const done = this.release(watched, key, obj, signal).finally(() => {
-      this.inProgress.delete(id);
-      this.options.onChange?.();
-    });
+    const id = this.id(watched, key);
+    if (this.inProgress.has(id) || this.handedOver.has(id)) return;
+    const done = this.release(watched, key, obj, signal).then(
+      (released) => {
+        if (released) this.handedOver.add(id);
+        this.inProgress.delete(id);
+        this.options.onChange?.();
+      },
+      () => {
+        this.inProgress.delete(id);
+        this.options.onChange?.();
+      },
+    );
     this.inProgress.set(id, done);
     this.options.onChange?.();
   }
 
-  private async release(watched: Watched, key: string, obj: KubeObject, signal: AbortSignal): Promise<void> {
+  /** Lets go of the key and removes the labels; true once the labels are gone (or the object is). */
+  private async release(watched: Watched, key: string, obj: KubeObject, signal: AbortSignal): Promise<boolean> {
     const { labels } = this.options;
     try {
       await Promise.all([...watched.releasers].map((release) => release(key)));
@@ -154,14 +177,15 @@ export class ShardHandOver {
         await this.options.client.resource(watched.kind, namespace).patch(name, patch, { type: "merge", signal });
         this.logger.debug({ kind: watched.kind.kind, key }, "sharding: handed over");
         this.options.onHandedOver?.(watched.kind);
-        return;
+        return true;
       } catch (err) {
-        if (isNotFound(err)) return;
-        if (signal.aborted) return;
+        if (isNotFound(err)) return true;
+        if (signal.aborted) return false;
         this.logger.warn({ err, key }, "sharding: cannot remove the shard label; retrying");
         await sleep(this.options.retryPeriodMs, signal, this.clock);
       }
     }
+    return false;
   }
 }
 
