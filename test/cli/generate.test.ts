@@ -43,6 +43,12 @@ function rulesFor(role: ClusterRole, group: string, resource: string): string[] 
   return rule?.verbs ?? [];
 }
 
+/** Every verb granted on `resource`, over all the rules that name it. */
+function verbsFor(role: ClusterRole, group: string, resource: string): string[] {
+  const rules = role.rules?.filter((r) => r.apiGroups?.includes(group) && r.resources?.includes(resource)) ?? [];
+  return [...new Set(rules.flatMap((r) => r.verbs))].sort();
+}
+
 const defaults = { namespace: "default", leaderElect: false };
 
 describe("capstan generate", () => {
@@ -113,6 +119,33 @@ describe("capstan generate", () => {
       { verbs: ["create"], resourceNames: undefined },
       { verbs: ["get", "update"], resourceNames: ["widgets-leader"] },
     ]);
+  });
+
+  it("grants a sharded operator its Leases and patch of its kinds' labels, and runs several replicas with --sharded", () => {
+    const plain = docs(generate("rbac", op, fixture, defaults, project)).find((d) => d.kind === "ClusterRole");
+    // Without sharding the controller's Widgets are only watched (its status is patched through /status).
+    expect(verbsFor(plain as unknown as ClusterRole, "widgets.capstan.test", "widgets")).not.toContain("patch");
+    expect(verbsFor(plain as unknown as ClusterRole, "coordination.k8s.io", "leases")).toEqual([]);
+    const sharded = { ...defaults, sharded: true };
+    const role = docs(generate("rbac", op, fixture, sharded, project)).find(
+      (d) => d.kind === "ClusterRole",
+    ) as unknown as ClusterRole;
+    expect(verbsFor(role, "coordination.k8s.io", "leases")).toEqual([
+      "create",
+      "delete",
+      "get",
+      "list",
+      "update",
+      "watch",
+    ]);
+    expect(verbsFor(role, "widgets.capstan.test", "widgets")).toContain("patch");
+    expect(verbsFor(role, "", "configmaps")).toContain("patch");
+    const [deployment] = docs(generate("deploy", op, fixture, sharded, project));
+    const d = deployment as unknown as Deployment;
+    expect(d.spec?.replicas).toBe(2);
+    expect(d.spec?.strategy?.type).toBe("RollingUpdate");
+    expect(d.spec?.template.spec?.containers[0]?.args).toContain("--sharded");
+    expect(d.spec?.template.spec?.containers[0]?.args).not.toContain("--leader-elect");
   });
 
   it("grants no write access to CRDs, and tells capstan run not to register them, with --no-crd-registration", () => {

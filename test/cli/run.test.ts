@@ -254,6 +254,18 @@ describe("capstan run flags", () => {
     });
   });
 
+  it("reads --sharded and --shard-member, refusing them with --leader-elect or a name that cannot be a label", () => {
+    expect(parseRunFlags(["op.ts", "--sharded", "--shard-member", "op-0"])).toMatchObject({
+      sharded: true,
+      shardMember: "op-0",
+      leaderElect: false,
+    });
+    expect(parseRunFlags(["op.ts"])).toMatchObject({ sharded: false });
+    expect(() => parseRunFlags(["op.ts", "--sharded", "--leader-elect"])).toThrow(/exclude each other/);
+    expect(() => parseRunFlags(["op.ts", "--shard-member", "a"])).toThrow(/--shard-member needs --sharded/);
+    expect(() => parseRunFlags(["op.ts", "--sharded", "--shard-member", "Op_0"])).toThrow(/member "Op_0"/);
+  });
+
   it("reads leader election timings (client-go's checks, naming the flags) and watch health bounds", () => {
     expect(
       parseRunFlags([

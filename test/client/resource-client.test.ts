@@ -211,6 +211,20 @@ describe("raw requests", () => {
 });
 
 describe("metadata-only view", () => {
+  it("reads an empty list whose items kube-apiserver encodes as null as no items", async () => {
+    // kube-apiserver 1.26 answers an empty PartialObjectMetadataList with `"items": null` (a nil Go slice).
+    server.on("GET", "/api/v1/namespaces/ns1/configmaps", (_r, res) =>
+      json(res, 200, {
+        kind: "PartialObjectMetadataList",
+        apiVersion: "meta.k8s.io/v1",
+        metadata: { resourceVersion: "9" },
+        items: null,
+      }),
+    );
+    const list = await client.metadata(ConfigMapKind, "ns1").list();
+    expect(list.items).toEqual([]);
+  });
+
   it("asks for PartialObjectMetadata like client-go's metadata client and cuts whole objects down to it", async () => {
     server.on("GET", "/api/v1/namespaces/ns1/configmaps", (_r, res) =>
       json(res, 200, { metadata: { resourceVersion: "3" }, items: [{ ...cm, kind: "ConfigMap", apiVersion: "v1" }] }),

@@ -245,3 +245,49 @@ describe("WorkQueue", () => {
     expect(seen.depth.at(-1)).toBe(3);
   });
 });
+
+describe("WorkQueue.discard", () => {
+  it("drops a queued key, a delayed key and a key re-added while processing", async () => {
+    const clock = new ManualClock(0);
+    const q = newQueue({ clock });
+    q.add("queued");
+    q.add("other");
+    q.addAfter("delayed", 1000);
+    q.add("busy");
+    // "queued" and "other" come first; take them and "busy" in order.
+    expect(await q.get()).toBe("queued");
+    q.done("queued");
+    q.add("queued");
+    q.discard("queued");
+    expect(q.len()).toBe(2);
+    expect(await q.get()).toBe("other");
+    q.done("other");
+    expect(await q.get()).toBe("busy");
+    q.add("busy"); // re-added while processing
+    q.discard("busy");
+    q.done("busy");
+    q.discard("delayed");
+    expect(q.delayedCount()).toBe(0);
+    await clock.advance(2000);
+    expect(q.len()).toBe(0);
+    expect(q.processingCount()).toBe(0);
+  });
+
+  it("keeps the delay heap ordered when an entry in its middle is discarded", async () => {
+    const clock = new ManualClock(0);
+    const q = newQueue({ clock });
+    for (let i = 1; i <= 9; i++) q.addAfter(`k${i}`, i * 100);
+    q.discard("k3");
+    q.discard("k1");
+    const order: string[] = [];
+    for (let t = 1; t <= 9; t++) {
+      await clock.advance(100);
+      while (q.len() > 0) {
+        const k = (await q.get()) as string;
+        order.push(k);
+        q.done(k);
+      }
+    }
+    expect(order).toEqual(["k2", "k4", "k5", "k6", "k7", "k8", "k9"]);
+  });
+});

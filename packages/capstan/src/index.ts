@@ -98,6 +98,8 @@ export {
   type RunObject,
   type RunOutcome,
 } from "./runtime/run-trace.ts";
+// Sharding an operator over its replicas (operator().start({ sharding }), capstan run --sharded).
+export { type ShardingConfig, ShardMembershipLostError } from "./runtime/sharding.ts";
 export {
   type AdmissionContext,
   AdmissionDenied,

@@ -51,6 +51,7 @@ export { ControllerBuilder } from "./runtime/controller-builder.ts";
 export { type CrdAction, type EnsureCrdsOptions, ensureCrds } from "./runtime/crd-registration.ts";
 export { type Duration, toMilliseconds } from "./runtime/duration.ts";
 export { ApiEventRecorder, EVENT_KIND, type EventRecorder, type EventType } from "./runtime/event-recorder.ts";
+export { DEFAULT_VIRTUAL_NODES, HashRing, type ShardKey, shardKeyText } from "./runtime/hash-ring.ts";
 export { type ActivityTracker, Idleness, NotIdleError, type WhenIdleOptions } from "./runtime/idleness.ts";
 export {
   DeletedFinalStateUnknown,
@@ -122,6 +123,32 @@ export {
   type RunObject,
   type RunOutcome,
 } from "./runtime/run-trace.ts";
+export {
+  COORDINATOR_WORKERS,
+  type CoordinatorObserver,
+  type CoordinatorState,
+  type RingKind,
+  ShardCoordinator,
+  type ShardCoordinatorOptions,
+} from "./runtime/shard-coordinator.ts";
+export { type KeyReleaser, ShardHandOver, type ShardHandOverOptions } from "./runtime/shard-handover.ts";
+export {
+  assignedMember,
+  isDraining,
+  memberSelector,
+  RING_LEASE_LABEL,
+  type ShardLabels,
+  shardLabels,
+} from "./runtime/shard-labels.ts";
+export {
+  LiveMembers,
+  memberLeaseName,
+  type ShardLeaseTimings,
+  type ShardMemberState,
+  ShardMembership,
+  type ShardMembershipOptions,
+} from "./runtime/shard-membership.ts";
+export { Sharding, type ShardingConfig, ShardMembershipLostError } from "./runtime/sharding.ts";
 export { clientListerWatchers, SharedInformerFactory } from "./runtime/shared-informers.ts";
 export {
   informerCheckName,

@@ -11,12 +11,13 @@
 import { inspect } from "node:util";
 import pino from "pino";
 
-/** Names of the error classes whose message is the whole story (client/config.ts, client/connection-error.ts, client/credential-error.ts, runtime/manager.ts, cli/dev-package.ts). */
+/** Names of the error classes whose message is the whole story (client/config.ts, client/connection-error.ts, client/credential-error.ts, runtime/manager.ts, runtime/sharding.ts, cli/dev-package.ts). */
 const ANTICIPATED_NAMES = new Set([
   "ConfigError",
   "ConnectionError",
   "CredentialError",
   "LeadershipLostError",
+  "ShardMembershipLostError",
   "CommandUnavailableError",
 ]);
 

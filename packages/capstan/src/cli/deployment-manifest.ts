@@ -42,6 +42,8 @@ export interface DeploymentOptions {
   /** Namespaces the operator watches (`capstan run --namespace`); all when empty. */
   watchNamespaces?: readonly string[];
   leaderElect: boolean;
+  /** Sharded (`capstan run --sharded`): every replica works on its share; excludes `leaderElect`. */
+  sharded?: boolean;
   /** Whether the operator registers its CRDs at start-up (`--no-crd-registration` when false). */
   registerCrds?: boolean;
   replicas?: number;
@@ -65,10 +67,12 @@ export function namespaceManifest(namespace: string, labels: Record<string, stri
 export function deploymentManifest(options: DeploymentOptions): Deployment {
   const healthPort = options.healthPort ?? DEFAULT_HEALTH_PORT;
   const metricsPort = options.metricsPort ?? DEFAULT_METRICS_PORT;
-  const replicas = options.leaderElect ? (options.replicas ?? LEADER_ELECTED_REPLICAS) : 1;
-  if (!options.leaderElect && options.replicas !== undefined && options.replicas !== 1) {
+  const several = options.leaderElect || options.sharded === true;
+  if (options.leaderElect && options.sharded) throw new Error("--sharded and --leader-elect exclude each other");
+  const replicas = several ? (options.replicas ?? LEADER_ELECTED_REPLICAS) : 1;
+  if (!several && options.replicas !== undefined && options.replicas !== 1) {
     throw new Error(
-      "more than one replica needs --leader-elect: without it, every replica would reconcile the same objects",
+      "more than one replica needs --leader-elect or --sharded: without either, every replica would reconcile the same objects",
     );
   }
   const selector = { "app.kubernetes.io/name": options.name };
@@ -82,6 +86,7 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
     "--log-format=json",
     ...(options.watchNamespaces ?? []).map((ns) => `--namespace=${ns}`),
     ...(options.leaderElect ? ["--leader-elect"] : []),
+    ...(options.sharded ? ["--sharded"] : []),
     ...(options.registerCrds === false ? ["--no-crd-registration"] : []),
   ];
   return {
@@ -90,7 +95,7 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
     metadata: { name: options.name, namespace: options.namespace, labels: { ...options.labels } },
     spec: {
       replicas,
-      strategy: options.leaderElect
+      strategy: several
         ? { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } }
         : { type: "Recreate" },
       selector: { matchLabels: selector },

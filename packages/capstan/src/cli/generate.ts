@@ -49,7 +49,9 @@ Options:
   --leader-elect       several replicas with leader election (also grants Lease access)
   --no-crd-registration  the operator does not register its CRDs (apply \`capstan generate crds\`
                        yourself): no write access to CRDs, and the flag passed to \`capstan run\`
-  --replicas N         replicas with --leader-elect (default 2)
+  --sharded            several replicas sharing the objects (capstan run --sharded; grants the
+                       Leases of its members and patch of its kinds' labels)
+  --replicas N         replicas with --leader-elect or --sharded (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
   --metrics-port P     /metrics port, HTTPS with TokenReview/SubjectAccessReview (default 8443)
   --max-description-length N  crds: cut field descriptions to N characters (0: none), as controller-gen's
@@ -79,6 +81,7 @@ interface GenerateOptions {
   /** Namespaces the operator watches; all when absent or empty. */
   watchNamespaces?: string[];
   leaderElect: boolean;
+  sharded?: boolean;
   /** The operator registers its CRDs at start-up (default true). */
   registerCrds?: boolean;
   replicas?: number;
@@ -177,6 +180,7 @@ function parse(args: string[]):
       namespace: { type: "string", default: "default" },
       "watch-namespace": { type: "string", multiple: true },
       "leader-elect": { type: "boolean", default: false },
+      sharded: { type: "boolean", default: false },
       "no-crd-registration": { type: "boolean", default: false },
       replicas: { type: "string" },
       "health-port": { type: "string" },
@@ -205,9 +209,14 @@ function parse(args: string[]):
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) throw new Error(`${flag} "${ns}" is not a valid namespace name`);
   }
   const replicas = values.replicas === undefined ? undefined : integer("--replicas", values.replicas, 1, 100);
-  if (replicas !== undefined && replicas > 1 && !values["leader-elect"]) {
+  if (values.sharded && values["leader-elect"]) {
     throw new Error(
-      "--replicas above 1 needs --leader-elect: without it, every replica would reconcile the same objects",
+      "--sharded and --leader-elect exclude each other: sharded replicas all work (one of them, elected, assigns the objects)",
+    );
+  }
+  if (replicas !== undefined && replicas > 1 && !values["leader-elect"] && !values.sharded) {
+    throw new Error(
+      "--replicas above 1 needs --leader-elect or --sharded: without either, every replica would reconcile the same objects",
     );
   }
   const observedFiles = values.observed ?? [];
@@ -222,6 +231,7 @@ function parse(args: string[]):
       namespace: values.namespace,
       watchNamespaces: values["watch-namespace"],
       leaderElect: values["leader-elect"],
+      sharded: values.sharded,
       registerCrds: !values["no-crd-registration"],
       replicas,
       healthPort:
@@ -291,7 +301,9 @@ export function generate(
         ? // The Lease lives in the operator's own namespace: its Role must be there too.
           {
             scope: "Namespace" as const,
-            namespaces: [...new Set([...watchNamespaces, ...(options.leaderElect ? [options.namespace] : [])])],
+            namespaces: [
+              ...new Set([...watchNamespaces, ...(options.leaderElect || options.sharded ? [options.namespace] : [])]),
+            ],
           }
         : {}),
     }).concat(metricsReaderRole(op.name, labels));
@@ -318,6 +330,7 @@ export function generate(
       operatorPath: image().imagePath,
       watchNamespaces,
       leaderElect: options.leaderElect,
+      sharded: options.sharded === true,
       registerCrds: options.registerCrds ?? true,
       replicas: options.replicas,
       healthPort: options.healthPort,
@@ -345,6 +358,7 @@ export function generate(
 function declaredNeeds(op: LoadedOperator, options: GenerateOptions) {
   return op.permissions({
     leaderElection: options.leaderElect,
+    sharding: options.sharded === true,
     registerCrds: options.registerCrds ?? true,
     // The generated Deployment serves /metrics securely: the operator reviews every scrape.
     secureMetrics: true,

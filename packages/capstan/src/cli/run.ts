@@ -27,6 +27,7 @@ import { parseBindAddress, runningInCluster } from "../runtime/bind-address.ts";
 import { toMilliseconds } from "../runtime/duration.ts";
 import { leaderElectionTimings } from "../runtime/leader-election.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
+import { checkShardName } from "../runtime/shard-labels.ts";
 import { watchHealthTimings } from "../runtime/watch-health.ts";
 import { parseCommandArgs } from "./command-args.ts";
 import {
@@ -48,6 +49,12 @@ Options:
   --namespace NS         watch only this namespace; repeat for several (default: all namespaces)
   --all-namespaces, -A   watch every namespace (the default)
   --leader-elect         run only while holding the <name>-leader Lease (for several replicas)
+  --sharded              share the work with every other replica: each holds a Lease of its own
+                         and reconciles only the objects labelled shard.capstan.dev/<name>=<member>
+                         (one replica, elected, assigns them); the --leader-elect-* timings apply
+                         to its Lease (docs/runtime.md "Sharding")
+  --shard-member NAME    this replica's member name (default: the host name, i.e. the pod's name,
+                         and a random suffix)
   --leader-elect-lease-duration D
                          how long the Lease stays valid after it last changed (default 15s): a
                          crashed leader is replaced 13-24 s later with the defaults
@@ -109,6 +116,10 @@ export interface RunFlags {
   context?: string;
   namespaces?: string[];
   leaderElect: boolean;
+  /** `--sharded`. */
+  sharded: boolean;
+  /** `--shard-member`. */
+  shardMember?: string;
   /** `--leader-elect-lease-duration`, `--leader-elect-renew-deadline`, `--leader-elect-retry-period`, validated. */
   leaderElectTimings?: { leaseDuration?: string; renewDeadline?: string; retryPeriod?: string };
   /** `--watch-not-ready-after`, `--watch-not-live-after`, validated. */
@@ -189,6 +200,8 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
       namespace: { type: "string", short: "n", multiple: true },
       "all-namespaces": { type: "boolean", short: "A", default: false },
       "leader-elect": { type: "boolean", default: false },
+      sharded: { type: "boolean", default: false },
+      "shard-member": { type: "string" },
       "leader-elect-lease-duration": { type: "string" },
       "leader-elect-renew-deadline": { type: "string" },
       "leader-elect-retry-period": { type: "string" },
@@ -233,6 +246,12 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
   if (values["managed-webhooks-ca"] !== undefined && managedUrl === undefined) {
     throw new Error("--managed-webhooks-ca needs --managed-webhooks-url");
   }
+  if (values.sharded && values["leader-elect"]) {
+    throw new Error(
+      "--sharded and --leader-elect exclude each other: sharded replicas all work (one of them, elected, assigns the objects)",
+    );
+  }
+  if (values["shard-member"] !== undefined && !values.sharded) throw new Error("--shard-member needs --sharded");
   const serving = servingFlags(values);
   const format = values["log-format"] ?? (process.stdout.isTTY ? "pretty" : "json");
   if (!(LOG_FORMATS as readonly string[]).includes(format)) {
@@ -244,6 +263,8 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     context: values.context,
     namespaces,
     leaderElect: values["leader-elect"],
+    sharded: values.sharded,
+    ...(values["shard-member"] !== undefined ? { shardMember: checkShardName("member", values["shard-member"]) } : {}),
     ...timingFlags(values),
     registerCrds: !values["no-crd-registration"],
     maxConcurrentReconciles: positiveInteger("--max-concurrent-reconciles", values["max-concurrent-reconciles"]),
@@ -444,6 +465,7 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       version: reached.version,
       namespaces: flags.namespaces ?? "all",
       leaderElect: flags.leaderElect,
+      sharded: flags.sharded,
     },
     "starting operator",
   );
@@ -455,6 +477,13 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       metrics,
       namespaces: flags.namespaces,
       leaderElection: (flags.leaderElect && flags.leaderElectTimings) || flags.leaderElect,
+      // Sharded: the timings flags set the member Leases and the coordinator's election alike.
+      ...(flags.sharded
+        ? {
+            sharding: { ...flags.leaderElectTimings, ...(flags.shardMember ? { member: flags.shardMember } : {}) },
+            ...(flags.leaderElectTimings !== undefined ? { leaderElection: flags.leaderElectTimings } : {}),
+          }
+        : {}),
       ...(flags.watchHealth !== undefined ? { watchHealth: flags.watchHealth } : {}),
       registerCrds: flags.registerCrds,
       maxConcurrentReconciles: flags.maxConcurrentReconciles,

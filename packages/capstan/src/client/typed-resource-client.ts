@@ -172,8 +172,10 @@ export class TypedResourceClient<T extends KubeObject> implements ResourceClient
       accept: this.#metadataOnly ? metadataListAccept : undefined,
     });
     if (this.#metadataOnly) {
+      // kube-apiserver encodes an empty PartialObjectMetadataList's nil items as `"items": null`.
       const items = list.items ?? [];
       for (let i = 0; i < items.length; i++) items[i] = toPartial(items[i]!) as unknown as T;
+      list.items = items;
     }
     return list;
   }

@@ -449,7 +449,8 @@ export class Operator {
    * `operator({ permissions })`; see `operatorPermissions` in requirements.ts.
    */
   permissions(options: PermissionOptions = {}): PermissionNeed[] {
-    return operatorPermissions(this.name, this.requirements(), this.declaredPermissions, options);
+    const ringKinds = [...[...this.kinds.values()].map((e) => e.kind), ...this.controllers.map((c) => c.kind)];
+    return operatorPermissions(this.name, this.requirements(), this.declaredPermissions, options, ringKinds);
   }
 
   /**
@@ -597,6 +598,7 @@ export class Operator {
     workers: number,
   ): void {
     const kind = entry.kind;
+    const { sharding } = mgr;
     const name = `${kind.kind.toLowerCase()}-handlers${namespace === undefined ? "" : `-${namespace}`}`;
     const processor = new KindProcessor({
       kind,
@@ -614,14 +616,22 @@ export class Operator {
       hooks,
       clock: mgr.clock,
       onSettled: () => mgr.idleness.changed(),
+      ...(sharding === undefined ? {} : { isDraining: sharding.controllerShard.isDraining }),
     });
     mgr.idleness.add(name, () => processor.busy());
-    processor.attach(mgr.informers.informerFor(kind, { namespace }));
-    mgr
+    // Sharded: the controller's own informer (this member's share), so both see the same objects.
+    const informer = mgr.informers.informerFor(kind, sharding?.scope({ namespace }) ?? { namespace });
+    processor.attach(informer);
+    const controller = mgr
       .controller(kind, { namespace })
       .named(name)
       .withOptions({ maxConcurrentReconciles: workers })
       .reconcile((target, ctx) => processor.reconcile(target, ctx));
+    // On a hand-over the controller lets its in-flight handlers finish first, then the daemons stop.
+    sharding?.track(kind, namespace, [], informer, async (key) => {
+      await controller.release(key);
+      await processor.release(key);
+    });
     this.processors.push(processor);
   }
 

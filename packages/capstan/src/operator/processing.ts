@@ -124,6 +124,11 @@ export interface ProcessorOptions {
   clock?: Clock;
   /** Called whenever a daemon may have become idle (the manager's `idleness.changed`). */
   onSettled?: () => void;
+  /**
+   * Sharded operators: whether an object carries the drain label (it is being handed over to
+   * another replica: its raw events are not buffered here any more).
+   */
+  isDraining?: (obj: KubeObject) => boolean;
 }
 
 /** What the processor remembers about one object, in memory (lost on restart by design). */
@@ -148,6 +153,8 @@ export class KindProcessor {
   /** Daemons told to stop (object gone or unmatched) that may still be returning. */
   private readonly retiring = new Set<DaemonRun>();
   private store: CacheReader | undefined;
+  /** Keys handed over to another replica, until their object leaves this replica's cache. */
+  private readonly released = new Set<string>();
   /** Where handler state goes (state-storage.ts); annotations once the cluster pruned it from status. */
   private storage: StateStorage;
 
@@ -167,8 +174,14 @@ export class KindProcessor {
     readonly store: CacheReader;
   }): void {
     this.store = informer.store;
+    const isDraining = this.options.isDraining;
     const seen = (type: "ADDED" | "MODIFIED" | "DELETED", obj: KubeObject) => {
       const key = keyOf(obj);
+      if (isDraining !== undefined) {
+        // Sharded: a handed-over object's events belong to its next replica.
+        if (type === "DELETED" ? this.released.delete(key) : isDraining(obj)) return;
+        this.released.delete(key);
+      }
       const mem = this.memory.get(key);
       if (mem !== undefined && mem.expectedRv !== undefined && obj.metadata?.resourceVersion === mem.expectedRv) {
         mem.expectedRv = undefined;
@@ -190,6 +203,22 @@ export class KindProcessor {
         onDelete: (d) => seen("DELETED", d instanceof DeletedFinalStateUnknown ? d.obj : d),
       }),
     );
+  }
+
+  /**
+   * Lets go of `key` for a hand-over to another replica (sharding): its daemons are stopped and
+   * awaited (their signal aborts; up to the daemon stop timeout), and what this replica remembered
+   * of the object (timers' last runs, buffered raw events) is forgotten. Progress annotations,
+   * finalizers and handler state are on the object and move with it. The controller's own
+   * `release` has already let the in-flight handlers finish.
+   */
+  async release(key: string): Promise<void> {
+    this.released.add(key);
+    const mem = this.memory.get(key);
+    if (mem === undefined) return;
+    this.memory.delete(key);
+    await Promise.all([...mem.daemons.values()].map((run) => run.stop()));
+    this.options.onSettled?.();
   }
 
   /** Stops every daemon (waiting up to `timeoutMs` for each) and detaches from the informer. */

@@ -64,6 +64,12 @@ export interface PermissionOptions {
   /** Grant the Lease: `true` for the manager's default `<name>-leader`, or the Lease `name` it is started with. */
   leaderElection?: boolean | { name?: string };
   registerCrds?: boolean;
+  /**
+   * Grant what sharding sends (`capstan run --sharded`): the Leases of its members and coordinator,
+   * and patch of the ring's kinds (`ringKinds`: handled kinds and controllers' `for` kinds) and of
+   * their owned kinds, whose shard labels the coordinator writes.
+   */
+  sharding?: boolean;
   /** Grant the reviews of the secure metrics endpoint (`needs.delegatedAuth()`): what the generated Deployment runs. */
   secureMetrics?: boolean;
 }
@@ -124,6 +130,7 @@ export function operatorPermissions(
   requirements: OperatorRequirements,
   declared: readonly PermissionNeed[],
   options: PermissionOptions = {},
+  ringKinds: readonly ResourceKind[] = [],
 ): PermissionNeed[] {
   const r = requirements;
   const out: PermissionNeed[] = [];
@@ -138,6 +145,11 @@ export function operatorPermissions(
     // The manager's default Lease name (manager.ts), which `capstan run --leader-elect` uses.
     const lease = typeof options.leaderElection === "object" ? options.leaderElection.name : undefined;
     out.push(...needs.leaderElection(lease ?? `${name}-leader`));
+  }
+  if (options.sharding) {
+    out.push(...needs.sharding());
+    // The coordinator labels the ring's objects and their children (owned kinds: `apply` has patch).
+    for (const k of ringKinds) out.push(...needs.patch(k));
   }
   if (options.registerCrds ?? true) out.push(...needs.crdRegistration(r.crds.map((k) => k.crdName)));
   if (options.secureMetrics) out.push(...needs.delegatedAuth());

@@ -150,6 +150,18 @@ export const needs = {
    * release by update): get, create, update. Given the Lease's name, get and update are restricted
    * to it, so the operator cannot take over other components' Leases.
    */
+  /**
+   * What a sharded operator sends for its membership and coordination (runtime/sharding.ts): each
+   * replica creates, renews (get, update) and finally deletes a Lease of its own, whose name holds
+   * its member name and so is not known in advance; the coordinator lists and watches the ring's
+   * Leases, reads one again before it reassigns that member's objects, deletes those of crashed
+   * members, and takes its own Lease as leader election does. Patching the ring kinds' labels is
+   * `needs.patch` of each kind (the operator adds it).
+   */
+  sharding(): PermissionNeed[] {
+    return [{ kind: LEASES, verbs: ["get", "list", "watch", "create", "update", "delete"] }];
+  },
+
   leaderElection(name?: string): PermissionNeed[] {
     if (name === undefined) return [{ kind: LEASES, verbs: ["get", "create", "update"] }];
     return [

@@ -26,6 +26,8 @@ import type { RuntimeMetrics } from "./metrics.ts";
 import type { Predicate } from "./predicates.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import type { ObjectRef } from "./reconcile.ts";
+import type { HandOverSource } from "./shard-handover.ts";
+import type { Sharding } from "./sharding.ts";
 import type { SharedInformerFactory } from "./shared-informers.ts";
 import type { ThrottlePolicy } from "./throttling.ts";
 
@@ -68,6 +70,8 @@ export interface BuilderEnvironment {
   maxConcurrentReconciles?: number;
   /** The clock of the controllers' delays and `ctx.now()` (default the system's). */
   clock?: Clock;
+  /** Set on a sharded manager: `for` and `owns` watches select the member's share (sharding.ts). */
+  sharding?: Sharding;
   /** Passed to each controller as `onSettled` (the manager's idleness). */
   settled?(): void;
   /** Called with the built controller (the manager starts it when it runs). */
@@ -154,9 +158,13 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     this.built = true;
     const name = this.controllerName ?? kind.kind.toLowerCase();
     const { env } = this;
-    const primary = env.informers.informerFor(kind, this.scope(kind, this.primaryOptions));
+    const { sharding } = env;
+    const primaryScope = this.scope(kind, this.primaryOptions);
+    const primary = env.informers.informerFor(kind, sharding?.scope(primaryScope) ?? primaryScope);
     const sources: WatchSource<KubeObject>[] = this.watchList.map((w) => {
-      const informer = env.informers.informerFor(w.kind, this.scope(w.kind, w.options));
+      const scope = this.scope(w.kind, w.options);
+      // Children of a sharded kind carry their owner's member label: select on it too.
+      const informer = env.informers.informerFor(w.kind, w.owns ? (sharding?.scope(scope) ?? scope) : scope);
       const map = w.owns
         ? (obj: KubeObject) => controllerOwnerKeys(kind, obj)
         : (obj: KubeObject) => (w.map?.(obj) ?? []).map(toKey);
@@ -178,7 +186,15 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       logger: env.logger,
       metrics: env.metrics,
       recorder: env.recorderFor?.(name),
+      ...(sharding === undefined ? {} : { shard: sharding.controllerShard }),
     });
+    sharding?.track(
+      kind,
+      primaryScope.namespace,
+      this.watchList.filter((w) => w.owns).map((w) => w.kind),
+      primary as unknown as HandOverSource,
+      (key) => controller.release(key),
+    );
     env.register(controller as unknown as Controller<KubeObject>);
     return controller;
   }

@@ -124,6 +124,17 @@ export type ReconcileFunction<T extends KubeObject> = (
   ctx: ReconcileContext<T>,
 ) => ReconcileResult | Promise<ReconcileResult> | void | Promise<void>;
 
+/**
+ * What a controller of a sharded manager needs to know of sharding (sharding.ts builds it): which
+ * objects are being handed over, and the label its children carry.
+ */
+export interface ControllerShard {
+  /** Whether `obj` carries the drain label: its key must not be reconciled here any more. */
+  isDraining(obj: KubeObject): boolean;
+  /** Labels `ctx.apply` stamps on every child, so the child is in this replica's share too. */
+  readonly childLabels: Readonly<Record<string, string>>;
+}
+
 /** Options of a {@link Controller}. */
 export interface ControllerOptions<T extends KubeObject> {
   /** Unique per manager: names the queue, the metrics series and the logs. */
@@ -154,6 +165,12 @@ export interface ControllerOptions<T extends KubeObject> {
   recorder?: EventRecorder;
   logger?: Logger;
   metrics?: RuntimeMetrics;
+  /**
+   * Set on a sharded manager: objects carrying the drain label are not reconciled, keys let go of
+   * with {@link Controller.release} are forgotten, and events of other watched kinds reach only
+   * objects this replica holds (a child's event must not reconcile a parent that moved away).
+   */
+  shard?: ControllerShard;
 }
 
 /**
@@ -198,6 +215,10 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** What `ctx.apply` last applied to each child (own-writes.ts). */
   private readonly appliedChildren = new AppliedChildren();
   private readonly running = new Set<Promise<void>>();
+  /** The reconcile of each key in flight (sharding waits for one before handing its key over). */
+  private readonly inflight = new Map<string, Promise<void>>();
+  /** Keys let go of for a hand-over, until their object leaves the cache (sharding only). */
+  private readonly released = new Set<string>();
   private readonly intake = new AbortController();
   private readonly reconcileAbort = new AbortController();
   private workerLoops: Promise<void>[] = [];
@@ -313,6 +334,19 @@ export class Controller<T extends KubeObject = KubeObject> {
     return `${queued} key(s) queued, ${processing} being reconciled`;
   }
 
+  /**
+   * Lets go of `key` for a hand-over to another replica (sharding): no reconcile of it starts any
+   * more, the one in flight (if any) finishes, then every queued, delayed or rate-limited trace of
+   * the key is dropped. Resolves then. The key is taken again when its object comes back to this
+   * replica's cache without the drain label.
+   */
+  async release(key: string): Promise<void> {
+    this.released.add(key);
+    const running = this.inflight.get(key);
+    if (running !== undefined) await running;
+    this.queue.discard(key);
+  }
+
   /** Resolves once every worker loop has returned (each after its current reconcile). */
   async stopped(): Promise<void> {
     await Promise.all(this.workerLoops);
@@ -329,30 +363,48 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   private primaryHandler(): InformerEventHandler<T> {
     const predicates = this.options.primaryPredicates ?? [];
+    const shard = this.options.shard;
+    // Sharded: an object being handed over is not ours to reconcile; one that came back is.
+    const held = (key: string, obj: KubeObject): boolean => {
+      if (shard === undefined) return true;
+      if (shard.isDraining(obj)) return false;
+      this.released.delete(key);
+      return true;
+    };
     return {
       onAdd: (obj) => {
         const key = objectKey(obj);
         this.expectations.saw(key, obj);
-        if (allowsCreate(predicates, obj)) this.queue.add(key);
+        if (held(key, obj) && allowsCreate(predicates, obj)) this.queue.add(key);
       },
       onUpdate: (oldObj, newObj) => {
         const key = objectKey(newObj);
         this.expectations.saw(key, newObj);
-        if (allowsUpdate(predicates, oldObj, newObj)) this.queue.add(key);
+        if (held(key, newObj) && allowsUpdate(predicates, oldObj, newObj)) this.queue.add(key);
       },
       onDelete: (deleted) => {
         const obj = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
         const key = objectKey(obj);
         this.expectations.saw(key, undefined);
+        // Handed over: it left this replica's selection, it was not deleted.
+        if (this.released.delete(key)) return;
         if (allowsDelete(predicates, obj)) this.queue.add(key);
       },
     };
   }
 
+  /** Sharded: whether this replica holds `key` (its object is cached here, not being handed over). */
+  private holds(key: string): boolean {
+    if (this.released.has(key)) return false;
+    const obj = this.options.primary.store.get(key);
+    return obj !== undefined && !this.options.shard?.isDraining(obj);
+  }
+
   private mappedHandler(s: WatchSource<KubeObject>): InformerEventHandler<KubeObject> {
     const predicates = s.predicates ?? [];
+    const sharded = this.options.shard !== undefined;
     const enqueue = (obj: KubeObject) => {
-      for (const key of s.map(obj)) this.queue.add(key);
+      for (const key of s.map(obj)) if (!sharded || this.holds(key)) this.queue.add(key);
     };
     return {
       onAdd: (obj) => {
@@ -375,12 +427,18 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (;;) {
       const key = await this.queue.get(this.intake.signal);
       if (key === undefined) return;
+      if (this.released.has(key)) {
+        this.queue.done(key); // let go of for a hand-over: another replica reconciles it
+        continue;
+      }
       const run = this.reconcileKey(key);
       this.running.add(run);
+      if (this.options.shard !== undefined) this.inflight.set(key, run);
       try {
         await run;
       } finally {
         this.running.delete(run);
+        this.inflight.delete(key);
         this.queue.done(key);
       }
     }
@@ -556,7 +614,12 @@ export class Controller<T extends KubeObject = KubeObject> {
         return structuredClone(cached) as K;
       }
     }
-    const written = await this.resourceClient(kind, namespace).apply(desired, {
+    const childLabels = this.options.shard?.childLabels;
+    const stamped =
+      childLabels === undefined
+        ? desired
+        : { ...desired, metadata: { ...desired.metadata, labels: { ...desired.metadata?.labels, ...childLabels } } };
+    const written = await this.resourceClient(kind, namespace).apply(stamped, {
       fieldManager: this.name,
       force: true,
       signal: this.reconcileAbort.signal,

@@ -51,10 +51,20 @@
  */
 import type { Lease, LeaseSpec } from "kubernetes-types/coordination/v1.d.ts";
 import { isNotFound } from "../client/errors.ts";
+import type { ResourceKind } from "../client/types.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 import { type Duration, toMilliseconds } from "./duration.ts";
 import type { ActivityTracker } from "./idleness.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";
+
+/** The coordination.k8s.io/v1 Lease kind (leader election's and sharding's Leases). */
+export const LEASE_KIND: ResourceKind<Lease> = {
+  group: "coordination.k8s.io",
+  version: "v1",
+  kind: "Lease",
+  plural: "leases",
+  namespaced: true,
+};
 
 /** The Lease calls the elector makes: a structural subset of the client's `ResourceClient<Lease>`. */
 export interface LeaseApi {
@@ -74,6 +84,8 @@ export interface LeaderElectionOptions {
   name: string;
   /** This candidate's identity (pod name + random suffix is customary); must be unique. */
   identity: string;
+  /** Labels the Lease carries (sharding finds its members' Leases by them); kept on every write. */
+  labels?: Readonly<Record<string, string>>;
   /**
    * How long a Lease is valid after its last observed change (default 15 s, client-go's): a
    * crashed leader is replaced between leaseDuration - retryPeriod and leaseDuration + 4.4 *
@@ -331,7 +343,11 @@ export class LeaderElector {
         const created = await leases.create({
           apiVersion: "coordination.k8s.io/v1",
           kind: "Lease",
-          metadata: { name, namespace },
+          metadata: {
+            name,
+            namespace,
+            ...(this.options.labels === undefined ? {} : { labels: { ...this.options.labels } }),
+          },
           spec: mine,
         });
         this.observe(created, this.clock.now());
@@ -356,13 +372,20 @@ export class LeaderElector {
     }
     try {
       // The read resourceVersion rides along: a concurrent writer makes this a 409.
-      const updated = await leases.update({ ...current, spec: { ...spec, ...mine } });
+      const updated = await leases.update({ ...this.labelled(current), spec: { ...spec, ...mine } });
       this.observe(updated, this.clock.now());
       return true;
     } catch (err) {
       this.logger.debug({ err, lease: name }, "cannot update the lease");
       return false;
     }
+  }
+
+  /** `lease` with the elector's labels added (an unchanged object when it has none to add). */
+  private labelled(lease: Lease): Lease {
+    const wanted = this.options.labels;
+    if (wanted === undefined) return lease;
+    return { ...lease, metadata: { ...lease.metadata, labels: { ...lease.metadata?.labels, ...wanted } } };
   }
 
   /** Gives the Lease up so another candidate can take it at once. */

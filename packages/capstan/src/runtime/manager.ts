@@ -49,7 +49,6 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
-import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import pino, { type Logger } from "pino";
 import type { ClientConfig } from "../client/config.ts";
 import { KubeClient, type KubeClientOptions } from "../client/resource-client.ts";
@@ -65,7 +64,7 @@ import { ApiEventRecorder, EVENT_KIND, type EventRecorder } from "./event-record
 import { type Check, checksHandler, HttpEndpoints, type RouteHandler } from "./health.ts";
 import { Idleness, type WhenIdleOptions } from "./idleness.ts";
 import type { InformerOptions } from "./informer.ts";
-import { LeaderElector, leaderElectionTimings } from "./leader-election.ts";
+import { LEASE_KIND, LeaderElector, leaderElectionTimings } from "./leader-election.ts";
 import { RuntimeMetrics } from "./metrics.ts";
 import {
   type MetricsEndpoint,
@@ -74,18 +73,12 @@ import {
   type MetricsServing,
   resolveMetricsServing,
 } from "./metrics-server.ts";
+import { Sharding, type ShardingConfig, ShardMembershipLostError } from "./sharding.ts";
 import { clientListerWatchers, SharedInformerFactory } from "./shared-informers.ts";
 import { WatchHealth, type WatchHealthOptions, type WatchHealthTimings, watchHealthTimings } from "./watch-health.ts";
 import { WriteVisibility } from "./write-visibility.ts";
 
-/** The coordination.k8s.io/v1 Lease kind used for leader election. */
-export const LEASE_KIND: ResourceKind<Lease> = {
-  group: "coordination.k8s.io",
-  version: "v1",
-  kind: "Lease",
-  plural: "leases",
-  namespaced: true,
-};
+export { LEASE_KIND };
 
 /**
  * Leader election settings: controller-runtime's `LeaderElectionNamespace`, `LeaderElectionID`,
@@ -123,6 +116,13 @@ export interface ManagerOptions {
   metrics?: RuntimeMetrics;
   /** Enable leader election (`true` for defaults). */
   leaderElection?: boolean | LeaderElectionConfig;
+  /**
+   * Shard the controllers over every replica (`true` for defaults): each replica holds a Lease of
+   * its own, reconciles and caches only the objects labelled with its member name, and one of
+   * them (chosen by leader election, with `leaderElection`'s settings when given) assigns objects
+   * to members. See sharding.ts and docs/runtime.md "Sharding". Off by default.
+   */
+  sharding?: boolean | ShardingConfig;
   /**
    * Address of `/healthz` and `/readyz`, controller-runtime's `HealthProbeBindAddress`: `":8081"`
    * (every interface), `"127.0.0.1:8081"`, `"[::1]:8081"`, `"0"` (not served). Excludes `healthProbePort`.
@@ -245,6 +245,8 @@ export class Manager {
   private readonly serving: { health?: BindAddress; metrics?: MetricsServing };
   private listening: { healthProbe?: { host: string; port: number }; metrics?: MetricsEndpoint } = {};
   private readonly writes: WriteVisibility;
+  /** Set when the manager shards its controllers (`options.sharding`). */
+  readonly sharding: Sharding | undefined;
 
   constructor(options: ManagerOptions) {
     this.options = options;
@@ -304,6 +306,11 @@ export class Manager {
         },
       });
     }
+    this.sharding = shardingOf(this, options);
+    if (this.sharding !== undefined) {
+      const sharding = this.sharding;
+      this.idleness.add("sharding", () => sharding.busy());
+    }
     this.watchHealth = new WatchHealth(() => this.informers.entries(), this.watchTimings, systemClock, this.probe);
     this.serving = resolveServing(options);
   }
@@ -353,6 +360,7 @@ export class Manager {
       namespace: this.options.namespace,
       maxConcurrentReconciles: this.options.maxConcurrentReconciles,
       clock: this.clock,
+      ...(this.sharding === undefined ? {} : { sharding: this.sharding }),
       settled: () => this.idleness.changed(),
       recorderFor: (name) => this.recorderFor(name),
       register: (c) => this.register(c),
@@ -474,7 +482,9 @@ export class Manager {
         return;
       }
       const election = this.options.leaderElection;
-      if (election === undefined || election === false) {
+      if (this.sharding !== undefined) {
+        await this.shard(this.sharding, stop);
+      } else if (election === undefined || election === false) {
         await this.lead(stop);
       } else {
         await this.campaign(election === true ? {} : election, stop);
@@ -581,6 +591,13 @@ export class Manager {
     if (!stop.aborted) throw new LeadershipLostError(`${namespace}/${name}`);
   }
 
+  /** Joins the shard ring and runs the controllers while a member. */
+  private async shard(sharding: Sharding, stop: AbortSignal): Promise<void> {
+    this.enter("candidate");
+    const result = await sharding.run(stop, (signal) => this.lead(signal));
+    if (result === "lost") throw new ShardMembershipLostError(sharding.labels.ring, sharding.member);
+  }
+
   /** Runs the controllers until `leaderSignal` aborts; drains them if the manager is stopping. */
   private async lead(leaderSignal: AbortSignal): Promise<void> {
     this.enter("leading");
@@ -604,6 +621,26 @@ export class Manager {
     }
     hard.abort();
   }
+}
+
+/** The sharding of a manager with `options.sharding` (built only then: off costs nothing). */
+function shardingOf(mgr: Manager, options: ManagerOptions): Sharding | undefined {
+  const config = options.sharding;
+  if (config === undefined || config === false) return undefined;
+  const election = typeof options.leaderElection === "object" ? options.leaderElection : {};
+  const settings = config === true ? {} : config;
+  return new Sharding({
+    config: settings,
+    observer: mgr.metrics.sharding(settings.ring ?? mgr.name),
+    managerName: mgr.name,
+    client: mgr.client,
+    clock: mgr.clock,
+    logger: mgr.logger,
+    activity: mgr.idleness,
+    election,
+    informerDefaults: options.informerDefaults,
+    onSettled: () => mgr.idleness.changed(),
+  });
 }
 
 /** Where the health probes and metrics are served, from the manager's options (throws for bad ones). */

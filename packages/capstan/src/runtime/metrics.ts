@@ -33,6 +33,7 @@
  */
 import { Counter, exponentialBuckets, Gauge, Histogram, Registry } from "prom-client";
 import type { ResponseObserver } from "../client/resource-client.ts";
+import type { ResourceKind } from "../client/types.ts";
 import { FastHistogram } from "./histogram.ts";
 import type { ReconcileOutcome } from "./reconcile.ts";
 import type { WorkQueueMetrics } from "./workqueue.ts";
@@ -95,6 +96,14 @@ function report(counter: { inc(value: number): void }, count: Count): void {
   const delta = count.value - count.reported;
   if (delta > 0) counter.inc(delta);
   count.reported = count.value;
+}
+
+/** What sharding reports (sharding.ts): the coordinator's view and this replica's hand-overs. */
+export interface ShardingObserver {
+  members(live: readonly string[]): void;
+  assigned(perMember: ReadonlyMap<string, number>): void;
+  rebalanced(ms: number): void;
+  handedOver(kind: Pick<ResourceKind, "group" | "kind">): void;
 }
 
 /** The metrics of one manager (or one test). */
@@ -283,6 +292,52 @@ export class RuntimeMetrics {
   /** Sets `leader_election_master_status{name=lease}`: 1 while this replica leads, 0 otherwise. */
   leaderElection(lease: string, leading: boolean): void {
     this.leaderStatus.set({ name: lease }, leading ? 1 : 0);
+  }
+
+  /**
+   * The observer of a sharded manager's ring (sharding.ts), its series created on first use so an
+   * operator without sharding exposes none: `capstan_shard_members{ring}` and
+   * `capstan_shard_objects{ring,member}` (set by the coordinator: 0 on other replicas),
+   * `capstan_shard_handovers_total{ring,kind}` (objects this replica let go of after a drain) and
+   * `capstan_shard_rebalance_seconds{ring}` (from the last membership change until every object
+   * was on the ring's choice, as the coordinator saw it).
+   */
+  sharding(ring: string): ShardingObserver {
+    const registers = [this.registry];
+    const members = new Gauge({
+      name: "capstan_shard_members",
+      help: "Live members of the shard ring, as its coordinator sees them (0 on other replicas)",
+      labelNames: ["ring"],
+      registers,
+    });
+    const objects = new Gauge({
+      name: "capstan_shard_objects",
+      help: 'Objects of the ring\'s kinds assigned to each member (member "" = unassigned), as the coordinator last counted them',
+      labelNames: ["ring", "member"],
+      registers,
+    });
+    const handovers = new Counter({
+      name: "capstan_shard_handovers_total",
+      help: "Objects this replica let go of after the coordinator drained them",
+      labelNames: ["ring", "kind"],
+      registers,
+    });
+    const rebalance = new Gauge({
+      name: "capstan_shard_rebalance_seconds",
+      help: "Time from the last membership change until every object was assigned to the ring's choice",
+      labelNames: ["ring"],
+      registers,
+    });
+    members.set({ ring }, 0);
+    return {
+      members: (live) => members.set({ ring }, live.length),
+      assigned: (perMember) => {
+        objects.reset();
+        for (const [member, n] of perMember) objects.set({ ring, member }, n);
+      },
+      rebalanced: (ms) => rebalance.set({ ring }, ms / 1000),
+      handedOver: (kind) => handovers.inc({ ring, kind: `${kind.kind}.${kind.group}` }),
+    };
   }
 
   /** The observer of a webhook server: requests by code, latency and in-flight count per webhook path. */

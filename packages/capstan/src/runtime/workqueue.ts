@@ -215,6 +215,26 @@ export class WorkQueue<K = string> {
     return delay;
   }
 
+  /**
+   * Drops every trace of `key`: queued, waiting for a delay, marked to run again after its current
+   * processing, and its failure history. The key being processed right now still ends with
+   * `done` (sharding uses this when it hands a key over to another replica).
+   */
+  discard(key: K): void {
+    this.rateLimiter.forget(key);
+    const delayed = this.delayedByKey.get(key);
+    if (delayed !== undefined) {
+      this.delayedByKey.delete(key);
+      this.removeDelayed(delayed.index);
+    }
+    if (!this.dirty.delete(key)) return;
+    this.queuedAt.delete(key);
+    this.metrics.depth?.(this.dirty.size);
+    if (this.processing.has(key)) return; // not in `ready`: it would have been re-queued on done
+    const at = this.ready.indexOf(key, this.head);
+    if (at >= 0) this.ready.splice(at, 1);
+  }
+
   /** Clears the failure history of `key` in the rate limiter (call it on success). */
   forget(key: K): void {
     this.rateLimiter.forget(key);
@@ -361,6 +381,16 @@ export class WorkQueue<K = string> {
       this.add(top.key);
     }
     this.armTimer();
+  }
+
+  /** Removes the heap entry at `index`, keeping the heap ordered. */
+  private removeDelayed(index: number): void {
+    const last = this.delayed.pop() as DelayedEntry<K>;
+    if (index >= this.delayed.length) return;
+    last.index = index;
+    this.delayed[index] = last;
+    this.siftDown(index);
+    this.siftUp(last.index);
   }
 
   private popDelayed(): void {

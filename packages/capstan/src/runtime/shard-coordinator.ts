@@ -1,0 +1,452 @@
+/**
+ * The coordinator of a shard ring: assigns every object of the ring's kinds to a live member by
+ * labelling it, and moves objects when membership changes. One replica runs it at a time, chosen
+ * by the manager's leader election; it needs no Deployment of its own.
+ *
+ * ## Expected flow
+ * `new ShardCoordinator({ client, labels, leaseNamespace, kinds, ... }).run(signal)`: it starts
+ * its own informers (the ring's Leases; metadata only, every object of each ring kind and of the
+ * kinds they own), and once they have synced keeps, for each object, the label
+ * `shard.capstan.dev/<ring>` equal to the member the hash ring gives it:
+ *
+ * - unassigned (new, or given back by its member after a drain): its children are labelled with
+ *   the member first, then the object itself (and a stale drain label is cleared);
+ * - assigned to a member whose Lease expired (confirmed by reading the Lease again) or was
+ *   released: reassigned at once, without a drain — that member is not acting;
+ * - assigned to a live member that is not the ring's choice: marked with the drain label, once;
+ *   its member lets go of it and removes both labels (shard-handover.ts), which makes it
+ *   unassigned, above;
+ * - a child (an object of an owned kind whose controller owner is of a ring kind): labelled with
+ *   its owner's member, so it is in the same replica's cache as its owner.
+ *
+ * ## States ({@link CoordinatorState})
+ * `idle` -> `syncing` (informers listing) -> `coordinating` -> `stopped` (signal aborted).
+ *
+ * ## Guarantees
+ * - Every write carries the resourceVersion the decision was made on: a decision about a state
+ *   that changed meanwhile fails with 409 Conflict and is taken again on the newer state.
+ * - An object is never moved between two live members without the drain: the new member is
+ *   labelled only once the label is gone (its old member let go), or once the old member's Lease
+ *   expired on this process's clock and a fresh read of the Lease confirmed it.
+ * - Nothing is left unassigned while a member is live: every object event and every membership
+ *   change queues the objects concerned, and failed writes are retried with the work queue's
+ *   rate limiter.
+ *
+ * ## Caveats
+ * - The coordinator caches the metadata of every object of the ring's kinds and of their children
+ *   (the members cache only their share, in full).
+ * - A child whose owner is not (yet) in the coordinator's cache waits for it; a child without a
+ *   controller owner of a ring kind is not sharded (no member caches it).
+ */
+import { setMaxListeners } from "node:events";
+import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
+import { isConflict, isNotFound } from "../client/errors.ts";
+import type { KubeClient } from "../client/kube-client.ts";
+import type { KubeObject, ResourceKind } from "../client/types.ts";
+import { objectKey } from "./cache.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { controllerOwnerKeys } from "./controller.ts";
+import { HashRing } from "./hash-ring.ts";
+import { DeletedFinalStateUnknown, Informer, type InformerOptions } from "./informer.ts";
+import { LEASE_KIND } from "./leader-election.ts";
+import { type RuntimeLogger, silentLogger } from "./log.ts";
+import { kindId } from "./shard-handover.ts";
+import { assignedMember, isDraining, RING_LEASE_LABEL, type ShardLabels } from "./shard-labels.ts";
+import { LiveMembers, memberLeaseName } from "./shard-membership.ts";
+import { WorkQueue } from "./workqueue.ts";
+
+/** A kind on the ring: its objects are assigned; objects of `owns` kinds follow their owner. */
+export interface RingKind {
+  kind: ResourceKind;
+  /** Namespace watched (`undefined`: all, or cluster-scoped). */
+  namespace?: string;
+  owns: readonly ResourceKind[];
+}
+
+/** Where a coordinator is. */
+export type CoordinatorState = "idle" | "syncing" | "coordinating" | "stopped";
+
+/** What the coordinator reports (metrics). */
+export interface CoordinatorObserver {
+  /** The live members changed. */
+  members?(live: readonly string[]): void;
+  /** Objects per member (of ring kinds, children not counted) after a pass. */
+  assigned?(perMember: ReadonlyMap<string, number>): void;
+  /** Every object assigned to the ring's choice `ms` after the membership change that moved them. */
+  rebalanced?(ms: number): void;
+}
+
+/** Options of a {@link ShardCoordinator}. */
+export interface ShardCoordinatorOptions {
+  client: KubeClient;
+  labels: ShardLabels;
+  /** Namespace of the members' Leases. */
+  leaseNamespace: string;
+  kinds: readonly RingKind[];
+  virtualNodes?: number;
+  /** Expired Leases are deleted this long after they expired (default: never). */
+  leaseGraceMs?: number;
+  /** Workers writing labels (default {@link COORDINATOR_WORKERS}). */
+  workers?: number;
+  clock?: Clock;
+  logger?: RuntimeLogger;
+  /** Extra informer options (tests use short backoffs). */
+  informerDefaults?: Partial<Omit<InformerOptions<KubeObject>, "listerWatcher">>;
+  observer?: CoordinatorObserver;
+  /** Called when the coordinator may have become idle (the manager's whenIdle). */
+  onSettled?: () => void;
+}
+
+/**
+ * Label writes in flight at once: a membership change of 10,000 objects is that many patches; 8
+ * keeps a rebalance to seconds on a shared API server without one coordinator crowding it (the
+ * client's own rate limits apply too).
+ */
+export const COORDINATOR_WORKERS = 8;
+
+interface Tracked {
+  ring: RingKind;
+  informer: Informer<KubeObject>;
+}
+
+/** Assigns objects to members; see the module documentation. */
+export class ShardCoordinator {
+  private current: CoordinatorState = "idle";
+  private readonly clock: Clock;
+  private readonly logger: RuntimeLogger;
+  private readonly primaries: Tracked[] = [];
+  /** Informers of owned kinds, by kind identity, with the ring kinds that own them. */
+  private readonly children = new Map<
+    string,
+    { kind: ResourceKind; informer: Informer<KubeObject>; owners: RingKind[] }
+  >();
+  /** Children by owner: `<owner kind id>|<ns/name>` -> `<child kind id>|<ns/name>`. */
+  private readonly childrenOf = new Map<string, Set<string>>();
+  private readonly queue: WorkQueue<string>;
+  private readonly live: LiveMembers;
+  private ring = new HashRing([]);
+  private leaseInformer: Informer<Lease> | undefined;
+  /** When the last membership change happened, until everything is where the ring wants it. */
+  private rebalanceSince: number | undefined;
+
+  constructor(private readonly options: ShardCoordinatorOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.queue = new WorkQueue<string>({
+      name: `shard-coordinator-${options.labels.ring}`,
+      clock: this.clock,
+      onDone: options.onSettled,
+    });
+    this.live = new LiveMembers(this.clock, (live) => this.membersChanged(live));
+  }
+
+  /** Where the coordinator is. */
+  get state(): CoordinatorState {
+    return this.current;
+  }
+
+  /** The live members, sorted. */
+  members(): readonly string[] {
+    return this.ring.members;
+  }
+
+  /** Why the coordinator is busy (writes queued or running, objects not where the ring wants them); `undefined` when idle. */
+  busy(): string | undefined {
+    if (this.current === "syncing") return "shard coordinator: syncing";
+    if (this.current !== "coordinating") return undefined;
+    const work = this.queue.len() + this.queue.processingCount();
+    if (work > 0) return `shard coordinator: ${work} object(s) to assign`;
+    const misplaced = this.misplaced();
+    return misplaced === 0 ? undefined : `shard coordinator: ${misplaced} object(s) not yet on their member`;
+  }
+
+  /** Objects of ring kinds whose label is not the ring's choice (none when balanced, or no member). */
+  misplaced(): number {
+    if (this.ring.empty) return 0;
+    let n = 0;
+    for (const { ring, informer } of this.primaries) {
+      for (const obj of informer.store.list())
+        if (assignedMember(this.options.labels, obj) !== this.desired(ring, obj)) n++;
+    }
+    return n;
+  }
+
+  /** Objects of ring kinds per assigned member (`""` for unassigned). */
+  assignment(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { informer } of this.primaries) {
+      for (const obj of informer.store.list()) {
+        const m = assignedMember(this.options.labels, obj) ?? "";
+        counts.set(m, (counts.get(m) ?? 0) + 1);
+      }
+    }
+    return counts;
+  }
+
+  /** Coordinates until `signal` aborts; resolves once its informers and workers stopped. */
+  async run(outer: AbortSignal): Promise<void> {
+    if (this.current !== "idle") throw new Error("a shard coordinator runs only once");
+    this.current = "syncing";
+    // One signal shared by every informer, worker and request of the coordinator.
+    const stop = new AbortController();
+    setMaxListeners(0, stop.signal);
+    const onAbort = () => stop.abort();
+    outer.addEventListener("abort", onAbort, { once: true });
+    if (outer.aborted) stop.abort();
+    const signal = stop.signal;
+    const { client, labels, leaseNamespace, informerDefaults } = this.options;
+    const leases = new Informer<Lease>({
+      ...(informerDefaults as Partial<InformerOptions<Lease>>),
+      name: `Lease.coordination.k8s.io/v1 (ring ${labels.ring})`,
+      logger: this.logger,
+      listerWatcher: client.resource(LEASE_KIND, leaseNamespace),
+      labelSelector: `${RING_LEASE_LABEL}=${labels.ring}`,
+    });
+    this.leaseInformer = leases;
+    leases.addEventHandler({
+      onAdd: (l) => this.live.observe(l),
+      onUpdate: (_o, l) => this.live.observe(l),
+      onDelete: (d) => {
+        const name = (d instanceof DeletedFinalStateUnknown ? d.obj : d).metadata?.name;
+        if (name !== undefined) this.live.forget(name);
+      },
+    });
+    for (const ring of this.options.kinds) {
+      const informer = this.metadataInformer(ring.kind, ring.namespace);
+      this.primaries.push({ ring, informer });
+      const index = this.primaries.length - 1;
+      const enqueue = (obj: KubeObject) => this.queue.add(`p|${index}|${objectKey(obj)}`);
+      informer.addEventHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj), onDelete: () => {} });
+      for (const owned of ring.owns) {
+        const id = kindId(owned);
+        let entry = this.children.get(id);
+        if (entry === undefined) {
+          entry = { kind: owned, informer: this.metadataInformer(owned, ring.namespace), owners: [] };
+          this.children.set(id, entry);
+          const childId = id;
+          const track = (obj: KubeObject, present: boolean) => this.trackChild(childId, obj, present);
+          entry.informer.addEventHandler({
+            onAdd: (obj) => track(obj, true),
+            onUpdate: (_o, obj) => track(obj, true),
+            onDelete: (d) => track(d instanceof DeletedFinalStateUnknown ? d.obj : d, false),
+          });
+        }
+        entry.owners.push(ring);
+      }
+    }
+    const informers: Informer<KubeObject>[] = [
+      leases as unknown as Informer<KubeObject>,
+      ...this.primaries.map((p) => p.informer),
+      ...[...this.children.values()].map((c) => c.informer),
+    ];
+    const runs = informers.map((i) => i.run(signal));
+    const workers: Promise<void>[] = [];
+    try {
+      const synced = (await Promise.all(informers.map((i) => i.waitForSync(signal)))).every(Boolean);
+      if (!synced) return;
+      this.current = "coordinating";
+      this.membersChanged(this.live.members());
+      const workerCount = this.options.workers ?? COORDINATOR_WORKERS;
+      for (let i = 0; i < workerCount; i++) workers.push(this.work(signal));
+      await new Promise<void>((resolve) =>
+        signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true }),
+      );
+    } finally {
+      outer.removeEventListener("abort", onAbort);
+      this.queue.shutDown();
+      this.live.stop();
+      await Promise.all([...runs, ...workers]);
+      this.options.observer?.members?.([]); // another replica coordinates now
+      this.current = "stopped";
+      this.options.onSettled?.();
+    }
+  }
+
+  private metadataInformer(kind: ResourceKind, namespace: string | undefined): Informer<KubeObject> {
+    return new Informer<KubeObject>({
+      ...this.options.informerDefaults,
+      name: `${kind.kind}.${kind.group || "core"}/${kind.version} (shard coordinator, metadata)`,
+      logger: this.logger,
+      listerWatcher: this.options.client.metadata(kind, kind.namespaced ? namespace : undefined),
+    });
+  }
+
+  private membersChanged(live: ReadonlySet<string>): void {
+    this.ring = new HashRing(live, this.options.virtualNodes);
+    this.options.observer?.members?.(this.ring.members);
+    if (this.current !== "coordinating") return;
+    this.logger.info({ ring: this.options.labels.ring, members: this.ring.members }, "sharding: members changed");
+    this.rebalanceSince = this.clock.now();
+    this.primaries.forEach(({ informer }, index) => {
+      for (const obj of informer.store.list()) this.queue.add(`p|${index}|${objectKey(obj)}`);
+    });
+    this.collectLeases();
+  }
+
+  /** Deletes Leases expired for longer than the grace (crashed members' leftovers). */
+  private collectLeases(): void {
+    const grace = this.options.leaseGraceMs;
+    if (grace === undefined) return;
+    for (const name of this.live.expiredFor(grace)) {
+      const lease = this.leaseInformer?.store.get(`${this.options.leaseNamespace}/${name}`);
+      const rv = lease?.metadata?.resourceVersion;
+      void this.options.client
+        .resource(LEASE_KIND, this.options.leaseNamespace)
+        .delete(name, rv === undefined ? {} : { preconditions: { resourceVersion: rv } })
+        .catch((err: unknown) => this.logger.debug({ err, lease: name }, "sharding: cannot delete an expired lease"));
+    }
+  }
+
+  private trackChild(childId: string, child: KubeObject, present: boolean): void {
+    const entry = this.children.get(childId);
+    if (entry === undefined) return;
+    const childKey = `${childId}|${objectKey(child)}`;
+    for (const owner of entry.owners) {
+      for (const parentKey of controllerOwnerKeys(owner.kind, child)) {
+        const id = `${kindId(owner.kind)}|${parentKey}`;
+        let set = this.childrenOf.get(id);
+        if (present) {
+          if (set === undefined) {
+            set = new Set();
+            this.childrenOf.set(id, set);
+          }
+          set.add(childKey);
+        } else if (set !== undefined) {
+          set.delete(childKey);
+          if (set.size === 0) this.childrenOf.delete(id);
+        }
+      }
+    }
+    if (present) this.queue.add(`c|${childKey}`);
+  }
+
+  private desired(ring: RingKind, obj: KubeObject): string | undefined {
+    return this.ring.memberFor({
+      group: ring.kind.group,
+      kind: ring.kind.kind,
+      namespace: obj.metadata?.namespace,
+      name: obj.metadata?.name ?? "",
+    });
+  }
+
+  private async work(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get(signal);
+      if (key === undefined) return;
+      try {
+        const again = key.startsWith("p|") ? await this.assignPrimary(key) : await this.assignChild(key);
+        if (again) this.queue.addRateLimited(key);
+        else this.queue.forget(key);
+      } catch (err) {
+        if (!signal.aborted) {
+          if (!isConflict(err)) this.logger.warn({ err, key }, "sharding: cannot label an object; retrying");
+          this.queue.addRateLimited(key);
+        }
+      } finally {
+        this.queue.done(key);
+        if (this.rebalanceSince !== undefined && this.queue.len() === 0 && this.queue.processingCount() === 0) {
+          this.balancedCheck();
+        }
+      }
+    }
+  }
+
+  /** Reports the rebalance time once every object is where the ring wants it. */
+  private balancedCheck(): void {
+    if (this.rebalanceSince === undefined || this.misplaced() > 0) return;
+    this.options.observer?.rebalanced?.(this.clock.now() - this.rebalanceSince);
+    this.options.observer?.assigned?.(this.assignment());
+    this.rebalanceSince = undefined;
+  }
+
+  /** One step toward the ring's choice for a ring object; true to try again later. */
+  private async assignPrimary(key: string): Promise<boolean> {
+    const [, index, objKey] = key.split("|") as [string, string, string];
+    const tracked = this.primaries[Number(index)];
+    const obj = tracked?.informer.store.get(objKey);
+    if (tracked === undefined || obj === undefined) return false;
+    const { labels } = this.options;
+    const desired = this.desired(tracked.ring, obj);
+    if (desired === undefined) return false; // no live member: nothing to assign to
+    const current = assignedMember(labels, obj);
+    const draining = isDraining(labels, obj);
+    if (current === desired && !draining) return this.labelChildren(tracked.ring, obj, desired);
+    if (current === undefined) return this.assign(tracked.ring, obj, desired);
+    if (!this.live.isLive(current)) {
+      if (!(await this.confirmGone(current))) return true;
+      this.logger.info({ key: objKey, from: current, to: desired }, "sharding: member gone, reassigning");
+      return this.assign(tracked.ring, obj, desired);
+    }
+    // A live member holds it: ask it to let go (once); it removes the labels when it has.
+    if (!draining) await this.patch(tracked.ring.kind, obj, { [labels.drain]: "true" });
+    return false;
+  }
+
+  /** Labels the children, then the object, with `member` (clearing a drain label). */
+  private async assign(ring: RingKind, obj: KubeObject, member: string): Promise<boolean> {
+    await this.labelChildren(ring, obj, member);
+    const { labels } = this.options;
+    await this.patch(ring.kind, obj, { [labels.shard]: member, [labels.drain]: null });
+    return false;
+  }
+
+  private async labelChildren(ring: RingKind, owner: KubeObject, member: string): Promise<boolean> {
+    const set = this.childrenOf.get(`${kindId(ring.kind)}|${objectKey(owner)}`);
+    if (set === undefined) return false;
+    await Promise.all([...set].map((childKey) => this.labelChild(childKey, member)));
+    return false;
+  }
+
+  private async labelChild(childKey: string, member: string): Promise<void> {
+    const bar = childKey.indexOf("|");
+    const entry = this.children.get(childKey.slice(0, bar));
+    const child = entry?.informer.store.get(childKey.slice(bar + 1));
+    if (entry === undefined || child === undefined) return;
+    if (assignedMember(this.options.labels, child) === member) return;
+    await this.patch(entry.kind, child, { [this.options.labels.shard]: member });
+  }
+
+  /** A child seen: give it its owner's member (when the owner is assigned and not moving). */
+  private async assignChild(key: string): Promise<boolean> {
+    const childKey = key.slice(2);
+    const bar = childKey.indexOf("|");
+    const entry = this.children.get(childKey.slice(0, bar));
+    const child = entry?.informer.store.get(childKey.slice(bar + 1));
+    if (entry === undefined || child === undefined) return false;
+    for (const owner of entry.owners) {
+      const tracked = this.primaries.find((p) => p.ring === owner);
+      for (const parentKey of controllerOwnerKeys(owner.kind, child)) {
+        const parent = tracked?.informer.store.get(parentKey);
+        if (parent === undefined || isDraining(this.options.labels, parent)) continue;
+        const member = assignedMember(this.options.labels, parent);
+        if (member !== undefined) await this.labelChild(childKey, member);
+      }
+    }
+    return false;
+  }
+
+  /** Reads `member`'s Lease again: true when it is still not live (gone, released or expired). */
+  private async confirmGone(member: string): Promise<boolean> {
+    const name = memberLeaseName(this.options.labels.ring, member);
+    try {
+      const lease = await this.options.client.resource(LEASE_KIND, this.options.leaseNamespace).get(name);
+      this.live.observe(lease);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    return !this.live.isLive(member);
+  }
+
+  private async patch(kind: ResourceKind, obj: KubeObject, labelChanges: Record<string, string | null>): Promise<void> {
+    const name = obj.metadata?.name as string;
+    const namespace = kind.namespaced ? obj.metadata?.namespace : undefined;
+    const resourceVersion = obj.metadata?.resourceVersion;
+    try {
+      await this.options.client
+        .resource(kind, namespace)
+        .patch(name, { metadata: { resourceVersion, labels: labelChanges } }, { type: "merge" });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
