@@ -31,8 +31,8 @@ export {
   type OperatorOptions,
   type OperatorRequirements,
   type OperatorStartOptions,
-  operator,
   type OwnsOptions,
+  operator,
 } from "./operator.ts";
 export type { BookkeepingPoint, OperatorTestHooks } from "./processing.ts";
 export type { ProgressRecord, Purpose } from "./progress.ts";
