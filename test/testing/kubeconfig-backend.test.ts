@@ -230,6 +230,7 @@ describe("the kubeconfig backend", () => {
         serverOptions: false,
         garbageCollection: true,
         namespaceDeletion: true,
+        observedAccess: false,
         // Asked of the cluster: the server in the child process runs with --no-kubelet, so no Node.
         runningPods: false,
         reasons: { runningPods: "the cluster has no Node, so pods stay Pending" },
