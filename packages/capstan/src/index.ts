@@ -99,7 +99,7 @@ export {
   type RunOutcome,
 } from "./runtime/run-trace.ts";
 // Sharding an operator over its replicas (operator().start({ sharding }), capstan run --sharded).
-export { type ShardingConfig, ShardMembershipLostError } from "./runtime/sharding.ts";
+export type { ShardingConfig } from "./runtime/sharding.ts";
 export {
   type AdmissionContext,
   AdmissionDenied,
