@@ -94,6 +94,7 @@ import {
   writeAccessReport,
   writeAccessReportFromEnv,
 } from "./observed-access.ts";
+import { runSharded, type ShardedRun, type ShardedRunOptions } from "./sharded-run.ts";
 import {
   DEFAULT_WAIT_TIMEOUT,
   isEstablished,
@@ -354,6 +355,22 @@ export interface TestCluster {
    */
   run<O>(op: RunnableOperator<O>, options?: RunOptions & Partial<O>): Promise<RunningOperator>;
   /**
+   * Runs an operator as `replicas` (default 3) sharded replicas, each an operator `makeOperator`
+   * returns for its member name, started as `run` starts one, with `sharding` and
+   * `leaderElection` in the cluster's namespace (docs/runtime.md, "Sharding"). Resolves once every
+   * replica holds its member Lease; each can then be stopped alone and the others take its objects
+   * over. Webhooks are served by every replica behind one address (see sharded-run.ts).
+   *
+   * ```ts
+   * const sharded = await cluster.runSharded(() => myOperator(), { replicas: 3 });
+   * await sharded.replicas[0]?.stop();
+   * ```
+   */
+  runSharded<O>(
+    makeOperator: (member: string) => RunnableOperator<O>,
+    options?: ShardedRunOptions & RunOptions & Partial<O>,
+  ): Promise<ShardedRun>;
+  /**
    * The operators' clock (see {@link TestClusterOptions.clock}): a {@link ManualClock} with
    * `clock: "manual"`, else the system's.
    */
@@ -514,6 +531,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const extraClients: KubeClient[] = [];
   const logLevel = options.logLevel ?? process.env.CAPSTAN_TEST_LOG ?? "silent";
   const running = new Set<RunningOperator>();
+  const shardedRuns = new Set<ShardedRun>();
   /** The operator each running handle runs, for `whenIdle`. */
   const operators = new Map<RunningOperator, RunnableOperator<never>>();
   const clock: Clock =
@@ -668,6 +686,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      await Promise.all([...shardedRuns].map((r) => r.stop()));
       await Promise.all([...running].map((r) => r.stop()));
       await Promise.all([kubectl.stopAll(), capstan.stopAll()]);
       await Promise.all(extraClients.map((c) => c.close()));
@@ -737,6 +756,15 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       return embeddedServer("serverInternals");
     },
     run,
+    runSharded: async (makeOperator, options) => {
+      const sharded = await runSharded(
+        { client, namespace: backend.namespace, waitTimeout, run },
+        makeOperator,
+        options,
+      );
+      shardedRuns.add(sharded);
+      return sharded;
+    },
     clock,
     advance,
     whenIdle,
