@@ -31,7 +31,7 @@ import {
   removeWebhookConfigurations,
 } from "capstan/internal";
 import { memberLeaseName } from "capstan/runtime";
-import type { RunnableOperator, RunningOperator, RunOptions } from "./test-cluster.ts";
+import type { RunnableOperator, RunningOperator, RunOptions } from "./operator-run.ts";
 import { waitUntil } from "./wait-for.ts";
 import { startWebhookFront, type WebhookFront } from "./webhook-front.ts";
 
