@@ -56,6 +56,12 @@ export {
   type RbacReport,
 } from "./observed-access.ts";
 export {
+  type ShardedReplica,
+  type ShardedRun,
+  type ShardedRunOptions,
+  TEST_SHARDING_TIMINGS,
+} from "./sharded-run.ts";
+export {
   type ClusterIdleOptions,
   DEFAULT_CAPSTAN_TIMEOUT,
   REAL_CLUSTER_GARBAGE_COLLECTION_TIMEOUT,

@@ -57,7 +57,7 @@ import { setMaxListeners } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AdmissionWebhook, ConversionWebhook, Duration, KubeObject, ResourceKind } from "capstan";
+import type { Duration, KubeObject, ResourceKind } from "capstan";
 import { isAlreadyExists, type KubeClient, toMilliseconds } from "capstan";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
 import {
@@ -67,7 +67,7 @@ import {
   registerWebhookConfigurations,
   removeWebhookConfigurations,
 } from "capstan/internal";
-import { type Clock, systemClock, type WhenIdleOptions } from "capstan/runtime";
+import { type Clock, systemClock } from "capstan/runtime";
 import type { CustomResourceDefinition as CustomResourceDefinitionObject } from "kubernetes-types/apiextensions/v1.d.ts";
 import type { Logger } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
@@ -84,7 +84,7 @@ import type { TestBackend } from "./backends/test-backend.ts";
 import { type AuthenticatedUser, whoami } from "./backends/whoami.ts";
 import { type GeneratedRbac, generatedRbac } from "./generated-rbac.ts";
 import { commandRunner, type KubectlOptions, type KubectlResult, kubectlRunner } from "./kubectl.ts";
-import { type LogRecord, logCapture, waitForRecord } from "./log-capture.ts";
+import { logCapture, waitForRecord } from "./log-capture.ts";
 import { ManualClock } from "./manual-clock.ts";
 import {
   type ObservedAccessView,
@@ -94,6 +94,8 @@ import {
   writeAccessReport,
   writeAccessReportFromEnv,
 } from "./observed-access.ts";
+import type { RunnableOperator, RunningOperator, RunOptions } from "./operator-run.ts";
+import { runSharded, type ShardedRun, type ShardedRunOptions } from "./sharded-run.ts";
 import {
   DEFAULT_WAIT_TIMEOUT,
   isEstablished,
@@ -191,89 +193,7 @@ export interface TestClusterOptions {
   clock?: "manual" | Clock;
 }
 
-/**
- * What `run` needs of an operator: `operator()` objects fit. `requirements().crds` (when present)
- * names the CRDs `run` waits for before resolving.
- */
-export interface RunnableOperator<O = Record<string, unknown>> {
-  readonly name: string;
-  start(options: O & { client: KubeClient; signal: AbortSignal; logger: Logger }): Promise<void>;
-  requirements?(): { readonly crds: readonly { readonly crdName: string }[] };
-  /**
-   * Settles once the operator is past its own CRD registration (rejects with its start-up error);
-   * `operator()` objects have it. `run` waits for it when present.
-   */
-  readonly registered?: Promise<void>;
-  /**
-   * Its admission handlers (`op.on.validate`/`mutate`): `run` then serves them with a fresh
-   * certificate and registers their webhook configurations while the operator runs.
-   */
-  webhooks?(): readonly AdmissionWebhook[];
-  /**
-   * Its conversion webhooks (`op.convert`): `run` serves them as it serves admission handlers and
-   * has the operator register its CRDs with `conversion.strategy: Webhook` calling them.
-   */
-  conversions?(): readonly ConversionWebhook[];
-  /** The port its webhook server listens on, once started. */
-  readonly webhookPort?: number;
-  /**
-   * Resolves once it has nothing to do now (`operator()` objects have it: `Operator.whenIdle`);
-   * `cluster.whenIdle` and `cluster.advance` need it.
-   */
-  whenIdle?(options?: WhenIdleOptions): Promise<void>;
-  /** What keeps it from being idle right now (empty when nothing does). */
-  busy?(): readonly string[];
-}
-
-/**
- * Options of {@link TestCluster.run}. The operator's own start options (`namespaces`,
- * `leaderElection`, `gracefulShutdownTimeout`, ...) are accepted beside these.
- */
-export interface RunOptions {
-  /**
-   * Default: a pino logger at the cluster's log level whose records are also kept in
-   * {@link RunningOperator.logs}. A logger given here is used as is (and `logs` stays empty).
-   */
-  logger?: Logger;
-  /**
-   * The client the operator uses (default: the cluster's admin client), e.g. a ServiceAccount's
-   * from {@link TestCluster.serviceAccount} to test it under its RBAC rules. `run` still waits for
-   * the CRDs with the admin client.
-   */
-  client?: KubeClient;
-  /** Passed to the operator; `false` also skips waiting for the CRDs. */
-  registerCrds?: boolean;
-  /** How long `run` waits for the operator's CRDs to be served (default {@link DEFAULT_WAIT_TIMEOUT}). */
-  readyTimeout?: Duration;
-}
-
-/** An operator started with {@link TestCluster.run}. */
-export interface RunningOperator {
-  /** Stops the operator gracefully; resolves once it has stopped (even if it had failed). */
-  stop(): Promise<void>;
-  /** Settles when the operator stops: rejects with its error if it failed. */
-  readonly done: Promise<void>;
-  /**
-   * What the operator logged (debug and above, the newest `LOG_CAPTURE_LIMIT` records),
-   * whatever the cluster's log level: pino's JSON records (`level` as a number, `msg`, `err`, ...).
-   */
-  readonly logs: readonly LogRecord[];
-  /**
-   * Waits for a log record: one whose JSON contains `match`, or that satisfies it
-   * (`running.waitForLog((r) => r.err?.code === 403)`); resolves with the record.
-   */
-  waitForLog(match: string | ((record: LogRecord) => boolean), options?: WaitForOptions): Promise<LogRecord>;
-  /**
-   * For an operator with admission handlers started without `webhookServer` options: the PEM of
-   * the CA that signed its webhook server's certificate (made for this run; the server listens on
-   * 127.0.0.1, `op.webhookPort`). Its Validating/MutatingWebhookConfigurations
-   * (`<operator>-validating`, `<operator>-mutating`, by URL) are registered while it runs. An
-   * operator with conversions (`op.convert`) registers its CRDs calling its conversion webhooks by
-   * URL; they stay so after it stops, so reading a converted version then fails as on a cluster
-   * whose conversion webhook is down.
-   */
-  readonly webhookCa?: string;
-}
+export type { RunnableOperator, RunningOperator, RunOptions } from "./operator-run.ts";
 
 /** A ServiceAccount of the cluster and the credentials to act as it. */
 export interface ServiceAccountIdentity {
@@ -353,6 +273,22 @@ export interface TestCluster {
    * the CRDs the operator registers are served; rejects if the operator fails before that.
    */
   run<O>(op: RunnableOperator<O>, options?: RunOptions & Partial<O>): Promise<RunningOperator>;
+  /**
+   * Runs an operator as `replicas` (default 3) sharded replicas, each an operator `makeOperator`
+   * returns for its member name, started as `run` starts one, with `sharding` and
+   * `leaderElection` in the cluster's namespace (docs/runtime.md, "Sharding"). Resolves once every
+   * replica holds its member Lease; each can then be stopped alone and the others take its objects
+   * over. Webhooks are served by every replica behind one address (see sharded-run.ts).
+   *
+   * ```ts
+   * const sharded = await cluster.runSharded(() => myOperator(), { replicas: 3 });
+   * await sharded.replicas[0]?.stop();
+   * ```
+   */
+  runSharded<O>(
+    makeOperator: (member: string) => RunnableOperator<O>,
+    options?: ShardedRunOptions & RunOptions & Partial<O>,
+  ): Promise<ShardedRun>;
   /**
    * The operators' clock (see {@link TestClusterOptions.clock}): a {@link ManualClock} with
    * `clock: "manual"`, else the system's.
@@ -514,6 +450,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const extraClients: KubeClient[] = [];
   const logLevel = options.logLevel ?? process.env.CAPSTAN_TEST_LOG ?? "silent";
   const running = new Set<RunningOperator>();
+  const shardedRuns = new Set<ShardedRun>();
   /** The operator each running handle runs, for `whenIdle`. */
   const operators = new Map<RunningOperator, RunnableOperator<never>>();
   const clock: Clock =
@@ -668,6 +605,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      await Promise.all([...shardedRuns].map((r) => r.stop()));
       await Promise.all([...running].map((r) => r.stop()));
       await Promise.all([kubectl.stopAll(), capstan.stopAll()]);
       await Promise.all(extraClients.map((c) => c.close()));
@@ -737,6 +675,15 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       return embeddedServer("serverInternals");
     },
     run,
+    runSharded: async (makeOperator, options) => {
+      const sharded = await runSharded(
+        { client, namespace: backend.namespace, waitTimeout, run },
+        makeOperator,
+        options,
+      );
+      shardedRuns.add(sharded);
+      return sharded;
+    },
     clock,
     advance,
     whenIdle,
