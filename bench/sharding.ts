@@ -39,6 +39,7 @@ import { HashRing, shardLabels } from "capstan/runtime";
 import { type Cluster, NAMESPACE, type Operator, startCluster } from "./chaos-cluster.ts";
 import { readMarks } from "./chaos-marks.ts";
 import { type ChaosItemObject, itemNames, type State, Workload } from "./chaos-workload.ts";
+import { freePort } from "./child-processes.ts";
 
 function positive(name: string, fallback: number, min = 1): number {
   const text = process.env[name];
@@ -67,6 +68,8 @@ function round(n: number, digits = 1): number {
 interface Replica {
   readonly member: string;
   readonly op: Operator;
+  /** Its `--metrics-port`. */
+  readonly metricsPort: number;
 }
 
 /** A field of /proc/<pid>/status in MB (VmHWM: peak RSS since the last reset; VmRSS: now). */
@@ -82,8 +85,48 @@ function resetPeak(pid: number): void {
 }
 
 async function startReplica(cluster: Cluster, member: string): Promise<Replica> {
-  const op = await cluster.startOperator({ args: ["--sharded", "--shard-member", member] });
-  return { member, op };
+  const metricsPort = await freePort();
+  const args = ["--sharded", "--shard-member", member, "--metrics-port", String(metricsPort)];
+  const op = await cluster.startOperator({ args });
+  return { member, op, metricsPort };
+}
+
+/** The samples of `name` in a replica's `/metrics`, as [labels, value]. */
+async function samples(replica: Replica, name: string): Promise<[Record<string, string>, number][]> {
+  const res = await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  const found: [Record<string, string>, number][] = [];
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, "gm"))) {
+    const labels = Object.fromEntries([...(m[1] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    found.push([labels as Record<string, string>, Number(m[2])]);
+  }
+  return found;
+}
+
+/** What the replicas' sharding metrics say (docs/runtime.md, "Metrics" of "Sharding"). */
+async function shardMetrics(replicas: readonly Replica[]): Promise<{
+  handovers: number[];
+  coordinator: string | null;
+  coordinatorObjects: Record<string, number> | null;
+  coordinatorRebalanceMs: number | null;
+}> {
+  const handovers: number[] = [];
+  let coordinator: string | null = null;
+  let coordinatorObjects: Record<string, number> | null = null;
+  let coordinatorRebalanceMs: number | null = null;
+  for (const r of replicas) {
+    const handed = await samples(r, "capstan_shard_handovers_total");
+    handovers.push(handed.reduce((sum, [, v]) => sum + v, 0));
+    const members = await samples(r, "capstan_shard_members");
+    if ((members[0]?.[1] ?? 0) === 0) continue; // not the coordinator
+    coordinator = r.member;
+    coordinatorObjects = Object.fromEntries(
+      (await samples(r, "capstan_shard_objects")).map(([labels, v]) => [labels["member"] ?? "", v]),
+    );
+    const rebalance = await samples(r, "capstan_shard_rebalance_seconds");
+    coordinatorRebalanceMs = rebalance[0] === undefined ? null : Math.round(rebalance[0][1] * 1000);
+  }
+  return { handovers, coordinator, coordinatorObjects, coordinatorRebalanceMs };
 }
 
 // --- placement ----------------------------------------------------------------------------------
@@ -151,6 +194,10 @@ interface PhaseLine {
   cached_objects: number[];
   peak_rss_mb: number[];
   rss_mb: number[];
+  handovers: number[];
+  coordinator: string | null;
+  coordinator_objects: Record<string, number> | null;
+  coordinator_rebalance_ms: number | null;
   operations: number;
   objects_per_s: number | null;
   rebalance_ms: number | null;
@@ -181,6 +228,7 @@ async function run(): Promise<boolean> {
       const settled = await settle(work, items, live());
       const end = settled.at;
       ok &&= end !== null;
+      const metrics = await shardMetrics(replicas);
       const line: PhaseLine = {
         phase: name,
         replicas: replicas.length,
@@ -188,6 +236,10 @@ async function run(): Promise<boolean> {
         cached_objects: live().map((m) => settled.placement.perMember.get(m) ?? 0),
         peak_rss_mb: replicas.map((r) => statusMb(r.op.proc.pid, "VmHWM")),
         rss_mb: replicas.map((r) => statusMb(r.op.proc.pid, "VmRSS")),
+        handovers: metrics.handovers,
+        coordinator: metrics.coordinator,
+        coordinator_objects: metrics.coordinatorObjects,
+        coordinator_rebalance_ms: metrics.coordinatorRebalanceMs,
         operations,
         objects_per_s: end === null || operations === 0 ? null : round((operations / (end - t0)) * 1000),
         rebalance_ms: end === null || changedAt === null ? null : end - changedAt,
