@@ -52,7 +52,7 @@ const OBJECTS = positive("BENCH_OBJECTS", 10_000, 10);
 const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 900) * 1000;
 /** The ring: the chaos operator's name (`operator({ name: "chaos" })`). */
 const LABELS = shardLabels("chaos");
-const POLL_MS = 250;
+const POLL_MS = 500;
 
 function log(message: string): void {
   process.stderr.write(`[sharding] ${message}\n`);
@@ -73,21 +73,40 @@ interface Replica {
 }
 
 /** A field of /proc/<pid>/status in MB (VmHWM: peak RSS since the last reset; VmRSS: now). */
-function statusMb(pid: number, field: "VmHWM" | "VmRSS"): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
-  return round(Number(m[1]) / 1024);
+function statusMb(pid: number, field: "VmHWM" | "VmRSS"): number | null {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return null; // the process is gone
+  }
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
+  return m ? round(Number(m[1]) / 1024) : null;
 }
 
 /** Resets a process's VmHWM to its current RSS (`echo 5 > /proc/<pid>/clear_refs`), so a phase's peak is its own. */
 function resetPeak(pid: number): void {
-  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  } catch {
+    // the process is gone: the phase reports it
+  }
 }
+
+/** Replicas the benchmark stops or kills (by pid): any other exit is a failure. */
+const meantToExit = new Set<number>();
+/** Replicas that exited on their own, with their last output. */
+const crashed: string[] = [];
 
 async function startReplica(cluster: Cluster, member: string): Promise<Replica> {
   const metricsPort = await freePort();
   const args = ["--sharded", "--shard-member", member, "--metrics-port", String(metricsPort)];
   const op = await cluster.startOperator({ args });
+  op.proc.died(`${member} to keep running`).catch((err: Error) => {
+    if (meantToExit.has(op.proc.pid)) return;
+    crashed.push(member);
+    log(`replica ${member} exited on its own: ${err.message}`);
+  });
   return { member, op, metricsPort };
 }
 
@@ -169,17 +188,20 @@ async function settle(
   const deadline = Date.now() + TIMEOUT_MS;
   let at: number | null = null;
   for (;;) {
-    const [state, where] = await Promise.all([work.state(false), placement(items, live)]);
-    if (state.converged === work.expected.size && where.misplaced === 0) {
+    // One list per poll while objects are misplaced: the driver's reads load the server it measures.
+    const where = await placement(items, live);
+    const state = where.misplaced === 0 ? await work.state(false) : undefined;
+    if (state !== undefined && state.converged === work.expected.size) {
       at ??= Date.now();
       const full = await work.state(true);
       if (full.converged === work.expected.size && full.orphans === 0) return { at, state: full, placement: where };
     } else {
       at = null;
     }
-    if (Date.now() > deadline) {
-      log(`not settled: ${state.converged}/${work.expected.size} converged, ${where.misplaced} misplaced`);
-      return { at: null, state, placement: where };
+    if (Date.now() > deadline || crashed.length > 0) {
+      const last = state ?? (await work.state(false));
+      log(`not settled: ${last.converged}/${work.expected.size} converged, ${where.misplaced} misplaced`);
+      return { at: null, state: last, placement: where };
     }
     await sleep(POLL_MS);
   }
@@ -192,8 +214,8 @@ interface PhaseLine {
   replicas: number;
   members: string[];
   cached_objects: number[];
-  peak_rss_mb: number[];
-  rss_mb: number[];
+  peak_rss_mb: (number | null)[];
+  rss_mb: (number | null)[];
   handovers: number[];
   coordinator: string | null;
   coordinator_objects: Record<string, number> | null;
@@ -207,10 +229,10 @@ interface PhaseLine {
 
 async function run(): Promise<boolean> {
   const cluster = await startCluster({ persistent: false });
+  const replicas: Replica[] = [];
   try {
     const work = new Workload(cluster.client, cluster.ChaosItem);
     const items = cluster.client.resource(cluster.ChaosItem, NAMESPACE) as unknown as ResourceClient<ChaosItemObject>;
-    const replicas: Replica[] = [];
     const deaths = new Map<number, number>();
     let ok = true;
     const live = () => replicas.map((r) => r.member);
@@ -228,7 +250,7 @@ async function run(): Promise<boolean> {
       const settled = await settle(work, items, live());
       const end = settled.at;
       ok &&= end !== null;
-      const metrics = await shardMetrics(replicas);
+      const metrics = await shardMetrics(replicas.filter((r) => !r.op.proc.gone));
       const line: PhaseLine = {
         phase: name,
         replicas: replicas.length,
@@ -249,6 +271,10 @@ async function run(): Promise<boolean> {
       log(
         `${name}: ${JSON.stringify(line.cached_objects)} objects per member, settled in ${end === null ? "-" : end - t0} ms`,
       );
+      if (crashed.length > 0) {
+        process.stdout.write(`${JSON.stringify(line)}\n`);
+        throw new Error(`replicas exited on their own during ${name}: ${crashed.join(", ")}`);
+      }
       return line;
     };
     const emit = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
@@ -311,6 +337,7 @@ async function run(): Promise<boolean> {
         async () => {
           await work.waitFor((s) => s.gone >= doomed.length / 4, TIMEOUT_MS, POLL_MS);
           const victim = replicas.pop() as Replica;
+          meantToExit.add(victim.op.proc.pid);
           const at = await victim.op.proc.kill9();
           deaths.set(victim.op.proc.pid, at);
           log(`kill: ${victim.member} (pid ${victim.op.proc.pid}) killed with SIGKILL`);
@@ -329,6 +356,7 @@ async function run(): Promise<boolean> {
         "scale-2-down",
         async () => {
           const leaving = replicas.pop() as Replica;
+          meantToExit.add(leaving.op.proc.pid);
           const at = Date.now();
           await leaving.op.proc.stop();
           return at;
@@ -359,6 +387,7 @@ async function run(): Promise<boolean> {
     });
     return clean && marks.duplicateChildren === 0;
   } finally {
+    for (const r of replicas) meantToExit.add(r.op.proc.pid);
     await cluster.stop();
   }
 }
