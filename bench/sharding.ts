@@ -340,7 +340,7 @@ async function run(): Promise<boolean> {
           meantToExit.add(victim.op.proc.pid);
           const at = await victim.op.proc.kill9();
           deaths.set(victim.op.proc.pid, at);
-          log(`kill: ${victim.member} (pid ${victim.op.proc.pid}) killed with SIGKILL`);
+          log(`kill: ${victim.member} (pid ${victim.op.proc.pid}) killed with SIGKILL, seen dead at ${at}`);
           return at;
         },
         async () => {
