@@ -48,6 +48,8 @@ export interface OperatorOptions {
   workers?: number;
   /** Extra environment of the operator process. */
   env?: Record<string, string>;
+  /** Extra `capstan run` flags (e.g. `--sharded --shard-member r1`). */
+  args?: string[];
 }
 
 /** An operator replica (`capstan run`). */
@@ -106,6 +108,7 @@ export async function startCluster(options: { persistent: boolean }): Promise<Cl
       args.push("--health-port", String(healthPort), "--log-format", "json", "--no-crd-registration");
       if (opts.leaderElect) args.push("--leader-elect");
       if (opts.workers !== undefined) args.push("--max-concurrent-reconciles", String(opts.workers));
+      if (opts.args !== undefined) args.push(...opts.args);
       const proc = launch("capstan run operator.js", args, { cwd: dir, env: { CHAOS_MARKS: marks, ...opts.env } });
       operators.push(proc);
       const readyzUrl = `http://127.0.0.1:${healthPort}/readyz`;

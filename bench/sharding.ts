@@ -1,0 +1,403 @@
+/**
+ * Sharding benchmark (issue 28): one operator, several active replicas, each reconciling and caching
+ * only its share of the objects, measured while replicas join, leave and die.
+ *
+ *   BENCH_OBJECTS=2000 npm run bench:sharding
+ *
+ * (that is `npm run build && node --conditions=capstan-source --import tsx bench/sharding.ts`: the API
+ * server is the built `capstan apiserver`, each replica the built `capstan run --sharded --shard-member
+ * r<i>`, each a child process on loopback so that it can be killed with SIGKILL.) One JSON line per
+ * phase and a last summary line on stdout, progress on stderr; every child process and temporary
+ * folder is gone when it exits. docs/runtime.md ("Sharding") says what each field means.
+ *
+ * The operator is bench:chaos's (bench/chaos-operator.ts): per ChaosItem a child ConfigMap, a
+ * finalizer and `status.observedGen`, with start/end marks of every reconcile in one file shared by
+ * all replicas (bench/chaos-marks.ts reads them), so a key reconciled by two replicas at once, or a
+ * child created twice, shows.
+ *
+ * Phases, N = BENCH_OBJECTS (default 10,000):
+ * - `scale-1`: replica r0 alone; N objects created.
+ * - `scale-2`: r1 joins while a third of the objects are updated.
+ * - `scale-4`: r2 and r3 join while N/5 more objects are created.
+ * - `kill`: r3 is killed with SIGKILL while a third of the first N objects are being deleted (their
+ *   finalizer holds them until a replica deletes the child): 3 replicas left.
+ * - `scale-2-down`: r2 is stopped (SIGTERM: it drains and releases its Lease) while another third
+ *   is updated: 2 replicas left.
+ * Each phase ends when every object the driver expects is in its expected state (finalizer, status,
+ * child; deleted ones gone) and every live object carries the shard label of the member the hash
+ * ring of the live members chooses, without a drain label.
+ *
+ * Environment: BENCH_OBJECTS (default 10000), BENCH_TIMEOUT_S (default 900: a phase not converged by
+ * then is reported with converged: false and the benchmark exits 1).
+ */
+
+import { readFileSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { ResourceClient } from "capstan";
+import { HashRing, shardLabels } from "capstan/runtime";
+import { type Cluster, NAMESPACE, type Operator, startCluster } from "./chaos-cluster.ts";
+import { readMarks } from "./chaos-marks.ts";
+import { type ChaosItemObject, itemNames, type State, Workload } from "./chaos-workload.ts";
+import { freePort } from "./child-processes.ts";
+
+function positive(name: string, fallback: number, min = 1): number {
+  const text = process.env[name];
+  const n = text === undefined || text === "" ? fallback : Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${text}"`);
+  return n;
+}
+
+const OBJECTS = positive("BENCH_OBJECTS", 10_000, 10);
+const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 900) * 1000;
+/** The ring: the chaos operator's name (`operator({ name: "chaos" })`). */
+const LABELS = shardLabels("chaos");
+const POLL_MS = 500;
+
+function log(message: string): void {
+  process.stderr.write(`[sharding] ${message}\n`);
+}
+
+function round(n: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+// --- replicas -----------------------------------------------------------------------------------
+
+interface Replica {
+  readonly member: string;
+  readonly op: Operator;
+  /** Its `--metrics-port`. */
+  readonly metricsPort: number;
+}
+
+/** A field of /proc/<pid>/status in MB (VmHWM: peak RSS since the last reset; VmRSS: now). */
+function statusMb(pid: number, field: "VmHWM" | "VmRSS"): number | null {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return null; // the process is gone
+  }
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
+  return m ? round(Number(m[1]) / 1024) : null;
+}
+
+/** Resets a process's VmHWM to its current RSS (`echo 5 > /proc/<pid>/clear_refs`), so a phase's peak is its own. */
+function resetPeak(pid: number): void {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  } catch {
+    // the process is gone: the phase reports it
+  }
+}
+
+/** Replicas the benchmark stops or kills (by pid): any other exit is a failure. */
+const meantToExit = new Set<number>();
+/** Replicas that exited on their own, with their last output. */
+const crashed: string[] = [];
+
+async function startReplica(cluster: Cluster, member: string): Promise<Replica> {
+  const metricsPort = await freePort();
+  const args = ["--sharded", "--shard-member", member, "--metrics-port", String(metricsPort)];
+  const op = await cluster.startOperator({ args });
+  op.proc.died(`${member} to keep running`).catch((err: Error) => {
+    if (meantToExit.has(op.proc.pid)) return;
+    crashed.push(member);
+    log(`replica ${member} exited on its own: ${err.message}`);
+  });
+  return { member, op, metricsPort };
+}
+
+/** The samples of `name` in a replica's `/metrics`, as [labels, value]. */
+async function samples(replica: Replica, name: string): Promise<[Record<string, string>, number][]> {
+  const res = await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  const found: [Record<string, string>, number][] = [];
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, "gm"))) {
+    const labels = Object.fromEntries([...(m[1] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    found.push([labels as Record<string, string>, Number(m[2])]);
+  }
+  return found;
+}
+
+/** What the replicas' sharding metrics say (docs/runtime.md, "Metrics" of "Sharding"). */
+async function shardMetrics(replicas: readonly Replica[]): Promise<{
+  handovers: number[];
+  coordinator: string | null;
+  coordinatorObjects: Record<string, number> | null;
+  coordinatorRebalanceMs: number | null;
+}> {
+  const handovers: number[] = [];
+  let coordinator: string | null = null;
+  let coordinatorObjects: Record<string, number> | null = null;
+  let coordinatorRebalanceMs: number | null = null;
+  for (const r of replicas) {
+    const handed = await samples(r, "capstan_shard_handovers_total");
+    handovers.push(handed.reduce((sum, [, v]) => sum + v, 0));
+    const members = await samples(r, "capstan_shard_members");
+    if ((members[0]?.[1] ?? 0) === 0) continue; // not the coordinator
+    coordinator = r.member;
+    coordinatorObjects = Object.fromEntries(
+      (await samples(r, "capstan_shard_objects")).map(([labels, v]) => [labels["member"] ?? "", v]),
+    );
+    const rebalance = await samples(r, "capstan_shard_rebalance_seconds");
+    coordinatorRebalanceMs = rebalance[0] === undefined ? null : Math.round(rebalance[0][1] * 1000);
+  }
+  return { handovers, coordinator, coordinatorObjects, coordinatorRebalanceMs };
+}
+
+// --- placement ----------------------------------------------------------------------------------
+
+/** Where the live objects are, judged against the ring of the live members. */
+interface Placement {
+  /** Objects labelled for each member (the objects its informer selects), by member name. */
+  perMember: Map<string, number>;
+  /** Objects unassigned, draining, or labelled for another member than the ring's choice. */
+  misplaced: number;
+}
+
+async function placement(items: ResourceClient<ChaosItemObject>, live: readonly string[]): Promise<Placement> {
+  const ring = new HashRing(live);
+  const perMember = new Map(live.map((m) => [m, 0]));
+  let misplaced = 0;
+  for (const item of (await items.list()).items) {
+    const member = item.metadata?.labels?.[LABELS.shard];
+    if (member !== undefined) perMember.set(member, (perMember.get(member) ?? 0) + 1);
+    const want = ring.memberFor({
+      group: "chaos.capstan.dev",
+      kind: "ChaosItem",
+      namespace: NAMESPACE,
+      name: item.metadata?.name ?? "",
+    });
+    if (member !== want || item.metadata?.labels?.[LABELS.drain] !== undefined) misplaced++;
+  }
+  return { perMember, misplaced };
+}
+
+/**
+ * Polls until every expected object converged and sits on the ring's choice of the live members;
+ * resolves with the time (Date.now()) it first saw so (null on timeout), then checks the children too.
+ */
+async function settle(
+  work: Workload,
+  items: ResourceClient<ChaosItemObject>,
+  live: readonly string[],
+): Promise<{ at: number | null; state: State; placement: Placement }> {
+  const deadline = Date.now() + TIMEOUT_MS;
+  let at: number | null = null;
+  for (;;) {
+    // One list per poll while objects are misplaced: the driver's reads load the server it measures.
+    const where = await placement(items, live);
+    const state = where.misplaced === 0 ? await work.state(false) : undefined;
+    if (state !== undefined && state.converged === work.expected.size) {
+      at ??= Date.now();
+      const full = await work.state(true);
+      if (full.converged === work.expected.size && full.orphans === 0) return { at, state: full, placement: where };
+    } else {
+      at = null;
+    }
+    if (Date.now() > deadline || crashed.length > 0) {
+      const last = state ?? (await work.state(false));
+      log(`not settled: ${last.converged}/${work.expected.size} converged, ${where.misplaced} misplaced`);
+      return { at: null, state: last, placement: where };
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+// --- the run ------------------------------------------------------------------------------------
+
+interface PhaseLine {
+  phase: string;
+  replicas: number;
+  members: string[];
+  cached_objects: number[];
+  peak_rss_mb: (number | null)[];
+  rss_mb: (number | null)[];
+  handovers: number[];
+  coordinator: string | null;
+  coordinator_objects: Record<string, number> | null;
+  coordinator_rebalance_ms: number | null;
+  operations: number;
+  objects_per_s: number | null;
+  rebalance_ms: number | null;
+  converged: boolean;
+  load_1m: number;
+}
+
+async function run(): Promise<boolean> {
+  const cluster = await startCluster({ persistent: false });
+  const replicas: Replica[] = [];
+  try {
+    const work = new Workload(cluster.client, cluster.ChaosItem);
+    const items = cluster.client.resource(cluster.ChaosItem, NAMESPACE) as unknown as ResourceClient<ChaosItemObject>;
+    const deaths = new Map<number, number>();
+    let ok = true;
+    const live = () => replicas.map((r) => r.member);
+
+    /** Runs one phase: `change` (membership) and `load` (writes) together, then waits until settled. */
+    const phase = async (
+      name: string,
+      /** Changes membership; resolves with when it took effect, or null for no change. */
+      change: () => Promise<number | null>,
+      load: () => Promise<number>,
+    ): Promise<PhaseLine> => {
+      for (const r of replicas) resetPeak(r.op.proc.pid);
+      const t0 = Date.now();
+      const [changedAt, operations] = await Promise.all([change(), load()]);
+      const settled = await settle(work, items, live());
+      const end = settled.at;
+      ok &&= end !== null;
+      const metrics = await shardMetrics(replicas.filter((r) => !r.op.proc.gone));
+      const line: PhaseLine = {
+        phase: name,
+        replicas: replicas.length,
+        members: live(),
+        cached_objects: live().map((m) => settled.placement.perMember.get(m) ?? 0),
+        peak_rss_mb: replicas.map((r) => statusMb(r.op.proc.pid, "VmHWM")),
+        rss_mb: replicas.map((r) => statusMb(r.op.proc.pid, "VmRSS")),
+        handovers: metrics.handovers,
+        coordinator: metrics.coordinator,
+        coordinator_objects: metrics.coordinatorObjects,
+        coordinator_rebalance_ms: metrics.coordinatorRebalanceMs,
+        operations,
+        objects_per_s: end === null || operations === 0 ? null : round((operations / (end - t0)) * 1000),
+        rebalance_ms: end === null || changedAt === null ? null : end - changedAt,
+        converged: end !== null,
+        load_1m: round(loadavg()[0] ?? 0),
+      };
+      log(
+        `${name}: ${JSON.stringify(line.cached_objects)} objects per member, settled in ${end === null ? "-" : end - t0} ms`,
+      );
+      if (crashed.length > 0) {
+        process.stdout.write(`${JSON.stringify(line)}\n`);
+        throw new Error(`replicas exited on their own during ${name}: ${crashed.join(", ")}`);
+      }
+      return line;
+    };
+    const emit = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+    const first = itemNames(OBJECTS);
+    const more = itemNames(Math.floor(OBJECTS / 5), OBJECTS);
+    const third = (k: number) => first.filter((_, i) => i % 3 === k);
+
+    // scale-1: r0 alone, measured idle first (no object yet), then N objects created.
+    replicas.push(await startReplica(cluster, "r0"));
+    const idleRssMb = statusMb(replicas[0]?.op.proc.pid ?? 0, "VmRSS");
+    log(`r0 idle: ${idleRssMb} MB RSS`);
+    emit({
+      ...(await phase(
+        "scale-1",
+        async () => null,
+        async () => {
+          await work.create(first);
+          return first.length;
+        },
+      )),
+      idle_rss_mb: idleRssMb,
+    });
+
+    // scale-2: r1 joins while a third is updated.
+    emit(
+      await phase(
+        "scale-2",
+        async () => {
+          replicas.push(await startReplica(cluster, "r1"));
+          return Date.now();
+        },
+        async () => {
+          await work.bump(third(0));
+          return third(0).length;
+        },
+      ),
+    );
+
+    // scale-4: r2 and r3 join while N/5 more objects are created.
+    emit(
+      await phase(
+        "scale-4",
+        async () => {
+          replicas.push(...(await Promise.all([startReplica(cluster, "r2"), startReplica(cluster, "r3")])));
+          return Date.now();
+        },
+        async () => {
+          await work.create(more);
+          return more.length;
+        },
+      ),
+    );
+
+    // kill: r3 SIGKILLed once a quarter of a third's deletions went through.
+    const doomed = third(2);
+    emit(
+      await phase(
+        "kill",
+        async () => {
+          await work.waitFor((s) => s.gone >= doomed.length / 4, TIMEOUT_MS, POLL_MS);
+          const victim = replicas.pop() as Replica;
+          meantToExit.add(victim.op.proc.pid);
+          const at = await victim.op.proc.kill9();
+          deaths.set(victim.op.proc.pid, at);
+          log(`kill: ${victim.member} (pid ${victim.op.proc.pid}) killed with SIGKILL, seen dead at ${at}`);
+          return at;
+        },
+        async () => {
+          await work.delete(doomed);
+          return doomed.length;
+        },
+      ),
+    );
+
+    // scale-2-down: r2 stopped gracefully while another third is updated.
+    emit(
+      await phase(
+        "scale-2-down",
+        async () => {
+          const leaving = replicas.pop() as Replica;
+          meantToExit.add(leaving.op.proc.pid);
+          const at = Date.now();
+          await leaving.op.proc.stop();
+          return at;
+        },
+        async () => {
+          await work.bump(third(1));
+          return third(1).length;
+        },
+      ),
+    );
+
+    const final = await work.state(true);
+    const marks = readMarks(cluster.marks, deaths);
+    const clean =
+      ok && final.lost === 0 && final.pendingFinalizers === 0 && final.orphans === 0 && marks.maxConcurrentPerKey <= 1;
+    emit({
+      scenario: "sharding",
+      total: work.expected.size,
+      converged: ok,
+      lost: final.lost,
+      duplicates: marks.duplicateChildren,
+      leaked_finalizers: final.pendingFinalizers,
+      orphans: final.orphans,
+      max_concurrent_per_key: marks.maxConcurrentPerKey,
+      reconciles: marks.reconciles,
+      reconcile_errors: marks.errors,
+      load_1m: round(loadavg()[0] ?? 0),
+    });
+    return clean && marks.duplicateChildren === 0;
+  } finally {
+    for (const r of replicas) meantToExit.add(r.op.proc.pid);
+    await cluster.stop();
+  }
+}
+
+const started = performance.now();
+try {
+  log(`BENCH_OBJECTS=${OBJECTS}`);
+  if (!(await run())) process.exitCode = 1;
+  log(`done in ${Math.round((performance.now() - started) / 1000)} s`);
+} catch (err) {
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exitCode = 1;
+}
