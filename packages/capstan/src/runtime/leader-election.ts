@@ -416,13 +416,7 @@ export class LeaderElector {
   private observe(lease: Lease, now: number): void {
     this.lease = lease;
     const spec = lease.spec ?? {};
-    const record = JSON.stringify([
-      spec.holderIdentity ?? "",
-      spec.leaseDurationSeconds,
-      spec.acquireTime,
-      spec.renewTime,
-      spec.leaseTransitions,
-    ]);
+    const record = leaseRecord(lease);
     if (record !== this.observedRecord) {
       this.observedRecord = record;
       this.observedAt = now;
@@ -444,4 +438,19 @@ export class LeaderElector {
 function abortedAsFalse(signal: AbortSignal): Promise<false> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(false), { once: true }));
+}
+
+/**
+ * What identifies one renewal of a Lease, as client-go's observedRecord does: a watcher restarts
+ * the Lease's expiry clock (on its own clock, never the holder's timestamps) only when this changes.
+ */
+export function leaseRecord(lease: Lease): string {
+  const spec = lease.spec ?? {};
+  return JSON.stringify([
+    spec.holderIdentity ?? "",
+    spec.leaseDurationSeconds,
+    spec.acquireTime,
+    spec.renewTime,
+    spec.leaseTransitions,
+  ]);
 }

@@ -35,7 +35,7 @@ import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { Clock } from "./clock.ts";
 import type { Duration } from "./duration.ts";
 import type { ActivityTracker } from "./idleness.ts";
-import { LeaderElector, type LeaseApi, leaderElectionTimings } from "./leader-election.ts";
+import { LeaderElector, type LeaseApi, leaderElectionTimings, leaseRecord } from "./leader-election.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";
 import { RING_LEASE_LABEL } from "./shard-labels.ts";
 
@@ -182,13 +182,7 @@ export class LiveMembers {
     const name = lease.metadata?.name;
     if (name === undefined) return;
     const spec = lease.spec ?? {};
-    const record = JSON.stringify([
-      spec.holderIdentity ?? "",
-      spec.leaseDurationSeconds,
-      spec.acquireTime,
-      spec.renewTime,
-      spec.leaseTransitions,
-    ]);
+    const record = leaseRecord(lease);
     const known = this.leases.get(name);
     if (known === undefined || known.record !== record) {
       this.leases.set(name, {
