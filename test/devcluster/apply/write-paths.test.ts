@@ -73,7 +73,8 @@ describe("managedFields of non-apply writes", () => {
     const entries: Doc[] = strategic.body.metadata.managedFields;
     expect(entries.map((e) => e.manager).sort()).toEqual(["creator", "jsoner", "merger", "strategist", "updater"]);
     const byRule = [...entries].sort(
-      (a, b) => a.operation.localeCompare(b.operation) || a.time.localeCompare(b.time) || a.manager.localeCompare(b.manager),
+      (a, b) =>
+        a.operation.localeCompare(b.operation) || a.time.localeCompare(b.time) || a.manager.localeCompare(b.manager),
     );
     expect(entries.map((e) => e.manager)).toEqual(byRule.map((e) => e.manager));
   });
