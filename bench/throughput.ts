@@ -75,7 +75,7 @@
  * Goals (issue 14, "Throughput"), at N = 3,000: reconcile >= 0.95 of the ceiling, handlers >= 0.85,
  * writes_per_object 2 for both styles, and p99 < 200 ms paced at 50 objects/s.
  */
-import { readFileSync } from "node:fs";
+import { accessSync, constants, readFileSync } from "node:fs";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,7 +89,7 @@ import { ensureCrds } from "capstan/runtime";
 import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
 import { freePort, launch, type Proc, removeAtExit } from "./child-processes.ts";
 
-type Style = "ceiling" | "reconcile" | "handlers";
+type Style = "ceiling" | "reconcile" | "handlers" | "clientgo";
 type Mode = "burst" | "paced";
 
 function positive(name: string, fallback: number, min = 1): number {
@@ -104,13 +104,29 @@ const SIZES = (process.env.BENCH_OBJECTS || "1000,3000").split(",").map((s) => {
   if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_OBJECTS: "${s}" is not a positive integer`);
   return n;
 });
-const STYLES = (process.env.BENCH_STYLES || "ceiling,reconcile,handlers").split(",").map((s) => {
+/** The client-go controller's binary (DEVELOPERS.md says how to build it), or undefined. */
+const CLIENTGO_BIN = process.env.BENCH_CLIENTGO_BIN || undefined;
+const DEFAULT_STYLES = `ceiling,reconcile,handlers${CLIENTGO_BIN === undefined ? "" : ",clientgo"}`;
+const STYLES = (process.env.BENCH_STYLES || DEFAULT_STYLES).split(",").map((s) => {
   const style = s.trim();
-  if (style !== "ceiling" && style !== "reconcile" && style !== "handlers") {
-    throw new Error(`BENCH_STYLES: unknown style "${style}" (ceiling, reconcile, handlers)`);
+  if (style !== "ceiling" && style !== "reconcile" && style !== "handlers" && style !== "clientgo") {
+    throw new Error(`BENCH_STYLES: unknown style "${style}" (ceiling, reconcile, handlers, clientgo)`);
   }
   return style as Style;
 });
+if (STYLES.includes("clientgo")) {
+  if (CLIENTGO_BIN === undefined) {
+    throw new Error(
+      "BENCH_STYLES names clientgo but BENCH_CLIENTGO_BIN is unset: build the client-go controller " +
+        '(DEVELOPERS.md, "A client-go controller to compare with") and set BENCH_CLIENTGO_BIN to its binary',
+    );
+  }
+  try {
+    accessSync(CLIENTGO_BIN, constants.X_OK);
+  } catch {
+    throw new Error(`BENCH_CLIENTGO_BIN: ${CLIENTGO_BIN} is not an executable file`);
+  }
+}
 const CONCURRENCY = positive("BENCH_CONCURRENCY", 32);
 const WORKERS = process.env.BENCH_WORKERS ? positive("BENCH_WORKERS", 1) : null;
 const PACED_RATE = positive("BENCH_PACED_RATE", 50);
@@ -460,7 +476,11 @@ async function startCeiling(
   };
 }
 
-/** `capstan run <style>.js --namespace <namespace>`, started ("Starting workers"), the driver creating. */
+/**
+ * The operator of a style, started (its "Starting workers" log line), the driver creating:
+ * `capstan run <style>.js --namespace <namespace>`, or for `clientgo` the BENCH_CLIENTGO_BIN binary
+ * with the same flags (`--workers` for `--max-concurrent-reconciles`; klog's text log).
+ */
 async function startOperator(
   set: ServerSet,
   style: Style,
@@ -471,12 +491,21 @@ async function startOperator(
   track: (proc: Proc) => void,
 ): Promise<Actor> {
   const port = await freePort();
-  const args = [CAPSTAN_BIN, "run", `${style}.js`, "--kubeconfig", set.kubeconfig, "--namespace", namespace];
-  args.push("--metrics-port", String(port), "--log-format", "json");
-  if (WORKERS !== null) args.push("--max-concurrent-reconciles", String(WORKERS));
-  const proc = launch(`capstan run ${style}.js`, args, { cwd: set.dir });
-  track(proc);
-  await proc.line((l) => l.includes('"msg":"Starting workers"'), '"Starting workers"', 60_000);
+  let proc: Proc;
+  if (style === "clientgo") {
+    const args = ["--kubeconfig", set.kubeconfig, "--namespace", namespace, "--metrics-port", String(port)];
+    if (WORKERS !== null) args.push("--workers", String(WORKERS));
+    proc = launch("client-go controller", args, { cwd: set.dir, command: CLIENTGO_BIN });
+    track(proc);
+    await proc.line((l) => l.includes('"Starting workers"'), '"Starting workers"', 60_000);
+  } else {
+    const args = [CAPSTAN_BIN, "run", `${style}.js`, "--kubeconfig", set.kubeconfig, "--namespace", namespace];
+    args.push("--metrics-port", String(port), "--log-format", "json");
+    if (WORKERS !== null) args.push("--max-concurrent-reconciles", String(WORKERS));
+    proc = launch(`capstan run ${style}.js`, args, { cwd: set.dir });
+    track(proc);
+    await proc.line((l) => l.includes('"msg":"Starting workers"'), '"Starting workers"', 60_000);
+  }
   const before = await writeCounts(port);
   const items = set.client.resource(set.BenchItem, namespace) as unknown as ResourceClient<BenchItemObject>;
   return {
