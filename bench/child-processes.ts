@@ -48,18 +48,22 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Starts `node <args>` with piped output (and an IPC channel with `ipc`); its last lines are kept for error messages. */
+/**
+ * Starts `node <args>` (or `options.command <args>`, e.g. a Go binary) with piped output (and an IPC
+ * channel with `ipc`); its last lines are kept for error messages.
+ */
 export function launch(
   name: string,
   args: string[],
-  options: { cwd?: string; ipc?: boolean; env?: Record<string, string> } = {},
+  options: { cwd?: string; ipc?: boolean; env?: Record<string, string>; command?: string } = {},
 ): Proc {
-  const child = spawn(process.execPath, args, {
+  const command = options.command ?? process.execPath;
+  const child = spawn(command, args, {
     cwd: options.cwd,
     stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
     env: { ...process.env, NODE_OPTIONS: "", ...options.env },
   });
-  if (child.pid === undefined) throw new Error(`${name}: could not spawn ${process.execPath}`);
+  if (child.pid === undefined) throw new Error(`${name}: could not spawn ${command}`);
   const pid = child.pid;
   live.add(child);
   let gone = false;

@@ -1,8 +1,8 @@
 /**
- * Throughput benchmark (issue 14): the BenchItem workload against the embedded API server, with the
- * API server, the operator and the load driver in separate processes (on a 2-core machine an
- * in-process run would have server and operator share one event loop). One JSON line per
- * (N, style, mode) on stdout; progress on stderr.
+ * Throughput benchmark (issues 14 and 29): the BenchItem workload against the embedded API server
+ * (or any cluster: BENCH_KUBECONFIG), with the API server, the operator and the load driver in
+ * separate processes (on a 2-core machine an in-process run would have server and operator share
+ * one event loop). One JSON line per (N, style, mode) on stdout; progress on stderr.
  *
  *   npm run bench:throughput
  *
@@ -21,6 +21,13 @@
  *   the owned ConfigMap through `api` and sets `patch.status.observedSize`. It returns nothing, so no
  *   handler result is stored (`storeResult: false` is not needed) and it sets the same status field
  *   as the reconcile style; the engine's own bookkeeping is stored wherever the engine keeps it.
+ * - `clientgo` (only with BENCH_CLIENTGO_BIN): the same work done by a typical client-go controller,
+ *   a Go binary built outside this repository (DEVELOPERS.md, "A client-go controller to compare
+ *   with"): shared informers on BenchItems and ConfigMaps, a rate-limited work queue with `--workers`
+ *   goroutines, create-or-update of the owned ConfigMap, a merge patch of the status subresource.
+ *   It takes the flags `capstan run` takes here (`--workers` for `--max-concurrent-reconciles`),
+ *   logs "Starting workers" and serves `rest_client_requests_total` on `--metrics-port`, so it is
+ *   started, awaited and measured exactly as the Capstan operators are.
  * The ceiling is the framework-free way of doing the work, not a hard limit: an operator style runs
  * the creates (driver) and the work (operator) in two processes at once, so it may exceed it.
  *
@@ -29,8 +36,8 @@
  * (a real kube-apiserver: every run in a namespace of its own, deleted afterwards, and the CRD deleted
  * at the end unless it was there before); then each style runs in a fresh namespace of its own,
  * its operator started with `--namespace <that namespace>` and awaited ("Starting workers") before
- * the first create. Order: the burst runs (ceiling, reconcile, handlers), then the paced runs
- * (reconcile, handlers), each paced run with a fresh operator and namespace too.
+ * the first create. Order: the burst runs (ceiling, reconcile, handlers, clientgo), then the paced runs
+ * (reconcile, handlers, clientgo), each paced run with a fresh operator and namespace too.
  * - `burst`: N BenchItems created by BENCH_CONCURRENCY concurrent creators in the driver (the
  *   ceiling's loop creates its own), as fast as they go.
  * - `paced`: BENCH_PACED_OBJECTS BenchItems created at BENCH_PACED_RATE per second.
@@ -62,10 +69,12 @@
  *   style, so compare styles with each other (the ceiling is the framework-free floor).
  * - `n`, `round`: the set (API server) the line belongs to; `objects`: this run's object count (N for a
  *   burst, BENCH_PACED_OBJECTS paced); `rate`: the paced rate (null for a burst).
- * - `workers`: BENCH_WORKERS as passed to `--max-concurrent-reconciles` (null: Capstan's defaults,
- *   1 worker per controller, 4 for the handler engine).
+ * - `workers`: BENCH_WORKERS as passed to `--max-concurrent-reconciles` (and to the client-go
+ *   controller's `--workers`; null: each one's default, 16 for both).
  *
- * Environment: BENCH_OBJECTS (default "1000,3000"), BENCH_STYLES (default "ceiling,reconcile,handlers"),
+ * Environment: BENCH_OBJECTS (default "1000,3000"), BENCH_STYLES (default "ceiling,reconcile,handlers",
+ * plus "clientgo" when BENCH_CLIENTGO_BIN is set; naming clientgo without it is an error),
+ * BENCH_CLIENTGO_BIN (default unset: the client-go controller's binary),
  * BENCH_CONCURRENCY (default 32), BENCH_WORKERS (default unset), BENCH_PACED_RATE (default 50),
  * BENCH_PACED_OBJECTS (default 500; 0 skips the paced runs), BENCH_KUBECONFIG (default unset: an embedded
  * server per set), BENCH_ROUNDS (default 1: each round repeats every
@@ -75,7 +84,7 @@
  * Goals (issue 14, "Throughput"), at N = 3,000: reconcile >= 0.95 of the ceiling, handlers >= 0.85,
  * writes_per_object 2 for both styles, and p99 < 200 ms paced at 50 objects/s.
  */
-import { readFileSync } from "node:fs";
+import { accessSync, constants, readFileSync } from "node:fs";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,7 +98,7 @@ import { ensureCrds } from "capstan/runtime";
 import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
 import { freePort, launch, type Proc, removeAtExit } from "./child-processes.ts";
 
-type Style = "ceiling" | "reconcile" | "handlers";
+type Style = "ceiling" | "reconcile" | "handlers" | "clientgo";
 type Mode = "burst" | "paced";
 
 function positive(name: string, fallback: number, min = 1): number {
@@ -104,13 +113,29 @@ const SIZES = (process.env.BENCH_OBJECTS || "1000,3000").split(",").map((s) => {
   if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_OBJECTS: "${s}" is not a positive integer`);
   return n;
 });
-const STYLES = (process.env.BENCH_STYLES || "ceiling,reconcile,handlers").split(",").map((s) => {
+/** The client-go controller's binary (DEVELOPERS.md says how to build it), or undefined. */
+const CLIENTGO_BIN = process.env.BENCH_CLIENTGO_BIN || undefined;
+const DEFAULT_STYLES = `ceiling,reconcile,handlers${CLIENTGO_BIN === undefined ? "" : ",clientgo"}`;
+const STYLES = (process.env.BENCH_STYLES || DEFAULT_STYLES).split(",").map((s) => {
   const style = s.trim();
-  if (style !== "ceiling" && style !== "reconcile" && style !== "handlers") {
-    throw new Error(`BENCH_STYLES: unknown style "${style}" (ceiling, reconcile, handlers)`);
+  if (style !== "ceiling" && style !== "reconcile" && style !== "handlers" && style !== "clientgo") {
+    throw new Error(`BENCH_STYLES: unknown style "${style}" (ceiling, reconcile, handlers, clientgo)`);
   }
   return style as Style;
 });
+if (STYLES.includes("clientgo")) {
+  if (CLIENTGO_BIN === undefined) {
+    throw new Error(
+      "BENCH_STYLES names clientgo but BENCH_CLIENTGO_BIN is unset: build the client-go controller " +
+        '(DEVELOPERS.md, "A client-go controller to compare with") and set BENCH_CLIENTGO_BIN to its binary',
+    );
+  }
+  try {
+    accessSync(CLIENTGO_BIN, constants.X_OK);
+  } catch {
+    throw new Error(`BENCH_CLIENTGO_BIN: ${CLIENTGO_BIN} is not an executable file`);
+  }
+}
 const CONCURRENCY = positive("BENCH_CONCURRENCY", 32);
 const WORKERS = process.env.BENCH_WORKERS ? positive("BENCH_WORKERS", 1) : null;
 const PACED_RATE = positive("BENCH_PACED_RATE", 50);
@@ -460,7 +485,11 @@ async function startCeiling(
   };
 }
 
-/** `capstan run <style>.js --namespace <namespace>`, started ("Starting workers"), the driver creating. */
+/**
+ * The operator of a style, started (its "Starting workers" log line), the driver creating:
+ * `capstan run <style>.js --namespace <namespace>`, or for `clientgo` the BENCH_CLIENTGO_BIN binary
+ * with the same flags (`--workers` for `--max-concurrent-reconciles`; klog's text log).
+ */
 async function startOperator(
   set: ServerSet,
   style: Style,
@@ -471,12 +500,21 @@ async function startOperator(
   track: (proc: Proc) => void,
 ): Promise<Actor> {
   const port = await freePort();
-  const args = [CAPSTAN_BIN, "run", `${style}.js`, "--kubeconfig", set.kubeconfig, "--namespace", namespace];
-  args.push("--metrics-port", String(port), "--log-format", "json");
-  if (WORKERS !== null) args.push("--max-concurrent-reconciles", String(WORKERS));
-  const proc = launch(`capstan run ${style}.js`, args, { cwd: set.dir });
-  track(proc);
-  await proc.line((l) => l.includes('"msg":"Starting workers"'), '"Starting workers"', 60_000);
+  let proc: Proc;
+  if (style === "clientgo") {
+    const args = ["--kubeconfig", set.kubeconfig, "--namespace", namespace, "--metrics-port", String(port)];
+    if (WORKERS !== null) args.push("--workers", String(WORKERS));
+    proc = launch("client-go controller", args, { cwd: set.dir, command: CLIENTGO_BIN });
+    track(proc);
+    await proc.line((l) => l.includes('"Starting workers"'), '"Starting workers"', 60_000);
+  } else {
+    const args = [CAPSTAN_BIN, "run", `${style}.js`, "--kubeconfig", set.kubeconfig, "--namespace", namespace];
+    args.push("--metrics-port", String(port), "--log-format", "json");
+    if (WORKERS !== null) args.push("--max-concurrent-reconciles", String(WORKERS));
+    proc = launch(`capstan run ${style}.js`, args, { cwd: set.dir });
+    track(proc);
+    await proc.line((l) => l.includes('"msg":"Starting workers"'), '"Starting workers"', 60_000);
+  }
   const before = await writeCounts(port);
   const items = set.client.resource(set.BenchItem, namespace) as unknown as ResourceClient<BenchItemObject>;
   return {
