@@ -124,6 +124,13 @@ export {
   type RunOutcome,
 } from "./runtime/run-trace.ts";
 export {
+  type AdmittedObject,
+  DEFAULT_SHARD_ADMISSION_TIMEOUT,
+  ShardAdmission,
+  type ShardAdmissionConfig,
+  type ShardAdmissionOptions,
+} from "./runtime/shard-admission.ts";
+export {
   COORDINATOR_WORKERS,
   type CoordinatorObserver,
   type CoordinatorState,
