@@ -141,9 +141,11 @@ export {
 export { type KeyReleaser, ShardHandOver, type ShardHandOverOptions } from "./runtime/shard-handover.ts";
 export {
   assignedMember,
+  DRAIN_LABEL_PREFIX,
   isDraining,
   memberSelector,
   RING_LEASE_LABEL,
+  SHARD_LABEL_PREFIX,
   type ShardLabels,
   shardLabels,
 } from "./runtime/shard-labels.ts";
