@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { generate } from "../../packages/capstan/src/cli/generate.ts";
 import { operator } from "../../packages/capstan/src/operator/index.ts";
+import { ConfigMap } from "../../packages/capstan/src/resources/builtins.ts";
 import { defineResource } from "../../packages/capstan/src/resources/define-resource.ts";
 import { createServingCertificates } from "../../packages/capstan-dev/src/devcluster/tls.ts";
 import { fileFixture } from "../support/file-fixture.ts";
@@ -232,5 +233,107 @@ describe("capstan generate for an operator with conversions (op.convert)", () =>
     expect(out.find((d) => d.kind === "Certificate")?.spec).toMatchObject({
       dnsNames: ["gadgets-webhook.gadgets-system.svc", "gadgets-webhook.gadgets-system.svc.cluster.local"],
     });
+  });
+});
+
+describe("capstan generate --sharded --shard-admission", () => {
+  const shardedOp = () => {
+    const o = operator({ name: "useless" });
+    o.controller(Machine)
+      .owns(ConfigMap)
+      .reconcile(async () => {});
+    return o;
+  };
+  const sharded = { ...options, sharded: true, shardAdmission: true };
+
+  it("writes one shard assignment webhook per ring kind and owned kind: CREATE only, unlabelled objects only, failing open fast", async () => {
+    const { caPem } = await createServingCertificates();
+    const text = generate("webhooks", shardedOp(), "src/operator.ts", { ...sharded, caBundle: caPem }, project);
+    const out = docs(text);
+    expect(out.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      "Namespace/useless-system",
+      "Service/useless-webhook",
+      "MutatingWebhookConfiguration/useless-mutating",
+    ]);
+    const mutating = out[2] as Doc & { webhooks: Record<string, unknown>[] };
+    const selector = {
+      matchExpressions: [
+        { key: "shard.capstan.dev/useless", operator: "DoesNotExist" },
+        { key: "drain.shard.capstan.dev/useless", operator: "DoesNotExist" },
+      ],
+    };
+    const common = {
+      admissionReviewVersions: ["v1"],
+      failurePolicy: "Ignore",
+      matchPolicy: "Equivalent",
+      sideEffects: "None",
+      timeoutSeconds: 2,
+      reinvocationPolicy: "Never",
+      objectSelector: selector,
+    };
+    expect(mutating.webhooks).toEqual([
+      {
+        ...common,
+        name: "assign-shard.machines.useless.capstan.dev",
+        clientConfig: {
+          service: { name: "useless-webhook", namespace: "useless-system", port: 443, path: "/assign-shard-useless" },
+          caBundle: Buffer.from(caPem).toString("base64"),
+        },
+        rules: [
+          {
+            apiGroups: [Machine.group],
+            apiVersions: [Machine.version],
+            operations: ["CREATE"],
+            resources: ["machines"],
+            scope: "Namespaced",
+          },
+        ],
+      },
+      {
+        ...common,
+        name: "assign-shard.configmaps.useless.capstan.dev",
+        clientConfig: {
+          service: { name: "useless-webhook", namespace: "useless-system", port: 443, path: "/assign-shard-useless" },
+          caBundle: Buffer.from(caPem).toString("base64"),
+        },
+        rules: [
+          {
+            apiGroups: [""],
+            apiVersions: ["v1"],
+            operations: ["CREATE"],
+            resources: ["configmaps"],
+            scope: "Namespaced",
+          },
+        ],
+      },
+    ]);
+    // The API server takes it as written (and defaults nothing away): a server-side dry run.
+    const applied = await cluster.kubectl(["apply", "--dry-run=server", "-o", "json", "-f", "-"], { stdin: text });
+    expect(applied.stderr).toBe("");
+    const items = (JSON.parse(applied.stdout) as { items: (Doc & { webhooks?: Record<string, unknown>[] })[] }).items;
+    const stored = items.find((d) => d.kind === "MutatingWebhookConfiguration");
+    expect(stored?.webhooks?.map((w) => [w.name, w.failurePolicy, w.timeoutSeconds, w.objectSelector])).toEqual([
+      ["assign-shard.machines.useless.capstan.dev", "Ignore", 2, selector],
+      ["assign-shard.configmaps.useless.capstan.dev", "Ignore", 2, selector],
+    ]);
+  });
+
+  it("serves the webhooks from the Deployment, which runs capstan run --sharded --shard-admission", () => {
+    const all = docs(generate("deploy", shardedOp(), "src/operator.ts", sharded, project));
+    const d = all.find((x) => x.kind === "Deployment") as unknown as Deployment;
+    expect(d.spec?.template.spec?.containers[0]?.args).toEqual(
+      expect.arrayContaining(["--sharded", "--shard-admission"]),
+    );
+    expect(d.spec?.template.spec?.containers[0]?.ports?.map((p) => p.name)).toContain("webhook");
+  });
+
+  it("writes no shard webhook without --shard-admission", () => {
+    expect(() => generate("webhooks", shardedOp(), "src/operator.ts", { ...options, sharded: true }, project)).toThrow(
+      "has no admission handlers",
+    );
+    const d = docs(generate("deploy", shardedOp(), "src/operator.ts", { ...options, sharded: true }, project)).find(
+      (x) => x.kind === "Deployment",
+    ) as unknown as Deployment;
+    expect(d.spec?.template.spec?.containers[0]?.args).not.toContain("--shard-admission");
   });
 });

@@ -266,6 +266,12 @@ describe("capstan run flags", () => {
     expect(() => parseRunFlags(["op.ts", "--sharded", "--shard-member", "Op_0"])).toThrow(/member "Op_0"/);
   });
 
+  it("reads --shard-admission, only with --sharded", () => {
+    expect(parseRunFlags(["op.ts", "--sharded", "--shard-admission"])).toMatchObject({ shardAdmission: true });
+    expect(parseRunFlags(["op.ts", "--sharded"])).not.toHaveProperty("shardAdmission");
+    expect(() => parseRunFlags(["op.ts", "--shard-admission"])).toThrow(/--shard-admission needs --sharded/);
+  });
+
   it("reads leader election timings (client-go's checks, naming the flags) and watch health bounds", () => {
     expect(
       parseRunFlags([

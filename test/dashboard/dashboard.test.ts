@@ -16,7 +16,12 @@ import {
 } from "../../packages/capstan/src/resources/builtins.ts";
 import { defineResource, toCrd } from "../../packages/capstan/src/resources/index.ts";
 import { type Dashboard, LogFeed, startDashboard } from "../../packages/capstan-dev/src/dashboard/index.ts";
-import { isEstablished, startTestCluster, type TestCluster } from "../../packages/capstan-dev/src/testing/index.ts";
+import {
+  isEstablished,
+  startTestCluster,
+  type TestCluster,
+  waitUntil,
+} from "../../packages/capstan-dev/src/testing/index.ts";
 import { apiUrl } from "./support/dashboard-url.ts";
 import { openSse } from "./support/sse-client.ts";
 
@@ -170,6 +175,25 @@ describe("dashboard objects", () => {
     expect(row.deleting).toEqual(expect.any(String));
     expect(row.finalizers).toEqual(["capstan.test/hold"]);
     await api.patch("held", { metadata: { finalizers: null } }, { type: "merge" });
+  });
+
+  it("gives the row of a sharded operator's object its member, from the shard label", async () => {
+    const api = cluster.client.resource(Gizmo, "default");
+    await api.create(
+      Gizmo.make({
+        metadata: { name: "sharded", namespace: "default", labels: { "shard.capstan.dev/gizmos": "replica-2" } },
+        spec: { size: 1 },
+      }),
+    );
+    const row: Body = await waitUntil(
+      async () =>
+        (await getJson(dashboard, `/api/objects?kind=${GIZMOS}`)).body.rows.find(
+          (r: { key: string }) => r.key === "default/sharded",
+        ),
+      { what: "the sharded Gizmo's row", timeout: cluster.waitTimeout },
+    );
+    expect(row.shards).toEqual([{ ring: "gizmos", member: "replica-2", draining: false }]);
+    await api.delete("sharded");
   });
 });
 

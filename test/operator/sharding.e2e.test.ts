@@ -105,6 +105,15 @@ describe("Kopf-style handlers on a sharded operator", () => {
         timeout: 30_000,
       });
       expect(deleted).toEqual([`q:${victim}`]);
+
+      // The rest go while their replicas run: a stopped operator would leave its finalizers on them,
+      // which a real API server keeps (and with them the namespace and the CRD the cluster deletes).
+      for (const name of names) if (name !== victim) await machines.delete(name);
+      await waitUntil(async () => (await machines.list()).items.length === 0, {
+        what: "every machine gone, their finalizers released by their replicas",
+        timeout: 30_000,
+      });
+      expect(deleted.length).toBe(names.length);
     } finally {
       runP.abort.abort();
       runQ?.abort.abort();

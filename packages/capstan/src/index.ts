@@ -99,6 +99,7 @@ export {
   type RunOutcome,
 } from "./runtime/run-trace.ts";
 // Sharding an operator over its replicas (operator().start({ sharding }), capstan run --sharded).
+export type { ShardAdmissionConfig } from "./runtime/shard-admission.ts";
 export type { ShardingConfig } from "./runtime/sharding.ts";
 export {
   type AdmissionContext,

@@ -124,6 +124,13 @@ export {
   type RunOutcome,
 } from "./runtime/run-trace.ts";
 export {
+  type AdmittedObject,
+  DEFAULT_SHARD_ADMISSION_TIMEOUT,
+  ShardAdmission,
+  type ShardAdmissionConfig,
+  type ShardAdmissionOptions,
+} from "./runtime/shard-admission.ts";
+export {
   COORDINATOR_WORKERS,
   type CoordinatorObserver,
   type CoordinatorState,
@@ -134,9 +141,11 @@ export {
 export { type KeyReleaser, ShardHandOver, type ShardHandOverOptions } from "./runtime/shard-handover.ts";
 export {
   assignedMember,
+  DRAIN_LABEL_PREFIX,
   isDraining,
   memberSelector,
   RING_LEASE_LABEL,
+  SHARD_LABEL_PREFIX,
   type ShardLabels,
   shardLabels,
 } from "./runtime/shard-labels.ts";

@@ -1,9 +1,11 @@
 /**
  * One object as a row of the page's table: what `kubectl get` shows (namespace, name, age, the
- * kind's printer columns) plus what an operator author looks for at a glance: its conditions, and
- * whether it is being deleted or held by finalizers.
+ * kind's printer columns) plus what an operator author looks for at a glance: its conditions,
+ * whether it is being deleted or held by finalizers, and, for a sharded operator's objects, the
+ * member each ring assigned it to (read from its labels: no request of its own).
  */
 import type { KubeObject } from "capstan";
+import { DRAIN_LABEL_PREFIX, SHARD_LABEL_PREFIX } from "capstan/runtime";
 import { cellValue, parseJsonPath } from "./json-path.ts";
 import type { DashboardKind, PrinterColumn } from "./kinds.ts";
 import { objectKey } from "./object-feed.ts";
@@ -15,6 +17,18 @@ export interface ConditionSummary {
   reason?: string;
   message?: string;
   lastTransitionTime?: string;
+}
+
+/**
+ * An object's place in one shard ring (docs/runtime.md, "Sharding"): its `shard.capstan.dev/<ring>`
+ * label (the member reconciling it) and whether `drain.shard.capstan.dev/<ring>` asks that member
+ * to let go of it.
+ */
+export interface ShardSummary {
+  ring: string;
+  /** Absent while unassigned (new, or between two members of a hand-over). */
+  member?: string;
+  draining: boolean;
 }
 
 /** One table row. */
@@ -33,6 +47,8 @@ export interface ObjectRow {
   /** `metadata.deletionTimestamp`: deletion requested, finalizers still running. */
   deleting?: string;
   finalizers: string[];
+  /** Set when the object carries a shard or drain label: one entry per ring, by ring name. */
+  shards?: ShardSummary[];
 }
 
 const parsed = new Map<string, ReturnType<typeof parseJsonPath>>();
@@ -66,7 +82,29 @@ export function objectRow(kind: DashboardKind, obj: KubeObject): ObjectRow {
     conditions: conditionsOf(obj),
     ...(meta.deletionTimestamp ? { deleting: String(meta.deletionTimestamp) } : {}),
     finalizers: meta.finalizers ?? [],
+    ...shardsField(meta.labels),
   };
+}
+
+/** The `shards` of a row: every ring named by a shard or drain label, sorted by ring. */
+export function shardsField(labels: Record<string, string> | undefined): { shards?: ShardSummary[] } {
+  if (labels === undefined) return {};
+  const rings = new Map<string, ShardSummary>();
+  const entry = (ring: string) => {
+    let summary = rings.get(ring);
+    if (summary === undefined) {
+      summary = { ring, draining: false };
+      rings.set(ring, summary);
+    }
+    return summary;
+  };
+  for (const [key, value] of Object.entries(labels)) {
+    if (key.startsWith(DRAIN_LABEL_PREFIX)) entry(key.slice(DRAIN_LABEL_PREFIX.length)).draining = true;
+    else if (key.startsWith(SHARD_LABEL_PREFIX) && value !== "")
+      entry(key.slice(SHARD_LABEL_PREFIX.length)).member = value;
+  }
+  if (rings.size === 0) return {};
+  return { shards: [...rings.values()].sort((a, b) => (a.ring < b.ring ? -1 : a.ring > b.ring ? 1 : 0)) };
 }
 
 /** `status.conditions`, the fields the page shows, well-formed entries only. */

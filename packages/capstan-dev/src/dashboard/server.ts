@@ -83,6 +83,7 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   "/object-editor.js": { file: "object-editor.js", type: "text/javascript; charset=utf-8" },
   "/dom.js": { file: "dom.js", type: "text/javascript; charset=utf-8" },
   "/stream-hub.js": { file: "stream-hub.js", type: "text/javascript; charset=utf-8" },
+  "/shard-columns.js": { file: "shard-columns.js", type: "text/javascript; charset=utf-8" },
 };
 
 /** What the routes need. */

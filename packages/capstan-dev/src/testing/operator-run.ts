@@ -2,7 +2,7 @@
  * What `cluster.run` starts and hands back: the operator it accepts, its options, and the handle
  * of a running operator (test-cluster.ts, sharded-run.ts).
  */
-import type { AdmissionWebhook, ConversionWebhook, Duration, KubeClient } from "capstan";
+import type { AdmissionWebhook, ConversionWebhook, Duration, KubeClient, ShardingConfig } from "capstan";
 import type { WhenIdleOptions } from "capstan/runtime";
 import type { Logger } from "pino";
 import type { LogRecord } from "./log-capture.ts";
@@ -23,9 +23,11 @@ export interface RunnableOperator<O = Record<string, unknown>> {
   readonly registered?: Promise<void>;
   /**
    * Its admission handlers (`op.on.validate`/`mutate`): `run` then serves them with a fresh
-   * certificate and registers their webhook configurations while the operator runs.
+   * certificate and registers their webhook configurations while the operator runs. Given the
+   * run's `sharding` option, they include the webhooks of assignment at admission when it asks
+   * for them (`sharding: { admission: true }`).
    */
-  webhooks?(): readonly AdmissionWebhook[];
+  webhooks?(options?: { sharding?: boolean | ShardingConfig }): readonly AdmissionWebhook[];
   /**
    * Its conversion webhooks (`op.convert`): `run` serves them as it serves admission handlers and
    * has the operator register its CRDs with `conversion.strategy: Webhook` calling them.

@@ -106,7 +106,8 @@ export async function runSharded<O>(
   const replicas: ShardedReplica[] = [];
 
   // Webhooks: one certificate for all replicas, one address in front of them.
-  const webhooks = first.webhooks?.() ?? [];
+  // The sharding option too: with `admission`, the shard assignment webhooks are among them.
+  const webhooks = first.webhooks?.({ sharding: { ...shardingConfig, namespace } }) ?? [];
   const converts = (first.conversions?.().length ?? 0) > 0;
   let front: WebhookFront | undefined;
   let webhookOptions: Record<string, unknown> = {};

@@ -57,7 +57,7 @@ import { setMaxListeners } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Duration, KubeObject, ResourceKind } from "capstan";
+import type { Duration, KubeObject, ResourceKind, ShardingConfig } from "capstan";
 import { isAlreadyExists, type KubeClient, toMilliseconds } from "capstan";
 import { CustomResourceDefinition, Namespace, ServiceAccount } from "capstan/core";
 import {
@@ -472,7 +472,9 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     // (controller-runtime's envtest does the same), unless the test set it up itself.
     let webhookCa: string | undefined;
     const converts = (op.conversions?.().length ?? 0) > 0;
-    if (((op.webhooks?.().length ?? 0) > 0 || converts) && !("webhookServer" in startOptions)) {
+    // With `sharding: { admission }`, the operator serves its shard assignment webhooks too.
+    const webhooks = () => op.webhooks?.({ sharding: (startOptions as { sharding?: ShardingConfig }).sharding }) ?? [];
+    if ((webhooks().length > 0 || converts) && !("webhookServer" in startOptions)) {
       const ca = createCertificateAuthority({ commonName: "capstan-dev/testing webhook CA" });
       webhookCa = ca.cert;
       Object.assign(startOptions, {
@@ -552,7 +554,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         await registerWebhookConfigurations(client, {
           name: op.name,
           labels: { "app.kubernetes.io/managed-by": "capstan-dev-testing" },
-          webhooks: op.webhooks?.() ?? [],
+          webhooks: webhooks(),
           clientConfig: {
             url: `https://127.0.0.1:${op.webhookPort}`,
             caBundle: Buffer.from(webhookCa).toString("base64"),

@@ -44,6 +44,8 @@ export interface DeploymentOptions {
   leaderElect: boolean;
   /** Sharded (`capstan run --sharded`): every replica works on its share; excludes `leaderElect`. */
   sharded?: boolean;
+  /** With `sharded`: new objects are assigned at admission (`capstan run --shard-admission`). */
+  shardAdmission?: boolean;
   /** Whether the operator registers its CRDs at start-up (`--no-crd-registration` when false). */
   registerCrds?: boolean;
   replicas?: number;
@@ -87,6 +89,7 @@ export function deploymentManifest(options: DeploymentOptions): Deployment {
     ...(options.watchNamespaces ?? []).map((ns) => `--namespace=${ns}`),
     ...(options.leaderElect ? ["--leader-elect"] : []),
     ...(options.sharded ? ["--sharded"] : []),
+    ...(options.sharded && options.shardAdmission ? ["--shard-admission"] : []),
     ...(options.registerCrds === false ? ["--no-crd-registration"] : []),
   ];
   return {

@@ -51,6 +51,9 @@ Options:
                        yourself): no write access to CRDs, and the flag passed to \`capstan run\`
   --sharded            several replicas sharing the objects (capstan run --sharded; grants the
                        Leases of its members and patch of its kinds' labels)
+  --shard-admission    with --sharded: new objects are assigned as they are created, by a mutating
+                       webhook every replica serves (failurePolicy Ignore, 2 s timeout): webhooks
+                       writes it into <operator>-mutating, deploy passes the flag to capstan run
   --replicas N         replicas with --leader-elect or --sharded (default 2)
   --health-port P      /healthz and /readyz port (default 8081)
   --metrics-port P     /metrics port, HTTPS with TokenReview/SubjectAccessReview (default 8443)
@@ -82,6 +85,8 @@ interface GenerateOptions {
   watchNamespaces?: string[];
   leaderElect: boolean;
   sharded?: boolean;
+  /** `--shard-admission` (with `sharded`): the shard assignment webhook, and the flag to `capstan run`. */
+  shardAdmission?: boolean;
   /** The operator registers its CRDs at start-up (default true). */
   registerCrds?: boolean;
   replicas?: number;
@@ -181,6 +186,7 @@ function parse(args: string[]):
       "watch-namespace": { type: "string", multiple: true },
       "leader-elect": { type: "boolean", default: false },
       sharded: { type: "boolean", default: false },
+      "shard-admission": { type: "boolean", default: false },
       "no-crd-registration": { type: "boolean", default: false },
       replicas: { type: "string" },
       "health-port": { type: "string" },
@@ -214,6 +220,7 @@ function parse(args: string[]):
       "--sharded and --leader-elect exclude each other: sharded replicas all work (one of them, elected, assigns the objects)",
     );
   }
+  if (values["shard-admission"] && !values.sharded) throw new Error("--shard-admission needs --sharded");
   if (replicas !== undefined && replicas > 1 && !values["leader-elect"] && !values.sharded) {
     throw new Error(
       "--replicas above 1 needs --leader-elect or --sharded: without either, every replica would reconcile the same objects",
@@ -232,6 +239,7 @@ function parse(args: string[]):
       watchNamespaces: values["watch-namespace"],
       leaderElect: values["leader-elect"],
       sharded: values.sharded,
+      shardAdmission: values["shard-admission"],
       registerCrds: !values["no-crd-registration"],
       replicas,
       healthPort:
@@ -307,16 +315,20 @@ export function generate(
           }
         : {}),
     }).concat(metricsReaderRole(op.name, labels));
+  // With --shard-admission, the webhooks assigning new objects to members (the default ring: the operator's name).
+  const admissionWebhooks = op.webhooks(
+    options.sharded === true && options.shardAdmission === true ? { sharding: { admission: true } } : {},
+  );
   const webhooks = () =>
     webhookManifests({
       name: op.name,
       namespace: options.namespace,
       labels,
-      webhooks: op.webhooks(),
+      webhooks: admissionWebhooks,
       conversions,
       caBundle: options.caBundle,
     });
-  const hasWebhooks = op.webhooks().length > 0 || conversions.length > 0;
+  const hasWebhooks = admissionWebhooks.length > 0 || conversions.length > 0;
   if (target === "webhooks" && !hasWebhooks) {
     throw new GenerateError(
       `operator ${op.name} has no admission handlers (op.on.validate, op.on.mutate) or conversions (op.convert)`,
@@ -331,6 +343,7 @@ export function generate(
       watchNamespaces,
       leaderElect: options.leaderElect,
       sharded: options.sharded === true,
+      shardAdmission: options.shardAdmission === true,
       registerCrds: options.registerCrds ?? true,
       replicas: options.replicas,
       healthPort: options.healthPort,

@@ -55,6 +55,8 @@ Options:
                          to its Lease (docs/runtime.md "Sharding")
   --shard-member NAME    this replica's member name (default: the host name, i.e. the pod's name,
                          and a random suffix)
+  --shard-admission      also assign new objects as they are created: serve the mutating webhook
+                         of \`capstan generate --sharded --shard-admission\` (needs --sharded)
   --leader-elect-lease-duration D
                          how long the Lease stays valid after it last changed (default 15s): a
                          crashed leader is replaced 13-24 s later with the defaults
@@ -120,6 +122,8 @@ export interface RunFlags {
   sharded: boolean;
   /** `--shard-member`. */
   shardMember?: string;
+  /** `--shard-admission`. */
+  shardAdmission?: boolean;
   /** `--leader-elect-lease-duration`, `--leader-elect-renew-deadline`, `--leader-elect-retry-period`, validated. */
   leaderElectTimings?: { leaseDuration?: string; renewDeadline?: string; retryPeriod?: string };
   /** `--watch-not-ready-after`, `--watch-not-live-after`, validated. */
@@ -202,6 +206,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
       "leader-elect": { type: "boolean", default: false },
       sharded: { type: "boolean", default: false },
       "shard-member": { type: "string" },
+      "shard-admission": { type: "boolean", default: false },
       "leader-elect-lease-duration": { type: "string" },
       "leader-elect-renew-deadline": { type: "string" },
       "leader-elect-retry-period": { type: "string" },
@@ -252,6 +257,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     );
   }
   if (values["shard-member"] !== undefined && !values.sharded) throw new Error("--shard-member needs --sharded");
+  if (values["shard-admission"] && !values.sharded) throw new Error("--shard-admission needs --sharded");
   const serving = servingFlags(values);
   const format = values["log-format"] ?? (process.stdout.isTTY ? "pretty" : "json");
   if (!(LOG_FORMATS as readonly string[]).includes(format)) {
@@ -265,6 +271,7 @@ export function parseRunFlags(args: string[]): RunFlags | "help" {
     leaderElect: values["leader-elect"],
     sharded: values.sharded,
     ...(values["shard-member"] !== undefined ? { shardMember: checkShardName("member", values["shard-member"]) } : {}),
+    ...(values["shard-admission"] ? { shardAdmission: true } : {}),
     ...timingFlags(values),
     registerCrds: !values["no-crd-registration"],
     maxConcurrentReconciles: positiveInteger("--max-concurrent-reconciles", values["max-concurrent-reconciles"]),
@@ -480,7 +487,11 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       // Sharded: the timings flags set the member Leases and the coordinator's election alike.
       ...(flags.sharded
         ? {
-            sharding: { ...flags.leaderElectTimings, ...(flags.shardMember ? { member: flags.shardMember } : {}) },
+            sharding: {
+              ...flags.leaderElectTimings,
+              ...(flags.shardMember ? { member: flags.shardMember } : {}),
+              ...(flags.shardAdmission ? { admission: true } : {}),
+            },
             ...(flags.leaderElectTimings !== undefined ? { leaderElection: flags.leaderElectTimings } : {}),
           }
         : {}),

@@ -48,6 +48,7 @@ import { ensureCrds } from "../runtime/crd-registration.ts";
 import { type Duration, toMilliseconds } from "../runtime/duration.ts";
 import type { WhenIdleOptions } from "../runtime/idleness.ts";
 import { Manager, type ManagerOptions, type ManagerState } from "../runtime/manager.ts";
+import type { ShardingConfig } from "../runtime/sharding.ts";
 import type { MutatingHandler, ValidatingHandler } from "../webhooks/admission.ts";
 import type { SpokeConversion } from "../webhooks/conversion.ts";
 import { WebhookServer, type WebhookServerOptions } from "../webhooks/webhook-server.ts";
@@ -83,6 +84,7 @@ import {
   operatorRequirements,
   type PermissionOptions,
 } from "./requirements.ts";
+import { shardAdmissionConfig, shardAdmissionWebhooks } from "./shard-admission-webhooks.ts";
 import {
   type Defaulter,
   defaulterHandler,
@@ -302,9 +304,32 @@ export class Operator {
     };
   }
 
-  /** The admission handlers registered with `on.validate` and `on.mutate` (for generation and tests). */
-  webhooks(): readonly AdmissionWebhook[] {
-    return this.admission.all();
+  /**
+   * The admission handlers registered with `on.validate` and `on.mutate` (for generation and
+   * tests), and, given a `sharding` option with `admission`, the webhooks assigning new objects of
+   * the ring's kinds to members (shard-admission-webhooks.ts).
+   */
+  webhooks(options: { sharding?: boolean | ShardingConfig } = {}): readonly AdmissionWebhook[] {
+    const sharding = this.shardAdmissionWebhooks(options.sharding);
+    return sharding.length === 0 ? this.admission.all() : [...this.admission.all(), ...sharding];
+  }
+
+  /** The shard assignment webhooks of `sharding` (none unless its `admission` is on). */
+  private shardAdmissionWebhooks(sharding: boolean | ShardingConfig | undefined): AdmissionWebhook[] {
+    const config = shardAdmissionConfig(sharding);
+    if (config === undefined || typeof sharding !== "object") return [];
+    // The ring's kinds as the coordinator has them: handled and reconciled kinds, and what controllers own.
+    const kinds = [
+      ...[...this.kinds.values()].map((e) => e.kind),
+      ...this.controllers.flatMap((c) => [c.kind as ResourceKind, ...c.kinds().owns]),
+    ];
+    return shardAdmissionWebhooks({
+      operatorName: this.name,
+      ring: sharding.ring ?? this.name,
+      kinds,
+      config,
+      sharding: () => this.manager?.sharding,
+    });
   }
 
   /** The ports of `/healthz`+`/readyz` and `/metrics` once started (when served). */
@@ -481,7 +506,8 @@ export class Operator {
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted) stop.abort();
     const drainMs = toMilliseconds(options.gracefulShutdownTimeout ?? "30s");
-    const webhookCount = this.admission.all().length + this.conversion.all().length;
+    const shardWebhooks = this.shardAdmissionWebhooks(managerOptions.sharding);
+    const webhookCount = this.admission.all().length + shardWebhooks.length + this.conversion.all().length;
     if (this.kinds.size === 0 && this.controllers.length === 0 && webhookCount === 0) {
       // Runs anyway, as a controller-runtime manager without controllers does: health endpoints up.
       logger.warn(
@@ -499,6 +525,16 @@ export class Operator {
         // Handlers read through the operator's own client (ctx.api), so they act under its identity.
         for (const { path, spec } of this.admission.specs(mgr.client as KubeClient)) server.register(path, spec);
         for (const { path, spec } of this.conversion.specs()) server.register(path, spec);
+        // Every shard webhook shares one handler and path: the request names the kind.
+        const shard = shardWebhooks[0];
+        if (shard !== undefined) {
+          server.register(shard.path, {
+            name: "shard assignment",
+            type: "mutating",
+            fn: shard.fn,
+            timeoutMs: shard.timeoutMs,
+          });
+        }
         this.webhookServer = server;
         await server.start();
         logger.info({ port: server.port, webhooks: server.paths() }, "webhook server listening");
@@ -511,7 +547,7 @@ export class Operator {
           ? { ...managedWebhooks, url: managedWebhooks.url.replace("{port}", String(port)) }
           : managedWebhooks;
       if (clientConfig !== undefined && clientConfig.configurations !== false) {
-        const webhooks = this.admission.all();
+        const webhooks = [...this.admission.all(), ...shardWebhooks];
         await registerWebhookConfigurations(
           mgr.client as KubeClient,
           { name: this.name, webhooks, clientConfig },

@@ -14,6 +14,12 @@ import type { KubeObject } from "../client/types.ts";
 /** Label of a member's Lease naming its ring. */
 export const RING_LEASE_LABEL = "capstan.dev/shard-ring";
 
+/** What a shard label's key starts with (the ring's name follows). */
+export const SHARD_LABEL_PREFIX = "shard.capstan.dev/";
+
+/** What a drain label's key starts with (the ring's name follows). */
+export const DRAIN_LABEL_PREFIX = "drain.shard.capstan.dev/";
+
 // What is at once a label value, the name part of a label key (apimachinery's IsValidLabelValue,
 // IsQualifiedName) and part of a Lease's name (a DNS subdomain): at most 63 lower-case
 // alphanumerics, '-' or '.', starting and ending with an alphanumeric.
@@ -58,7 +64,7 @@ export interface ShardLabels {
 /** The label names of `ring` (checked with {@link checkShardName}). */
 export function shardLabels(ring: string): ShardLabels {
   checkShardName("ring", ring);
-  return { ring, shard: `shard.capstan.dev/${ring}`, drain: `drain.shard.capstan.dev/${ring}` };
+  return { ring, shard: `${SHARD_LABEL_PREFIX}${ring}`, drain: `${DRAIN_LABEL_PREFIX}${ring}` };
 }
 
 /** The member `obj` is assigned to (`undefined` when unassigned). */

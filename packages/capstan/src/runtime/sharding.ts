@@ -14,7 +14,9 @@
  *   it is held, with the {@link ShardHandOver} that gives drained objects back;
  * - beside it, a leader election among the members (the manager's `leaderElection` settings,
  *   Lease `<ring>-coordinator`): the winner runs the {@link ShardCoordinator}, which labels
- *   objects; a replica that loses that election campaigns again.
+ *   objects; a replica that loses that election campaigns again;
+ * - with `admission`, beside both, the {@link ShardAdmission} view of the live members that the
+ *   operator's mutating webhook asks which member a new object gets (shard-admission.ts).
  *
  * ## Guarantees
  * - Off (no `sharding` option) nothing of this module runs or is even built: informers have no
@@ -39,6 +41,7 @@ import type { ActivityTracker } from "./idleness.ts";
 import type { InformerOptions } from "./informer.ts";
 import { LEASE_KIND, LeaderElector, leaderElectionTimings } from "./leader-election.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";
+import { ShardAdmission, type ShardAdmissionConfig } from "./shard-admission.ts";
 import { type CoordinatorObserver, type RingKind, ShardCoordinator } from "./shard-coordinator.ts";
 import { type HandOverSource, type KeyReleaser, kindId, ShardHandOver } from "./shard-handover.ts";
 import {
@@ -66,6 +69,15 @@ export interface ShardingConfig extends ShardLeaseTimings {
   namespace?: string;
   /** Points per member on the hash ring (default 160, hash-ring.ts). */
   virtualNodes?: number;
+  /**
+   * Also assign new objects at admission (`true` for defaults): every replica's webhook server
+   * serves a mutating webhook that labels a new object of a ring kind (or a new child of one)
+   * with the member the ring gives it, so it is reconciled without waiting for the coordinator.
+   * Needs the operator's webhook server and its MutatingWebhookConfiguration (`capstan generate
+   * --sharded --shard-admission`; `cluster.runSharded` registers it). The coordinator still
+   * assigns whatever the webhook did not (failure, timeout, `generateName`). Off by default.
+   */
+  admission?: boolean | ShardAdmissionConfig;
 }
 
 /** Options of a {@link Sharding}. */
@@ -116,6 +128,8 @@ export class Sharding {
   private readonly ringKinds = new Map<string, TrackedRingKind>();
   private membership: ShardMembership | undefined;
   private coordinator: ShardCoordinator | undefined;
+  /** Set with `config.admission`: this replica's view of the members for its admission webhook. */
+  readonly admission: ShardAdmission | undefined;
   private readonly logger: RuntimeLogger;
 
   constructor(private readonly options: ShardingOptions) {
@@ -139,6 +153,20 @@ export class Sharding {
       isDraining: (obj) => handOver.isDraining(obj),
       childLabels: { [this.labels.shard]: this.member },
     };
+    const admission = config.admission ?? false;
+    this.admission =
+      admission === false
+        ? undefined
+        : new ShardAdmission({
+            client: options.client,
+            labels: this.labels,
+            leaseNamespace: this.namespace,
+            kinds: () => this.ringKinds.values(),
+            virtualNodes: config.virtualNodes,
+            clock: options.clock,
+            logger: this.logger,
+            informerDefaults: options.informerDefaults,
+          });
   }
 
   /** Where this member is (`member` while it works). */
@@ -217,12 +245,13 @@ export class Sharding {
       },
     });
     const coordinating = this.campaign(campaign.signal);
+    const admitting = this.admission?.run(campaign.signal);
     try {
       return await this.membership.run(stop);
     } finally {
       campaign.abort();
       stop.removeEventListener("abort", onStop);
-      await coordinating;
+      await Promise.all([coordinating, admitting]);
     }
   }
 

@@ -4,6 +4,7 @@
 // Text from the cluster is only ever set as textContent, never parsed as HTML.
 
 import { h } from "./dom.js";
+import { shardCell, shardHeader, shardRings } from "./shard-columns.js";
 import { subscribe, TopicState } from "./stream-hub.js";
 import { openTimeline } from "./timeline.js";
 
@@ -51,6 +52,8 @@ const state = {
   kind: undefined,
   rows: new Map(),
   showConditions: false,
+  /** The shard rings the rows' labels name, sorted: a Member column each (shard-columns.js). */
+  shardRings: [],
   /** The object shown in the detail panel: { kindId, namespace, name }. */
   selected: undefined,
   objectsStream: undefined,
@@ -135,8 +138,9 @@ function selectKind(id) {
   stream.addEventListener("upsert", (e) => {
     const row = JSON.parse(e.data);
     state.rows.set(row.key, row);
-    // The first row with conditions brings the Conditions column: redraw the whole table then.
-    if (row.conditions.length > 0 && !state.showConditions) renderTable();
+    // The first row with conditions (or of a new shard ring) brings its column: redraw the whole table then.
+    const newRing = (row.shards ?? []).some((s) => !state.shardRings.includes(s.ring));
+    if ((row.conditions.length > 0 && !state.showConditions) || newRing) renderTable();
     else renderRow(row);
   });
   stream.addEventListener("remove", (e) => {
@@ -170,6 +174,8 @@ function renderTable() {
   const kind = state.kind;
   // Shown only for kinds whose objects have conditions: most custom kinds have none.
   state.showConditions = [...state.rows.values()].some((r) => r.conditions.length > 0);
+  // A Member column per shard ring the objects' labels name (sharded operators only).
+  state.shardRings = shardRings(state.rows.values());
   $("objects-title").textContent = kind ? `${kind.kind} (${kind.group || "core"}/${kind.version})` : "Pick a kind";
   $("create-object").hidden = !state.writable || !kind || kind.metadataOnly;
   if (kind) $("create-object").textContent = `Create ${kind.kind}`;
@@ -183,6 +189,9 @@ function renderTable() {
       h("th", {}, "Age"),
       columns.map((c) =>
         h("th", { title: c.error ?? c.description ?? c.jsonPath, class: c.error ? "failing" : "" }, c.name),
+      ),
+      state.shardRings.map((ring) =>
+        h("th", { title: `label shard.capstan.dev/${ring}` }, shardHeader(ring, state.shardRings)),
       ),
       state.showConditions ? h("th", {}, "Conditions") : null,
       h("th", { "aria-label": "Deletion and finalizers" }, ""),
@@ -216,6 +225,7 @@ function rowOf(row) {
     h("td", { class: "name" }, row.name),
     h("td", { class: "age", "data-created": row.created ?? "" }, age(row.created)),
     columns.map((c, i) => h("td", { class: "cell" }, cellText(row.cells[i], c))),
+    state.shardRings.map((ring) => h("td", { class: "member" }, shardCell(row, ring))),
     state.showConditions ? h("td", {}, row.conditions.map(conditionBadge)) : null,
     h(
       "td",
