@@ -7,7 +7,7 @@
 //   costs more memory and start-up time than their code: measured, importing `capstan` took 38 MB of
 //   RSS unbundled and 19 MB bundled (npm run bench:footprint has the whole process's figures).
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { build } from "esbuild";
 
@@ -72,6 +72,21 @@ for (const name of existsSync(chunks) ? readdirSync(chunks) : []) {
   if (!outputs.has(join(chunks, name))) rmSync(join(chunks, name), { recursive: true, force: true });
 }
 
-cpSync(join(root, "packages/capstan-dev/src/dashboard/page"), join(root, "packages/capstan-dev/dist/dashboard/page"), {
-  recursive: true,
-});
+copyChanged(join(root, "packages/capstan-dev/src/dashboard/page"), join(root, "packages/capstan-dev/dist/dashboard/page"));
+
+/** Copies the files under `from` whose content differs from their copy under `to` (as the bundle above). */
+function copyChanged(from, to) {
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) {
+      copyChanged(source, target);
+      continue;
+    }
+    const contents = readFileSync(source);
+    if (existsSync(target) && readFileSync(target).equals(contents)) continue;
+    mkdirSync(to, { recursive: true });
+    writeFileSync(`${target}.${process.pid}.tmp`, contents);
+    renameSync(`${target}.${process.pid}.tmp`, target);
+  }
+}
