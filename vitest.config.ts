@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SlowestFirstSequencer from "./test/support/slowest-first-sequencer.ts";
 
 // Inside the workspace, `capstan` and `capstan-dev` resolve to their TypeScript sources (the packages'
 // "capstan-source" export condition); processes the tests spawn run the built dist, as users do.
@@ -18,5 +19,7 @@ export default defineConfig({
     testTimeout: realCluster ? 120_000 : 30_000,
     hookTimeout: realCluster ? 120_000 : 30_000,
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    // The slowest files first (CI's fresh clone has no durations of a last run to order by).
+    sequence: { sequencer: SlowestFirstSequencer },
   },
 });

@@ -7,8 +7,8 @@
 //   costs more memory and start-up time than their code: measured, importing `capstan` took 38 MB of
 //   RSS unbundled and 19 MB bundled (npm run bench:footprint has the whole process's figures).
 import { execFileSync } from "node:child_process";
-import { cpSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
@@ -21,9 +21,7 @@ execFileSync(
   { cwd: root, stdio: "inherit" },
 );
 
-// Chunks from an earlier build would otherwise pile up (their names carry a content hash).
-rmSync(join(capstan, "dist", "chunks"), { recursive: true, force: true });
-await build({
+const bundled = await build({
   absWorkingDir: capstan,
   entryPoints: [
     "src/index.ts",
@@ -56,8 +54,39 @@ await build({
     js: 'import { createRequire as __capstanCreateRequire } from "node:module";\nconst require = __capstanCreateRequire(import.meta.url);',
   },
   logLevel: "warning",
+  // Written below, only where the content changed: a rebuild of unchanged sources (the packaging
+  // test packs while other test files run processes from dist/) rewrites nothing under them.
+  write: false,
 });
+const outputs = new Set(bundled.outputFiles.map((file) => file.path));
+for (const file of bundled.outputFiles) {
+  if (existsSync(file.path) && readFileSync(file.path).equals(file.contents)) continue;
+  mkdirSync(dirname(file.path), { recursive: true });
+  const temp = `${file.path}.${process.pid}.tmp`;
+  writeFileSync(temp, file.contents);
+  renameSync(temp, file.path);
+}
+// Chunks from an earlier build would otherwise pile up (their names carry a content hash).
+const chunks = join(capstan, "dist", "chunks");
+for (const name of existsSync(chunks) ? readdirSync(chunks) : []) {
+  if (!outputs.has(join(chunks, name))) rmSync(join(chunks, name), { recursive: true, force: true });
+}
 
-cpSync(join(root, "packages/capstan-dev/src/dashboard/page"), join(root, "packages/capstan-dev/dist/dashboard/page"), {
-  recursive: true,
-});
+copyChanged(join(root, "packages/capstan-dev/src/dashboard/page"), join(root, "packages/capstan-dev/dist/dashboard/page"));
+
+/** Copies the files under `from` whose content differs from their copy under `to` (as the bundle above). */
+function copyChanged(from, to) {
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) {
+      copyChanged(source, target);
+      continue;
+    }
+    const contents = readFileSync(source);
+    if (existsSync(target) && readFileSync(target).equals(contents)) continue;
+    mkdirSync(to, { recursive: true });
+    writeFileSync(`${target}.${process.pid}.tmp`, contents);
+    renameSync(`${target}.${process.pid}.tmp`, target);
+  }
+}

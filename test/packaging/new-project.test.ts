@@ -7,16 +7,21 @@
  * command is started against the embedded API server, where the compiled operator does its work.
  * The two projects differ only in their capstan and capstan-dev dependencies (and the Dockerfile's
  * `COPY vendor`), so the costly steps run once, on the one that can go wrong in more ways.
+ *
+ * Steps that do not depend on each other run at the same time (much of them waits on npm's network
+ * and disk): the two `capstan new`, and the moved project's `npm ci && npm test && npm run build`
+ * beside its Dockerfile's stages, which start in beforeAll from a copy of the project taken first (so
+ * neither sees the other's node_modules or dist); the image's test awaits them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
-import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ConfigMap, CustomResourceDefinition } from "capstan/core";
 import { isEstablished, startTestCluster, type TestCluster } from "capstan-dev/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listFiles, runDockerfile } from "../support/dockerfile-runner.ts";
+import { type DockerfileRun, listFiles, runDockerfile } from "../support/dockerfile-runner.ts";
 import {
   type CommandResult,
   expectSuccess,
@@ -39,40 +44,54 @@ let created: CommandResult;
 let fromCheckout: { created: CommandResult; made: string; dir: string };
 let cluster: TestCluster | undefined;
 let operator: ChildProcess | undefined;
+/** The moved project's Dockerfile's stages, run from a copy of it while the tests use the project itself. */
+let imageBuild: Promise<DockerfileRun>;
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "capstan-packaging-"));
   packages = await packAndServe();
-  ({ dir: project, created } = await newProject(packages, join(work, "home"), "widget-operator", [
-    "--group",
-    "widgets.example.org",
-  ]));
+  const fromRegistry = newProject(packages, join(work, "home"), "widget-operator", ["--group", "widgets.example.org"]);
   // The checkout's own capstan, as `npx capstan new` run in it; npm install (in capstan new) gets
   // everything but Capstan from the public registry, not from the one serving the packed packages.
   const made = join(work, "made");
   await mkdir(made);
   const env = { ...packages.env };
   delete env.npm_config_registry;
-  const createdFromCheckout = expectSuccess(
-    "capstan new from the checkout",
-    await runCommand(
-      process.execPath,
-      [join(repo, "packages/capstan/bin/capstan.js"), "new", "widget-operator", "--group", "widgets.example.org"],
-      made,
-      env,
-    ),
+  const fromTheCheckout = runCommand(
+    process.execPath,
+    [join(repo, "packages/capstan/bin/capstan.js"), "new", "widget-operator", "--group", "widgets.example.org"],
+    made,
+    env,
   );
+  const [registryProject, checkoutResult] = await Promise.allSettled([fromRegistry, fromTheCheckout]);
+  if (registryProject.status === "rejected") throw registryProject.reason;
+  if (checkoutResult.status === "rejected") throw checkoutResult.reason;
+  ({ dir: project, created } = registryProject.value);
+  const createdFromCheckout = expectSuccess("capstan new from the checkout", checkoutResult.value);
   const dir = join(work, "moved", "widget-operator");
   await mkdir(dirname(dir));
   await rename(join(made, "widget-operator"), dir);
   await rm(made, { recursive: true });
   fromCheckout = { created: createdFromCheckout, made: join(made, "widget-operator"), dir };
   renameSync(packs, hiddenPacks);
+
+  // The image's build context, as the project is before anything ran in it.
+  const context = join(work, "context", "widget-operator");
+  await cp(dir, context, { recursive: true, verbatimSymlinks: true });
+  imageBuild = runDockerfile(
+    readFileSync(join(context, "Dockerfile"), "utf8"),
+    context,
+    join(work, "image"),
+    packages.env,
+  );
+  // Awaited by its test; a failure is reported there, not as an unhandled rejection.
+  imageBuild.catch(() => {});
 }, 900_000);
 
 afterAll(async () => {
   if (operator && operator.exitCode === null) operator.kill("SIGKILL");
   await cluster?.stop();
+  await imageBuild?.catch(() => {}); // its npm commands use the registry and write under work/
   await packages?.close();
   // .packs/ back where it was, unless something packed a new one meanwhile.
   if (existsSync(hiddenPacks)) {
@@ -80,7 +99,7 @@ afterAll(async () => {
     else renameSync(hiddenPacks, packs);
   }
   if (work) await rm(work, { recursive: true, force: true });
-});
+}, 120_000); // four projects' node_modules to remove
 
 describe("a project made by capstan new from the packed packages", () => {
   it("depends on version ranges, with a complete lock file, and nothing points into the checkout", () => {
@@ -164,12 +183,11 @@ describe("a project made by capstan new from this checkout, moved elsewhere with
     const built = listFiles(join(dir, "dist"));
     expect(built).toContain("operator.js");
     expect(built.filter((f) => f.includes(".test."))).toEqual([]);
-  }, 300_000);
+  }, 600_000); // beside the image's build, on a shared 2-core machine
 
   it("builds, by its Dockerfile's own commands, an image of compiled JavaScript and production dependencies that runs as non-root", async () => {
     const dir = fromCheckout.dir;
-    const dockerfile = readFileSync(join(dir, "Dockerfile"), "utf8");
-    const image = await runDockerfile(dockerfile, dir, join(work, "image"), packages.env);
+    const image = await imageBuild;
     expect(image.stages.map((s) => s.name)).toEqual(["build", "deps", undefined]);
     expect(image.final.user).toBe("1000:1000");
     expect(image.command).toEqual([
@@ -211,14 +229,14 @@ describe("a project made by capstan new from this checkout, moved elsewhere with
       output += chunk.toString();
     });
     const exited = new Promise<number | null>((resolve) => operator?.once("exit", (code) => resolve(code)));
-    await cluster.waitFor(CustomResourceDefinition, "widgets.widgets.example.org", isEstablished, { timeout: "30s" });
+    await cluster.waitFor(CustomResourceDefinition, "widgets.widgets.example.org", isEstablished, { timeout: "60s" });
     await cluster.kubectl(["apply", "-f", join(dir, "manifests/widget.yaml")]);
     const cm = await cluster.waitFor(ConfigMap, "default/hello-message", (c) => c.data?.message !== undefined, {
-      timeout: "30s",
+      timeout: "60s", // a compiled operator starting on a loaded 2-core machine
     });
     expect(cm.data?.message).toBe("hello from widget-operator");
     expect(cm.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Widget", name: "hello", controller: true });
     operator.kill("SIGTERM");
     expect(await exited, output).toBe(0);
-  }, 300_000);
+  }, 600_000); // the image's build (started in beforeAll) may still be running
 });

@@ -171,9 +171,14 @@ describe("LeaderElector", () => {
     const createdSignal = new Promise<void>((r) => {
       created = r;
     });
+    let creating!: () => void;
+    const creatingSignal = new Promise<void>((r) => {
+      creating = r;
+    });
     const slow = {
       ...real,
       create: async (obj: Parameters<typeof real.create>[0]) => {
+        creating();
         await new Promise((r) => setTimeout(r, 50));
         const out = await real.create(obj);
         created();
@@ -182,7 +187,8 @@ describe("LeaderElector", () => {
     };
     const a = arena();
     const c = a.candidate(leases, "late", { leases: slow });
-    await new Promise((r) => setTimeout(r, 10));
+    // Stopped while its create is in flight (a fixed pause could end before the attempt began).
+    await creatingSignal;
     c.stop.abort();
     await c.run;
     await createdSignal;
