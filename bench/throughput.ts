@@ -143,6 +143,12 @@ const PACED_OBJECTS = positive("BENCH_PACED_OBJECTS", 500, 0);
 const ROUNDS = positive("BENCH_ROUNDS", 1);
 const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 300) * 1000;
 const TARGET_KUBECONFIG = process.env.BENCH_KUBECONFIG || undefined;
+/** "Quiet": under 10% of a core (an idle kube-apiserver with its controller manager uses 2-3%) for 3 samples of 1 s. */
+const QUIET_CPU_SHARE = 0.1;
+const QUIET_SAMPLE_MS = 1000;
+const QUIET_SAMPLES = 3;
+/** How long a run's aftermath may keep the server busy before the next run starts anyway. */
+const QUIET_TIMEOUT_MS = 60_000;
 /** Namespaces of this invocation differ from any earlier one's on a long-lived cluster. */
 const RUN_ID = Date.now().toString(36);
 const repo = new URL("..", import.meta.url).pathname;
@@ -593,8 +599,32 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
     const running = proc as Proc | undefined;
     if (running?.child.connected) running.child.disconnect();
     await running?.stop();
-    if (TARGET_KUBECONFIG !== undefined) await deleteNamespace(set.client, namespace);
+    if (TARGET_KUBECONFIG !== undefined) {
+      await deleteNamespace(set.client, namespace);
+      await untilServerQuiet(set);
+    }
   }
+}
+
+/**
+ * Waits until the API server's CPU is back near idle. A namespace is gone before the garbage
+ * collector has finished with its objects (kube-controller-manager keeps deleting and looking up
+ * the children of deleted owners for a while): without this wait that work, caused by the run
+ * before, was counted in the next run's API server CPU (measured under issue 29: ~1,000 DELETE
+ * and GET requests of ConfigMaps after a 1,000-object run).
+ */
+async function untilServerQuiet(set: ServerSet): Promise<void> {
+  const deadline = performance.now() + QUIET_TIMEOUT_MS;
+  let last = await set.apiServerCpu();
+  let quietSamples = 0;
+  while (last !== null && quietSamples < QUIET_SAMPLES && performance.now() < deadline) {
+    await sleep(QUIET_SAMPLE_MS);
+    const now = await set.apiServerCpu();
+    if (now === null) return;
+    quietSamples = (now - last) * 1000 <= QUIET_CPU_SHARE * QUIET_SAMPLE_MS ? quietSamples + 1 : 0;
+    last = now;
+  }
+  if (quietSamples < QUIET_SAMPLES) log(`  the API server was still busy ${QUIET_TIMEOUT_MS / 1000} s after the run`);
 }
 
 /** Deletes a run's namespace on a shared cluster and waits until it is gone (its objects with it). */
