@@ -109,7 +109,9 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
    * controller's name as field manager and `force: true`: a controller owns the fields it applies.
    * When this controller applied the same configuration to the same child before and the child's
    * cached copy is still the version that apply produced (a kind it `owns` or `watches`), nothing
-   * would change: no request is sent and a copy of the cached child is returned.
+   * would change: no request is sent and a copy of the cached child is returned. A child the cache
+   * shows absent and this controller never applied is created instead (the cheaper request for the
+   * API server), with the same field ownership: see docs/controllers.md.
    */
   apply<K extends KubeObject>(kind: ResourceKind<K>, obj: K): Promise<K>;
   /**
