@@ -72,7 +72,10 @@ for (const name of existsSync(chunks) ? readdirSync(chunks) : []) {
   if (!outputs.has(join(chunks, name))) rmSync(join(chunks, name), { recursive: true, force: true });
 }
 
-copyChanged(join(root, "packages/capstan-dev/src/dashboard/page"), join(root, "packages/capstan-dev/dist/dashboard/page"));
+copyChanged(
+  join(root, "packages/capstan-dev/src/dashboard/page"),
+  join(root, "packages/capstan-dev/dist/dashboard/page"),
+);
 
 /** Copies the files under `from` whose content differs from their copy under `to` (as the bundle above). */
 function copyChanged(from, to) {
