@@ -206,13 +206,14 @@ export class KubeClient {
    * `ConnectionError` when the server could not be reached), `DecodeError` for a JSON body that is not JSON.
    */
   async request<R>(method: string, path: string, opts: RequestOptions = {}): Promise<R> {
+    const fullPath = appendQuery(path, opts.query);
     const watching = this.#root.#writeObservers;
-    if (watching.length === 0 || !WRITE_METHODS.has(method)) return this.#request<R>(method, path, opts);
-    const observers = [...watching];
-    const write: ObservedWrite = { method, path: appendQuery(path, opts.query) };
+    if (watching.length === 0 || !WRITE_METHODS.has(method)) return this.#request<R>(method, fullPath, opts);
+    const observers = watching.slice();
+    const write: ObservedWrite = { method, path: fullPath };
     notifyObservers(observers, (o) => o.started?.(write));
     try {
-      const body = await this.#request<R>(method, path, opts);
+      const body = await this.#request<R>(method, fullPath, opts);
       notifyObservers(observers, (o) => o.ended?.(write, { body }));
       return body;
     } catch (error) {
@@ -221,8 +222,9 @@ export class KubeClient {
     }
   }
 
-  async #request<R>(method: string, path: string, opts: RequestOptions): Promise<R> {
-    const res = (await this.#execute(method, path, opts, false)) as TransportResponse;
+  /** `fullPath`: the path with `opts.query` appended already. */
+  async #request<R>(method: string, fullPath: string, opts: RequestOptions): Promise<R> {
+    const res = (await this.#execute(method, fullPath, opts, false)) as TransportResponse;
     const text = res.body;
     if (text === "") return undefined as R;
     // Non-resource endpoints (/healthz, /livez, /metrics) answer text; hand it back as is.
@@ -237,16 +239,15 @@ export class KubeClient {
 
   /** Opens a streaming GET (a watch); resolves once the server answered 200. */
   async openStream(path: string, opts: RequestOptions = {}): Promise<StreamResponse> {
-    return (await this.#execute("GET", path, opts, true)) as StreamResponse;
+    return (await this.#execute("GET", appendQuery(path, opts.query), opts, true)) as StreamResponse;
   }
 
   async #execute(
     method: string,
-    path: string,
+    fullPath: string,
     opts: RequestOptions,
     stream: boolean,
   ): Promise<TransportResponse | StreamResponse> {
-    const fullPath = appendQuery(path, opts.query);
     let body: string | undefined;
     let contentType = opts.contentType;
     if (opts.body !== undefined) {

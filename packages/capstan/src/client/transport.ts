@@ -16,13 +16,18 @@
  * watch is not a dead one). Errors carry codes the layers above decide on: Node's own socket codes
  * (`ECONNREFUSED`, `ECONNRESET`, a TLS verification code) and {@link TransportErrorCode} for timeouts.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Socket } from "node:net";
 import type { ClientConfig } from "./config.ts";
 import { connectionError } from "./connection-error.ts";
 import type { HeaderRecord } from "./credentials.ts";
-import { readBody } from "./response-body.ts";
 import { TransportError } from "./transport-error.ts";
 
 /** One request attempt. */
@@ -150,37 +155,59 @@ export class Transport {
    * One attempt; resolves with any HTTP status. Rejects on connection errors and timeouts (a
    * `ConnectionError` naming the server) and on aborts.
    */
-  async send(req: TransportRequest): Promise<TransportResponse> {
-    const timeout = req.timeoutMs ?? 0;
-    const res = await this.#send(req, timeout);
-    const body = await readBody(res, timeout, req.signal);
-    return { status: res.statusCode ?? 0, headers: res.headers, body };
+  send(req: TransportRequest): Promise<TransportResponse> {
+    return this.#attempt(req, false) as Promise<TransportResponse>;
   }
 
   /** One attempt whose body streams (watches). No body timeout: a quiet watch is not a dead one. */
-  async stream(req: TransportRequest): Promise<StreamResponse> {
-    const res = await this.#send(req, req.timeoutMs ?? 0);
-    return { status: res.statusCode ?? 0, headers: res.headers, body: res };
+  stream(req: TransportRequest): Promise<StreamResponse> {
+    return this.#attempt(req, true) as Promise<StreamResponse>;
   }
 
-  /** Sends the request; resolves once the response headers arrived. */
-  async #send(req: TransportRequest, headersTimeoutMs: number): Promise<IncomingMessage> {
-    if (this.#closed) throw new TransportError("the Kubernetes client is closed", "ERR_CLIENT_CLOSED");
-    const headers = await this.#headers(req);
-    req.signal?.throwIfAborted();
-    return new Promise<IncomingMessage>((resolve, reject) => {
+  #attempt(req: TransportRequest, stream: boolean): Promise<TransportResponse | StreamResponse> {
+    if (this.#closed) {
+      return Promise.reject(new TransportError("the Kubernetes client is closed", "ERR_CLIENT_CLOSED"));
+    }
+    let headers: HeaderRecord | Promise<HeaderRecord>;
+    try {
+      // Credentials are synchronous but for a refresh (exec plugin, oidc): no await on the hot path.
+      headers = this.#headers(req);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (headers instanceof Promise) return headers.then((h) => this.#exchange(req, h, stream));
+    return this.#exchange(req, headers, stream);
+  }
+
+  /**
+   * Sends the request and settles once with the whole response (or, for a stream, with its headers).
+   * One promise, one timer and one abort listener per attempt: every API call of an operator passes
+   * here, and the CPU a request costs the operator is mostly this and Node's HTTP client.
+   */
+  #exchange(
+    req: TransportRequest,
+    headers: HeaderRecord,
+    stream: boolean,
+  ): Promise<TransportResponse | StreamResponse> {
+    const { signal } = req;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const timeoutMs = req.timeoutMs ?? 0;
+    return new Promise((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
+      let res: IncomingMessage | undefined;
       const fail = (err: unknown) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        req.signal?.removeEventListener("abort", onAbort);
-        reject(connectionError(err, this.#config.server, headersTimeoutMs) ?? err);
+        signal?.removeEventListener("abort", onAbort);
+        reject(res === undefined ? (connectionError(err, this.#config.server, timeoutMs) ?? err) : err);
       };
       const onAbort = () => {
-        outgoing.destroy();
-        fail(req.signal?.reason);
+        const reason = signal?.reason;
+        if (res === undefined) outgoing.destroy();
+        else res.destroy(reason instanceof Error ? reason : undefined);
+        fail(reason);
       };
       const outgoing = this.#request({
         agent: this.#agent,
@@ -192,45 +219,82 @@ export class Transport {
       });
       outgoing.on("socket", (socket: Socket) => {
         // A reused socket is connected already; a new one gets the handshake's time limit.
-        if (socket.connecting) {
-          const connectTimer = setTimeout(() => {
-            outgoing.destroy(
-              new TransportError(`no connection within ${this.#connectTimeoutMs} ms`, "ERR_CONNECT_TIMEOUT"),
-            );
-          }, this.#connectTimeoutMs);
-          const connected = () => clearTimeout(connectTimer);
-          socket.once(this.#request === httpsRequest ? "secureConnect" : "connect", connected);
-          socket.once("close", connected);
-        }
+        if (socket.connecting) this.#limitHandshake(outgoing, socket);
       });
-      outgoing.on("response", (res) => {
+      outgoing.on("response", (incoming: IncomingMessage) => {
         if (settled) {
-          res.destroy();
+          incoming.destroy();
           return;
         }
-        settled = true;
-        clearTimeout(timer);
-        req.signal?.removeEventListener("abort", onAbort);
-        if (req.signal) {
-          // An abort after the headers ends the body (a watch being stopped).
-          const signal = req.signal;
-          const stop = () => res.destroy(signal.reason instanceof Error ? signal.reason : undefined);
-          signal.addEventListener("abort", stop, { once: true });
-          res.once("close", () => signal.removeEventListener("abort", stop));
+        res = incoming;
+        if (stream) {
+          settled = true;
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+          if (signal) {
+            // An abort after the headers ends the body (a watch being stopped).
+            const stop = () => incoming.destroy(signal.reason instanceof Error ? signal.reason : undefined);
+            signal.addEventListener("abort", stop, { once: true });
+            incoming.once("close", () => signal.removeEventListener("abort", stop));
+          }
+          resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, body: incoming });
+          return;
         }
-        resolve(res);
+        // The headers' timer now limits each pause of the body: refreshed per chunk, not re-created.
+        timer?.refresh();
+        let first: Buffer | undefined;
+        let chunks: Buffer[] | undefined;
+        incoming.on("data", (chunk: Buffer) => {
+          if (first === undefined) first = chunk;
+          else if (chunks === undefined) chunks = [first, chunk];
+          else chunks.push(chunk);
+          timer?.refresh();
+        });
+        incoming.once("end", () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+          const body = chunks !== undefined ? Buffer.concat(chunks) : first;
+          resolve({
+            status: incoming.statusCode ?? 0,
+            headers: incoming.headers,
+            body: body === undefined ? "" : body.toString("utf8"),
+          });
+        });
+        incoming.on("error", fail);
+        incoming.once("close", () => {
+          // Destroyed without 'end' or 'error' (an abort with no reason): the body is incomplete.
+          if (!incoming.complete) {
+            fail(signal?.reason ?? new TransportError("the response body ended early", "ERR_BODY_INCOMPLETE"));
+          }
+        });
       });
       outgoing.on("error", fail);
-      if (headersTimeoutMs > 0) {
+      if (timeoutMs > 0) {
         timer = setTimeout(() => {
-          const err = new TransportError(`no answer within ${headersTimeoutMs} ms`, "ERR_HEADERS_TIMEOUT");
-          outgoing.destroy(err);
+          const err =
+            res === undefined
+              ? new TransportError(`no answer within ${timeoutMs} ms`, "ERR_HEADERS_TIMEOUT")
+              : new TransportError(`the body paused longer than ${timeoutMs} ms`, "ERR_BODY_TIMEOUT");
+          if (res === undefined) outgoing.destroy(err);
+          else res.destroy(err);
           fail(err);
-        }, headersTimeoutMs);
+        }, timeoutMs);
       }
-      req.signal?.addEventListener("abort", onAbort, { once: true });
+      signal?.addEventListener("abort", onAbort, { once: true });
       outgoing.end(req.body);
     });
+  }
+
+  /** Destroys `outgoing` if its new socket has not finished the TCP and TLS handshake in time. */
+  #limitHandshake(outgoing: ClientRequest, socket: Socket): void {
+    const connectTimer = setTimeout(() => {
+      outgoing.destroy(new TransportError(`no connection within ${this.#connectTimeoutMs} ms`, "ERR_CONNECT_TIMEOUT"));
+    }, this.#connectTimeoutMs);
+    const connected = () => clearTimeout(connectTimer);
+    socket.once(this.#request === httpsRequest ? "secureConnect" : "connect", connected);
+    socket.once("close", connected);
   }
 
   /** Closes every socket; requests and watches still running fail or end. */

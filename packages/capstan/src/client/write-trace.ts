@@ -94,7 +94,10 @@ export function resourcePath(
   path: string,
 ): { group: string; resource: string; namespace?: string; name?: string; subresource?: string } | undefined {
   const query = path.indexOf("?");
-  const parts = (query < 0 ? path : path.slice(0, query)).split("/").filter((p) => p !== "");
+  // Called for every write the runtime follows (write-visibility.ts): one split, no intermediate arrays.
+  const start = path.startsWith("/") ? 1 : 0;
+  const all = path.slice(start, query < 0 ? path.length : query).split("/");
+  const parts = all.includes("") ? all.filter((p) => p !== "") : all;
   let i: number;
   let group: string;
   if (parts[0] === "api") {
@@ -116,13 +119,14 @@ export function resourcePath(
   if (resource === undefined) return undefined;
   const name = parts[i + 1];
   const subresource = parts[i + 2];
-  return {
+  const target: { group: string; resource: string; namespace?: string; name?: string; subresource?: string } = {
     group,
     resource,
-    ...(namespace === undefined ? {} : { namespace }),
-    ...(name === undefined ? {} : { name: decodeURIComponent(name) }),
-    ...(subresource === undefined ? {} : { subresource }),
   };
+  if (namespace !== undefined) target.namespace = namespace;
+  if (name !== undefined) target.name = decodeURIComponent(name);
+  if (subresource !== undefined) target.subresource = subresource;
+  return target;
 }
 
 /** `namespaces/<name>/status` and `namespaces/<name>/finalize` address the Namespace itself. */

@@ -58,15 +58,17 @@ interface PendingWrite {
   readonly key: string;
   /** The written resourceVersion; `undefined` for a deletion answered with a Status. */
   readonly rv: string | undefined;
-  /** For messages: `PATCH configmaps default/x (resourceVersion 12)`. */
-  readonly what: string;
+  /** For messages (`PATCH configmaps default/x (resourceVersion 12)`), built only when asked. */
+  readonly write: ObservedWrite;
+  readonly resource: string;
+  readonly subresource: string | undefined;
   readonly waitingFor: Map<Informer<KubeObject>, Expectation>;
 }
 
 /** Follows a client's writes until the informers show them; see the module documentation. */
 export class WriteVisibility {
   private readonly pending = new Map<string, PendingWrite>();
-  private readonly inFlight = new Map<ObservedWrite, string>();
+  private readonly inFlight = new Set<ObservedWrite>();
   private readonly attached = new Map<Informer<KubeObject>, () => void>();
   private readonly stops: (() => void)[] = [];
 
@@ -81,7 +83,7 @@ export class WriteVisibility {
     if (typeof client.observeWrites !== "function") return () => {};
     const stop = client.observeWrites({
       started: (write) => {
-        this.inFlight.set(write, `${write.method} ${write.path}`);
+        this.inFlight.add(write);
       },
       ended: (write, result) => {
         this.inFlight.delete(write);
@@ -95,12 +97,12 @@ export class WriteVisibility {
 
   /** What is not visible yet: writes in flight, writes an informer has not shown. Prunes what is. */
   busy(): string[] {
-    const reasons = [...this.inFlight.values()].map((w) => `write in flight: ${w}`);
+    const reasons = [...this.inFlight].map((w) => `write in flight: ${w.method} ${w.path}`);
     for (const [id, entry] of this.pending) {
       this.prune(id);
       if (entry.waitingFor.size === 0) continue;
       const names = [...entry.waitingFor.keys()].map((i) => i.name).join(", ");
-      reasons.push(`${entry.what} not yet seen by ${names}`);
+      reasons.push(`${describe(entry)} not yet seen by ${names}`);
     }
     return reasons;
   }
@@ -117,7 +119,7 @@ export class WriteVisibility {
   private record(write: ObservedWrite, result: WriteResult): void {
     if (!("body" in result)) return;
     const target = resourcePath(write.path);
-    if (target === undefined || /[?&]dryRun=/.test(write.path)) return;
+    if (target === undefined || isDryRun(write.path)) return;
     if (target.subresource !== undefined && !OBJECT_SUBRESOURCES.has(target.subresource)) return;
     const body = result.body as Partial<KubeObject> | undefined;
     const answered = body?.kind !== "Status" && typeof body?.metadata?.name === "string" ? body : undefined;
@@ -130,7 +132,9 @@ export class WriteVisibility {
     const entry: PendingWrite = {
       key,
       rv,
-      what: `${write.method} ${target.resource}${target.subresource ? `/${target.subresource}` : ""} ${key}${rv === undefined ? "" : ` (resourceVersion ${rv})`}`,
+      write,
+      resource: target.resource,
+      subresource: target.subresource,
       waitingFor: new Map(),
     };
     const object = target.subresource === undefined ? answered : undefined;
@@ -185,6 +189,17 @@ export class WriteVisibility {
     }
     if (entry.waitingFor.size === 0) this.pending.delete(id);
   }
+}
+
+/** `PATCH configmaps/status default/x (resourceVersion 12)`. */
+function describe(entry: PendingWrite): string {
+  const resource = entry.subresource ? `${entry.resource}/${entry.subresource}` : entry.resource;
+  return `${entry.write.method} ${resource} ${entry.key}${entry.rv === undefined ? "" : ` (resourceVersion ${entry.rv})`}`;
+}
+
+/** Whether the request's query has `dryRun=` (what `/[?&]dryRun=/` matches, without a regex per write). */
+function isDryRun(path: string): boolean {
+  return path.includes("?dryRun=") || path.includes("&dryRun=");
 }
 
 function pendingId(group: string, resource: string, key: string): string {
