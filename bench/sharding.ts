@@ -55,7 +55,7 @@ const LABELS = shardLabels("chaos");
 const POLL_MS = 500;
 
 function log(message: string): void {
-  process.stderr.write(`[sharding] ${message}\n`);
+  process.stderr.write(`[sharding ${new Date().toISOString().slice(11, 23)}] ${message}\n`);
 }
 
 function round(n: number, digits = 1): number {
