@@ -60,6 +60,15 @@ export interface Operator {
 }
 
 /**
+ * Node flags for a child process from an environment variable, split at spaces: to profile one
+ * (`BENCH_APISERVER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"`; `--cpu-prof` is refused in
+ * NODE_OPTIONS). BENCH_APISERVER_NODE_FLAGS is the API server's, BENCH_OPERATOR_NODE_FLAGS every replica's.
+ */
+function nodeFlags(variable: string): string[] {
+  return (process.env[variable] ?? "").split(" ").filter((flag) => flag !== "");
+}
+
+/**
  * Writes the operator's modules, starts `capstan apiserver` (`--data-dir` when `persistent`),
  * registers the ChaosItem CRD and creates the namespace.
  */
@@ -73,7 +82,16 @@ export async function startCluster(options: { persistent: boolean }): Promise<Cl
   const kubeconfig = join(dir, "kubeconfig");
   const marks = join(dir, "marks");
   const port = await freePort();
-  const serverArgs = [CAPSTAN_BIN, "apiserver", "--port", String(port), "--kubeconfig", kubeconfig, "--no-kubelet"];
+  const serverArgs = [
+    ...nodeFlags("BENCH_APISERVER_NODE_FLAGS"),
+    CAPSTAN_BIN,
+    "apiserver",
+    "--port",
+    String(port),
+    "--kubeconfig",
+    kubeconfig,
+    "--no-kubelet",
+  ];
   if (options.persistent) serverArgs.push("--data-dir", join(dir, "data"));
   const startServer = async (): Promise<Proc> => {
     const proc = launch("capstan apiserver", serverArgs);
@@ -104,7 +122,16 @@ export async function startCluster(options: { persistent: boolean }): Promise<Cl
     },
     async startOperator(opts = {}) {
       const healthPort = await freePort();
-      const args = [CAPSTAN_BIN, "run", "operator.js", "--kubeconfig", kubeconfig, "--namespace", NAMESPACE];
+      const args = [
+        ...nodeFlags("BENCH_OPERATOR_NODE_FLAGS"),
+        CAPSTAN_BIN,
+        "run",
+        "operator.js",
+        "--kubeconfig",
+        kubeconfig,
+        "--namespace",
+        NAMESPACE,
+      ];
       args.push("--health-port", String(healthPort), "--log-format", "json", "--no-crd-registration");
       if (opts.leaderElect) args.push("--leader-elect");
       if (opts.workers !== undefined) args.push("--max-concurrent-reconciles", String(opts.workers));

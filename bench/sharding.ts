@@ -55,7 +55,7 @@ const LABELS = shardLabels("chaos");
 const POLL_MS = 500;
 
 function log(message: string): void {
-  process.stderr.write(`[sharding] ${message}\n`);
+  process.stderr.write(`[sharding ${new Date().toISOString().slice(11, 23)}] ${message}\n`);
 }
 
 function round(n: number, digits = 1): number {
@@ -207,6 +207,31 @@ async function settle(
   }
 }
 
+/**
+ * Peak RSS above an idle replica's at 1, 2 and 4 replicas, and how many times smaller it is with 2
+ * and 4 than with 1. Measured on the replicas that joined in the phase (r0 alone; r1; r2 and r3
+ * averaged): a replica whose share shrinks keeps its heap (V8 gives memory back slowly), so r0's
+ * later peaks say nothing about its share.
+ */
+function rssAboveIdle(
+  idle: number | null,
+  one: PhaseLine,
+  two: PhaseLine,
+  four: PhaseLine,
+): { rss_above_idle_mb: Record<string, number | null>; rss_above_idle_ratio: Record<string, number | null> } {
+  const above = (peaks: (number | null)[]): number | null => {
+    if (idle === null || peaks.length === 0 || peaks.some((p) => p === null)) return null;
+    return round((peaks as number[]).reduce((a, b) => a + b, 0) / peaks.length - idle);
+  };
+  const mb = {
+    "1": above(one.peak_rss_mb.slice(0, 1)),
+    "2": above(two.peak_rss_mb.slice(1, 2)),
+    "4": above(four.peak_rss_mb.slice(2, 4)),
+  };
+  const ratio = (n: number | null) => (mb["1"] === null || n === null || n <= 0 ? null : round(mb["1"] / n, 2));
+  return { rss_above_idle_mb: mb, rss_above_idle_ratio: { "1:2": ratio(mb["2"]), "1:4": ratio(mb["4"]) } };
+}
+
 // --- the run ------------------------------------------------------------------------------------
 
 interface PhaseLine {
@@ -287,47 +312,43 @@ async function run(): Promise<boolean> {
     replicas.push(await startReplica(cluster, "r0"));
     const idleRssMb = statusMb(replicas[0]?.op.proc.pid ?? 0, "VmRSS");
     log(`r0 idle: ${idleRssMb} MB RSS`);
-    emit({
-      ...(await phase(
-        "scale-1",
-        async () => null,
-        async () => {
-          await work.create(first);
-          return first.length;
-        },
-      )),
-      idle_rss_mb: idleRssMb,
-    });
+    const one = await phase(
+      "scale-1",
+      async () => null,
+      async () => {
+        await work.create(first);
+        return first.length;
+      },
+    );
+    emit({ ...one, idle_rss_mb: idleRssMb });
 
     // scale-2: r1 joins while a third is updated.
-    emit(
-      await phase(
-        "scale-2",
-        async () => {
-          replicas.push(await startReplica(cluster, "r1"));
-          return Date.now();
-        },
-        async () => {
-          await work.bump(third(0));
-          return third(0).length;
-        },
-      ),
+    const two = await phase(
+      "scale-2",
+      async () => {
+        replicas.push(await startReplica(cluster, "r1"));
+        return Date.now();
+      },
+      async () => {
+        await work.bump(third(0));
+        return third(0).length;
+      },
     );
+    emit(two);
 
     // scale-4: r2 and r3 join while N/5 more objects are created.
-    emit(
-      await phase(
-        "scale-4",
-        async () => {
-          replicas.push(...(await Promise.all([startReplica(cluster, "r2"), startReplica(cluster, "r3")])));
-          return Date.now();
-        },
-        async () => {
-          await work.create(more);
-          return more.length;
-        },
-      ),
+    const four = await phase(
+      "scale-4",
+      async () => {
+        replicas.push(...(await Promise.all([startReplica(cluster, "r2"), startReplica(cluster, "r3")])));
+        return Date.now();
+      },
+      async () => {
+        await work.create(more);
+        return more.length;
+      },
     );
+    emit(four);
 
     // kill: r3 SIGKILLed once a quarter of a third's deletions went through.
     const doomed = third(2);
@@ -383,6 +404,7 @@ async function run(): Promise<boolean> {
       max_concurrent_per_key: marks.maxConcurrentPerKey,
       reconciles: marks.reconciles,
       reconcile_errors: marks.errors,
+      ...rssAboveIdle(idleRssMb, one, two, four),
       load_1m: round(loadavg()[0] ?? 0),
     });
     return clean && marks.duplicateChildren === 0;

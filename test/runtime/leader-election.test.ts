@@ -1,5 +1,6 @@
 import { getEventListeners } from "node:events";
 import { ManualClock, waitUntil } from "capstan-dev/testing";
+import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   LEADER_ELECTION_DEFAULTS,
@@ -145,6 +146,37 @@ describe("LeaderElector", () => {
     await waitUntil(() => leases.writes.length >= 25, { what: "many renewals", timeout: 6000 });
     expect(other.elector.state).toBe("candidate");
     expect(other.elector.leader()).toBe("holder");
+  });
+
+  it("renews with one write and no read while it leads, and reads again only when that write conflicts", async () => {
+    const leases = new FakeLeases();
+    const real = leases.view();
+    let reads = 0;
+    const counting = {
+      ...real,
+      get: (name: string) => {
+        reads++;
+        return real.get(name);
+      },
+    };
+    const a = arena();
+    const c = a.candidate(leases, "fast", { leases: counting });
+    await waitUntil(() => c.elector.state === "leader", { what: "leadership", timeout: 3000 });
+    const readsWhenLeading = reads;
+    const writesWhenLeading = leases.writes.length;
+    await waitUntil(() => leases.writes.length >= writesWhenLeading + 3, { what: "three renewals", timeout: 3000 });
+    expect(reads).toBe(readsWhenLeading); // client-go's fast path: no Get before each Update
+    // Someone else writes the Lease (same holder, a new resourceVersion): the next fast write is a
+    // 409, the elector reads the Lease and renews on what it read, and stays the leader.
+    await leases.view().update({ ...structuredClone(leases.lease as Lease), metadata: { ...leases.lease?.metadata } });
+    const writesAfterBump = leases.writes.length;
+    await waitUntil(() => leases.writes.length >= writesAfterBump + 2, {
+      what: "renewals after the 409",
+      timeout: 3000,
+    });
+    expect(reads).toBeGreaterThan(readsWhenLeading);
+    expect(c.elector.state).toBe("leader");
+    expect(leases.lease?.spec?.holderIdentity).toBe("fast");
   });
 
   it("gives up an acquire attempt that hangs and tries again", async () => {

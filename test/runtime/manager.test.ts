@@ -36,6 +36,8 @@ function fakeClient(lw: FakeListerWatcher, leases = new FakeLeases()) {
     // The API server probe of the watch health checks: always answered.
     request: async () => "ok",
     close: async () => {},
+    // The Lease and probe connections (one fake serves them all).
+    withOwnConnections: () => client,
   } as unknown as KubeClient;
   return { client, view, events };
 }

@@ -35,6 +35,8 @@ function reviewingClient() {
   const client = {
     defaultNamespace: "default",
     close: async () => {},
+    // The probe's own connection (the same fake).
+    withOwnConnections: () => client,
     request: async (_method: string, path: string, opts: { body?: Review } = {}) => {
       const body = opts.body;
       if (body === undefined) return "ok"; // other requests (the API server probe)

@@ -194,6 +194,31 @@ describe("sharding a controller over replicas", () => {
     expect(await coordinator.mgr.metrics.text()).toMatch(
       /^capstan_shard_rebalance_seconds\{ring="widgets"\} [0-9.e-]+$/m,
     );
+    // The object counts follow each assignment and deletion, not only rebalances: one more widget
+    // (no membership change) is counted on its member, and uncounted once deleted.
+    const objectsOf = async (member: string) => {
+      const text = await coordinator.mgr.metrics.text();
+      const m = new RegExp(`^capstan_shard_objects\\{ring="widgets",member="${member}"\\} (\\d+)$`, "m").exec(text);
+      return Number(m?.[1] ?? 0);
+    };
+    const extra = "w-extra";
+    const extraMember = new HashRing(["a", "c"]).memberFor({
+      group: "example.com",
+      kind: "Widget",
+      namespace: "default",
+      name: extra,
+    }) as string;
+    const counted = await objectsOf(extraMember);
+    await widgets.create({ metadata: { name: extra }, spec: { size: 1 } } as Widget);
+    await waitUntil(async () => (await objectsOf(extraMember)) === counted + 1, {
+      what: `${extra} counted on ${extraMember}`,
+      timeout: 10_000,
+    });
+    await widgets.delete(extra);
+    await waitUntil(async () => (await objectsOf(extraMember)) === counted, {
+      what: `${extra} uncounted`,
+      timeout: 10_000,
+    });
     expect(await a.mgr.metrics.text()).toMatch(
       /^capstan_shard_handovers_total\{ring="widgets",kind="Widget.example.com"\} [1-9]\d*$/m,
     );

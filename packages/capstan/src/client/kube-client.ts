@@ -99,6 +99,12 @@ export class KubeClient {
   readonly #writeObservers: WriteObserver[] = [];
   /** The client whose view `withRetry` is constructing (read and cleared by the constructor). */
   static #viewOf: KubeClient | undefined;
+  /** Set while `withOwnConnections` constructs its view: the view gets a pool and limiter of its own. */
+  static #ownPool = false;
+  /** The root's options, for the pools of `withOwnConnections` views. */
+  #options: KubeClientOptions = {};
+  /** The root's: pools of its `withOwnConnections` views, closed with its own. */
+  readonly #pools: Transport[] = [];
 
   /**
    * Loads the configuration (kubeconfig or in-cluster, see `loadClientConfig`) and builds a client.
@@ -116,27 +122,27 @@ export class KubeClient {
 
   constructor(config: ClientConfig, opts: KubeClientOptions = {}) {
     const parent = KubeClient.#viewOf;
+    const ownPool = KubeClient.#ownPool;
     KubeClient.#viewOf = undefined;
+    KubeClient.#ownPool = false;
     this.config = config;
     this.defaultNamespace = config.namespace;
     this.#retry =
       opts.retry === false ? { ...defaultRetryPolicy, maxAttempts: 1 } : { ...defaultRetryPolicy, ...opts.retry };
     if (parent !== undefined) {
-      this.#root = parent.#root;
-      this.#transport = parent.#transport;
-      this.#limiter = parent.#limiter;
+      const root = parent.#root;
+      this.#root = root;
+      this.#transport = ownPool ? newTransport(config, root.#options) : parent.#transport;
+      if (ownPool) root.#pools.push(this.#transport);
+      this.#limiter = ownPool ? newLimiter(root.#options) : parent.#limiter;
       this.#timeoutMs = parent.#timeoutMs;
       this.#onResponse = parent.#onResponse;
       return;
     }
     this.#root = this;
-    this.#transport = new Transport(config, {
-      connections: opts.connections ?? null,
-      headers: { "user-agent": opts.userAgent ?? "capstan" },
-    });
-    if (opts.qps !== undefined && opts.qps > 0) {
-      this.#limiter = new TokenBucket(opts.qps, opts.burst ?? Math.max(1, Math.ceil(opts.qps * 2)));
-    }
+    this.#options = opts;
+    this.#transport = newTransport(config, opts);
+    this.#limiter = newLimiter(opts);
     this.#timeoutMs = opts.timeoutMs ?? defaultTimeoutMs;
     this.#onResponse = opts.onResponse;
   }
@@ -153,6 +159,26 @@ export class KubeClient {
       return new KubeClient(this.config, { retry: { ...this.#retry, ...retry } });
     } finally {
       KubeClient.#viewOf = undefined;
+    }
+  }
+
+  /**
+   * A view of this client with connections (and a client-side rate limit) of its own; it shares the
+   * configuration, retry tuning, timeout, response observer and discovery cache. For traffic that
+   * must not queue behind the rest: HTTP/1.1 carries one request per socket, so when every socket of
+   * the pool is busy a request opens a new TLS connection, and on a busy API server that handshake
+   * waits several turns of its work (leader election's renewals missed their deadline so, where
+   * client-go multiplexes on one HTTP/2 connection and gives leader election a client of its own).
+   * Closing this client closes the view's connections too; closing the view closes only its own.
+   */
+  withOwnConnections(): KubeClient {
+    KubeClient.#viewOf = this;
+    KubeClient.#ownPool = true;
+    try {
+      return new KubeClient(this.config, { retry: this.#retry });
+    } finally {
+      KubeClient.#viewOf = undefined;
+      KubeClient.#ownPool = false;
     }
   }
 
@@ -328,10 +354,28 @@ export class KubeClient {
     return new RequestError(`${method} ${path} to ${this.config.server} failed: ${(err as Error).message}`, details);
   }
 
-  /** Frees every socket; running watches end. */
-  close(): Promise<void> {
-    return this.#transport.close();
+  /** Frees every socket (those of its `withOwnConnections` views too); running watches end. */
+  async close(): Promise<void> {
+    const pools = this.#root.#pools;
+    if (this.#root !== this) {
+      const mine = pools.indexOf(this.#transport);
+      if (mine >= 0) pools.splice(mine, 1);
+      return this.#transport.close();
+    }
+    await Promise.all([this.#transport.close(), ...pools.splice(0).map((p) => p.close())]);
   }
+}
+
+function newTransport(config: ClientConfig, opts: KubeClientOptions): Transport {
+  return new Transport(config, {
+    connections: opts.connections ?? null,
+    headers: { "user-agent": opts.userAgent ?? "capstan" },
+  });
+}
+
+function newLimiter(opts: KubeClientOptions): RateLimiter | undefined {
+  if (opts.qps === undefined || opts.qps <= 0) return undefined;
+  return new TokenBucket(opts.qps, opts.burst ?? Math.max(1, Math.ceil(opts.qps * 2)));
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

@@ -226,6 +226,18 @@ export class Manager {
   readonly idleness = new Idleness();
   private readonly options: ManagerOptions;
   private readonly ownsClient: boolean;
+  /**
+   * The clients of the leader election's Lease and of the API server probe: views of the manager's
+   * client with connections of their own (`withOwnConnections`), one per periodic loop. HTTP/1.1
+   * carries one request per socket: when the controllers keep every socket of the main client busy,
+   * a renewal on it opens a new TLS connection, and on a busy API server that handshake waits
+   * several turns of its event loop (measured: 2-5 s at a load of 15 on 2 cores, bench:sharding),
+   * so renewals missed their deadline. client-go multiplexes on one HTTP/2 connection and has no
+   * such wait. A loop that sends one request every retryPeriod (2 s) or probe period (3 s) keeps
+   * its own socket within the keep-alive time (4 s), so each request goes on an open connection.
+   */
+  private readonly electionClient: KubeClient;
+  private readonly probeClient: KubeClient;
   private readonly controllers: Controller<KubeObject>[] = [];
   private readonly recorders = new Map<string, ApiEventRecorder>();
   private readonly healthChecks = new Map<string, Check>([["ping", () => true]]);
@@ -266,6 +278,8 @@ export class Manager {
     } else {
       throw new Error("a manager needs a client or a client config");
     }
+    this.electionClient = this.client.withOwnConnections();
+    this.probeClient = this.client.withOwnConnections();
     this.clock = options.clock ?? systemClock;
     this.informers = new SharedInformerFactory({
       listerWatcherFor: clientListerWatchers(this.client),
@@ -293,7 +307,7 @@ export class Manager {
     if (this.watchTimings.probePeriodMs > 0) {
       this.probe = new ApiServerProbe({
         // /livez: allowed to every user (system:public-info-viewer) and exempt from priority and fairness.
-        request: (signal) => this.client.request("GET", "/livez", { signal }),
+        request: (signal) => this.probeClient.request("GET", "/livez", { signal }),
         periodMs: this.watchTimings.probePeriodMs,
         timeoutMs: this.watchTimings.probeTimeoutMs,
         logger: this.logger,
@@ -502,6 +516,7 @@ export class Manager {
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
       }
+      await Promise.all([this.electionClient.close(), this.probeClient.close()]);
       if (this.ownsClient) await this.client.close();
       this.writes.close();
       this.stopAbort.abort();
@@ -571,7 +586,7 @@ export class Manager {
     // 0 while a candidate, 1 while leading: client-go's gauge, as controller-runtime exposes it.
     this.metrics.leaderElection(name, false);
     const elector = new LeaderElector({
-      leases: this.client.resource(LEASE_KIND, namespace),
+      leases: this.electionClient.resource(LEASE_KIND, namespace),
       namespace,
       name,
       identity: config.identity ?? `${hostname()}_${randomUUID()}`,

@@ -297,7 +297,8 @@ export class RuntimeMetrics {
   /**
    * The observer of a sharded manager's ring (sharding.ts), its series created on first use so an
    * operator without sharding exposes none: `capstan_shard_members{ring}` and
-   * `capstan_shard_objects{ring,member}` (set by the coordinator: 0 on other replicas),
+   * `capstan_shard_objects{ring,member}` (kept by the coordinator at each assignment, hand-over and
+   * deletion; none on other replicas),
    * `capstan_shard_handovers_total{ring,kind}` (objects this replica let go of after a drain) and
    * `capstan_shard_rebalance_seconds{ring}` (from the last membership change until every object
    * was on the ring's choice, as the coordinator saw it).

@@ -70,7 +70,7 @@ export type CoordinatorState = "idle" | "syncing" | "coordinating" | "stopped";
 export interface CoordinatorObserver {
   /** The live members changed. */
   members?(live: readonly string[]): void;
-  /** Objects per member (of ring kinds, children not counted) after a pass. */
+  /** Objects per labelled member (of ring kinds, children not counted; `""`: unassigned), after each change. */
   assigned?(perMember: ReadonlyMap<string, number>): void;
   /** Every object assigned to the ring's choice `ms` after the membership change that moved them. */
   rebalanced?(ms: number): void;
@@ -128,6 +128,10 @@ export class ShardCoordinator {
   private leaseInformer: Informer<Lease> | undefined;
   /** When the last membership change happened, until everything is where the ring wants it. */
   private rebalanceSince: number | undefined;
+  /** The member each ring object is labelled with (`""`: unassigned), by `<index>|<ns/name>`. */
+  private readonly labelledWith = new Map<string, string>();
+  /** Ring objects per labelled member, kept with every informer event (the objects metric). */
+  private readonly perMember = new Map<string, number>();
 
   constructor(private readonly options: ShardCoordinatorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -215,8 +219,15 @@ export class ShardCoordinator {
       const informer = this.metadataInformer(ring.kind, ring.namespace);
       this.primaries.push({ ring, informer });
       const index = this.primaries.length - 1;
-      const enqueue = (obj: KubeObject) => this.queue.add(`p|${index}|${objectKey(obj)}`);
-      informer.addEventHandler({ onAdd: enqueue, onUpdate: (_o, obj) => enqueue(obj), onDelete: () => {} });
+      const enqueue = (obj: KubeObject) => {
+        this.count(index, objectKey(obj), assignedMember(this.options.labels, obj) ?? "");
+        this.queue.add(`p|${index}|${objectKey(obj)}`);
+      };
+      informer.addEventHandler({
+        onAdd: enqueue,
+        onUpdate: (_o, obj) => enqueue(obj),
+        onDelete: (d) => this.count(index, objectKey(d instanceof DeletedFinalStateUnknown ? d.obj : d), undefined),
+      });
       for (const owned of ring.owns) {
         const id = kindId(owned);
         let entry = this.children.get(id);
@@ -257,6 +268,7 @@ export class ShardCoordinator {
       this.live.stop();
       await Promise.all([...runs, ...workers]);
       this.options.observer?.members?.([]); // another replica coordinates now
+      this.options.observer?.assigned?.(new Map());
       this.current = "stopped";
       this.options.onSettled?.();
     }
@@ -281,6 +293,27 @@ export class ShardCoordinator {
       for (const obj of informer.store.list()) this.queue.add(`p|${index}|${objectKey(obj)}`);
     });
     this.collectLeases();
+  }
+
+  /**
+   * Moves one ring object's count to `member` (`undefined`: deleted) and reports the counts when they
+   * changed, so the objects metric follows each assignment, hand-over and deletion as it happens.
+   */
+  private count(index: number, objKey: string, member: string | undefined): void {
+    const key = `${index}|${objKey}`;
+    const before = this.labelledWith.get(key);
+    if (before === member) return;
+    if (before !== undefined) {
+      const n = (this.perMember.get(before) ?? 1) - 1;
+      if (n > 0) this.perMember.set(before, n);
+      else this.perMember.delete(before);
+    }
+    if (member === undefined) this.labelledWith.delete(key);
+    else {
+      this.labelledWith.set(key, member);
+      this.perMember.set(member, (this.perMember.get(member) ?? 0) + 1);
+    }
+    this.options.observer?.assigned?.(this.perMember);
   }
 
   /** Deletes Leases expired for longer than the grace (crashed members' leftovers). */
@@ -355,7 +388,6 @@ export class ShardCoordinator {
   private balancedCheck(): void {
     if (this.rebalanceSince === undefined || this.misplaced() > 0) return;
     this.options.observer?.rebalanced?.(this.clock.now() - this.rebalanceSince);
-    this.options.observer?.assigned?.(this.assignment());
     this.rebalanceSince = undefined;
   }
 

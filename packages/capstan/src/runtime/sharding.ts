@@ -227,8 +227,13 @@ export class Sharding {
     stop.addEventListener("abort", onStop, { once: true });
     if (this.membership !== undefined) throw new Error("sharding runs only once");
     const { config } = this.options;
+    // The member's Lease and the coordinator's election each renew on a connection of their own, so
+    // that a renewal never waits for a new TLS connection behind the controllers' requests (see the
+    // manager's electionClient).
+    const memberClient = this.options.client.withOwnConnections();
+    const electionClient = this.options.client.withOwnConnections();
     this.membership = new ShardMembership({
-      leases: this.options.client.resource(LEASE_KIND, this.namespace),
+      leases: memberClient.resource(LEASE_KIND, this.namespace),
       namespace: this.namespace,
       ring: this.labels.ring,
       member: this.member,
@@ -244,7 +249,7 @@ export class Sharding {
         await handingOver;
       },
     });
-    const coordinating = this.campaign(campaign.signal);
+    const coordinating = this.campaign(campaign.signal, electionClient);
     const admitting = this.admission?.run(campaign.signal);
     try {
       return await this.membership.run(stop);
@@ -252,18 +257,19 @@ export class Sharding {
       campaign.abort();
       stop.removeEventListener("abort", onStop);
       await Promise.all([coordinating, admitting]);
+      await Promise.all([memberClient.close(), electionClient.close()]);
     }
   }
 
   /** Runs for the coordinator, coordinates while elected, and runs again, until `signal` aborts. */
-  private async campaign(signal: AbortSignal): Promise<void> {
+  private async campaign(signal: AbortSignal, leaseClient: KubeClient): Promise<void> {
     const { election } = this.options;
     const namespace = election.namespace ?? this.namespace;
     const name = election.name ?? `${this.labels.ring}-coordinator`;
     const timings = leaderElectionTimings(election);
     while (!signal.aborted) {
       const elector = new LeaderElector({
-        leases: this.options.client.resource(LEASE_KIND, namespace),
+        leases: leaseClient.resource(LEASE_KIND, namespace),
         namespace,
         name,
         identity: this.member,
