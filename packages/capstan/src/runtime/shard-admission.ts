@@ -32,18 +32,16 @@
  *   when its Lease expired. Nothing is reconciled twice; the object only moves once more.
  * - Until its Lease watch has listed (a replica just started), it knows no member and labels nothing.
  */
-import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject } from "../client/types.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Duration } from "./duration.ts";
 import { HashRing, type ShardKey } from "./hash-ring.ts";
-import { DeletedFinalStateUnknown, Informer, type InformerOptions } from "./informer.ts";
-import { LEASE_KIND } from "./leader-election.ts";
+import type { InformerOptions } from "./informer.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";
 import type { RingKind } from "./shard-coordinator.ts";
-import { assignedMember, isDraining, RING_LEASE_LABEL, type ShardLabels } from "./shard-labels.ts";
-import { LiveMembers } from "./shard-membership.ts";
+import { assignedMember, isDraining, type ShardLabels } from "./shard-labels.ts";
+import { LiveMembers, ringLeaseInformer } from "./shard-membership.ts";
 
 /** Settings of assignment at admission (`ShardingConfig.admission`). */
 export interface ShardAdmissionConfig {
@@ -107,21 +105,17 @@ export class ShardAdmission {
     if (this.running) throw new Error("a shard admission view runs only once");
     this.running = true;
     const { client, labels, leaseNamespace, informerDefaults } = this.options;
-    const leases = new Informer<Lease>({
-      ...(informerDefaults as Partial<InformerOptions<Lease>>),
-      name: `Lease.coordination.k8s.io/v1 (ring ${labels.ring}, admission)`,
-      logger: this.options.logger ?? silentLogger,
-      listerWatcher: client.resource(LEASE_KIND, leaseNamespace),
-      labelSelector: `${RING_LEASE_LABEL}=${labels.ring}`,
-    });
-    leases.addEventHandler({
-      onAdd: (l) => this.live.observe(l),
-      onUpdate: (_o, l) => this.live.observe(l),
-      onDelete: (d) => {
-        const name = (d instanceof DeletedFinalStateUnknown ? d.obj : d).metadata?.name;
-        if (name !== undefined) this.live.forget(name);
+    const leases = ringLeaseInformer(
+      {
+        client,
+        ring: labels.ring,
+        namespace: leaseNamespace,
+        name: `Lease.coordination.k8s.io/v1 (ring ${labels.ring}, admission)`,
+        logger: this.options.logger ?? silentLogger,
+        informerDefaults,
       },
-    });
+      this.live,
+    );
     try {
       await leases.run(signal);
     } finally {

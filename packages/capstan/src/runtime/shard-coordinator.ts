@@ -51,8 +51,8 @@ import { DeletedFinalStateUnknown, Informer, type InformerOptions } from "./info
 import { LEASE_KIND } from "./leader-election.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";
 import { kindId } from "./shard-handover.ts";
-import { assignedMember, isDraining, RING_LEASE_LABEL, type ShardLabels } from "./shard-labels.ts";
-import { LiveMembers, memberLeaseName } from "./shard-membership.ts";
+import { assignedMember, isDraining, type ShardLabels } from "./shard-labels.ts";
+import { LiveMembers, memberLeaseName, ringLeaseInformer } from "./shard-membership.ts";
 import { WorkQueue } from "./workqueue.ts";
 
 /** A kind on the ring: its objects are assigned; objects of `owns` kinds follow their owner. */
@@ -199,22 +199,18 @@ export class ShardCoordinator {
     if (outer.aborted) stop.abort();
     const signal = stop.signal;
     const { client, labels, leaseNamespace, informerDefaults } = this.options;
-    const leases = new Informer<Lease>({
-      ...(informerDefaults as Partial<InformerOptions<Lease>>),
-      name: `Lease.coordination.k8s.io/v1 (ring ${labels.ring})`,
-      logger: this.logger,
-      listerWatcher: client.resource(LEASE_KIND, leaseNamespace),
-      labelSelector: `${RING_LEASE_LABEL}=${labels.ring}`,
-    });
-    this.leaseInformer = leases;
-    leases.addEventHandler({
-      onAdd: (l) => this.live.observe(l),
-      onUpdate: (_o, l) => this.live.observe(l),
-      onDelete: (d) => {
-        const name = (d instanceof DeletedFinalStateUnknown ? d.obj : d).metadata?.name;
-        if (name !== undefined) this.live.forget(name);
+    const leases = ringLeaseInformer(
+      {
+        client,
+        ring: labels.ring,
+        namespace: leaseNamespace,
+        name: `Lease.coordination.k8s.io/v1 (ring ${labels.ring})`,
+        logger: this.logger,
+        informerDefaults,
       },
-    });
+      this.live,
+    );
+    this.leaseInformer = leases;
     for (const ring of this.options.kinds) {
       const informer = this.metadataInformer(ring.kind, ring.namespace);
       this.primaries.push({ ring, informer });

@@ -32,10 +32,13 @@
  *   including those of members that crashed before it started: their objects wait that long.
  */
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
+import type { KubeClient } from "../client/kube-client.ts";
+import type { KubeObject } from "../client/types.ts";
 import type { Clock } from "./clock.ts";
 import type { Duration } from "./duration.ts";
 import type { ActivityTracker } from "./idleness.ts";
-import { LeaderElector, type LeaseApi, leaderElectionTimings, leaseRecord } from "./leader-election.ts";
+import { DeletedFinalStateUnknown, Informer, type InformerOptions } from "./informer.ts";
+import { LEASE_KIND, LeaderElector, type LeaseApi, leaderElectionTimings, leaseRecord } from "./leader-election.ts";
 import { type RuntimeLogger, silentLogger } from "./log.ts";
 import { RING_LEASE_LABEL } from "./shard-labels.ts";
 
@@ -233,4 +236,37 @@ export class LiveMembers {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
   }
+}
+
+/**
+ * An informer of a ring's member Leases that keeps `live` current: the coordinator's and the
+ * admission view's way of knowing the members. Run it with `run(signal)`.
+ */
+export function ringLeaseInformer(
+  options: {
+    client: KubeClient;
+    ring: string;
+    namespace: string;
+    name: string;
+    logger: RuntimeLogger;
+    informerDefaults?: Partial<Omit<InformerOptions<KubeObject>, "listerWatcher">> | undefined;
+  },
+  live: LiveMembers,
+): Informer<Lease> {
+  const leases = new Informer<Lease>({
+    ...(options.informerDefaults as Partial<InformerOptions<Lease>>),
+    name: options.name,
+    logger: options.logger,
+    listerWatcher: options.client.resource(LEASE_KIND, options.namespace),
+    labelSelector: `${RING_LEASE_LABEL}=${options.ring}`,
+  });
+  leases.addEventHandler({
+    onAdd: (l) => live.observe(l),
+    onUpdate: (_o, l) => live.observe(l),
+    onDelete: (d) => {
+      const name = (d instanceof DeletedFinalStateUnknown ? d.obj : d).metadata?.name;
+      if (name !== undefined) live.forget(name);
+    },
+  });
+  return leases;
 }
