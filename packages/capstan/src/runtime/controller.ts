@@ -29,14 +29,12 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import pino, { type Logger } from "pino";
-import { isAlreadyExists, isConflict } from "../client/errors.ts";
 import type { KubeClient } from "../client/kube-client.ts";
 import type { ResourceClient } from "../client/typed-resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { apiVersionOf } from "../client/types.ts";
 import { type CacheReader, objectKey, splitObjectKey } from "./cache.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
-import { foldCreatedFields } from "./created-ownership.ts";
 import { type Duration, toMilliseconds } from "./duration.ts";
 import type { EventRecorder, EventType } from "./event-recorder.ts";
 import { DeletedFinalStateUnknown, type InformerEventHandler } from "./informer.ts";
@@ -109,9 +107,7 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
    * controller's name as field manager and `force: true`: a controller owns the fields it applies.
    * When this controller applied the same configuration to the same child before and the child's
    * cached copy is still the version that apply produced (a kind it `owns` or `watches`), nothing
-   * would change: no request is sent and a copy of the cached child is returned. A child the cache
-   * shows absent and this controller never applied is created instead (the cheaper request for the
-   * API server), with the same field ownership: see docs/controllers.md.
+   * would change: no request is sent and a copy of the cached child is returned.
    */
   apply<K extends KubeObject>(kind: ResourceKind<K>, obj: K): Promise<K>;
   /**
@@ -600,12 +596,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     };
   }
 
-  /**
-   * `ctx.apply`: skipped when it would change nothing (own-writes.ts), sent as a plain create when
-   * the cache shows the child absent and it was never applied (the cheaper request for the API
-   * server; created-ownership.ts keeps the apply's field ownership), else sent as server-side apply;
-   * remembered either way.
-   */
+  /** `ctx.apply`: skipped when it would change nothing (own-writes.ts), else sent and remembered. */
   private async applyChild<K extends KubeObject>(
     kind: ResourceKind<K>,
     namespace: string | undefined,
@@ -617,62 +608,24 @@ export class Controller<T extends KubeObject = KubeObject> {
       name !== undefined && cache !== undefined
         ? { key: AppliedChildren.key(kindId(kind), namespace, name), digest: AppliedChildren.digest(desired) }
         : undefined;
-    const cached =
-      remembered !== undefined && cache !== undefined
-        ? cache.get(objectKey({ metadata: { namespace, name } }))
-        : undefined;
-    if (remembered !== undefined && this.appliedChildren.unchanged(remembered.key, remembered.digest, cached)) {
-      return structuredClone(cached) as K;
+    if (remembered !== undefined && cache !== undefined) {
+      const cached = cache.get(objectKey({ metadata: { namespace, name } }));
+      if (this.appliedChildren.unchanged(remembered.key, remembered.digest, cached)) {
+        return structuredClone(cached) as K;
+      }
     }
     const childLabels = this.options.shard?.childLabels;
     const stamped =
       childLabels === undefined
         ? desired
         : { ...desired, metadata: { ...desired.metadata, labels: { ...desired.metadata?.labels, ...childLabels } } };
-    const client = this.resourceClient(kind, namespace);
-    const signal = this.reconcileAbort.signal;
-    let written: K | undefined;
-    if (
-      remembered !== undefined &&
-      cached === undefined &&
-      !this.appliedChildren.has(remembered.key) &&
-      creatable(stamped)
-    ) {
-      // An informer's cache is synced before workers start, so "absent" is the server's view as of
-      // the last event; a child created meanwhile (another replica, a lagging cache) answers 409.
-      written = await client.create(stamped, { fieldManager: this.name, signal }).catch((err: unknown) => {
-        if (isAlreadyExists(err)) return undefined;
-        throw err;
-      });
-    }
-    written ??= await this.applyOwned(client, stamped, signal);
+    const written = await this.resourceClient(kind, namespace).apply(stamped, {
+      fieldManager: this.name,
+      force: true,
+      signal: this.reconcileAbort.signal,
+    });
     if (remembered !== undefined) this.appliedChildren.applied(remembered.key, remembered.digest, written);
     return written;
-  }
-
-  /**
-   * Server-side apply of a child, and when the answer shows fields our earlier create set that this
-   * apply no longer holds, their ownership folded into the apply and the apply sent again, so it
-   * removes them (created-ownership.ts). The fold is conditional on the answer's resourceVersion;
-   * after {@link FOLD_ATTEMPTS} conflicts the last conflict is thrown and the reconcile retried.
-   */
-  private async applyOwned<K extends KubeObject>(client: ResourceClient<K>, obj: K, signal: AbortSignal): Promise<K> {
-    let written = await client.apply(obj, { fieldManager: this.name, force: true, signal });
-    for (let attempt = 1; ; attempt++) {
-      const folded = foldCreatedFields(written, this.name);
-      if (folded === undefined) return written;
-      const name = written.metadata?.name ?? "";
-      try {
-        await client.patch(
-          name,
-          { metadata: { resourceVersion: written.metadata?.resourceVersion, managedFields: folded } },
-          { type: "merge", signal },
-        );
-      } catch (err) {
-        if (!isConflict(err) || attempt >= FOLD_ATTEMPTS) throw err;
-      }
-      written = await client.apply(obj, { fieldManager: this.name, force: true, signal });
-    }
   }
 
   private cacheOf<K extends KubeObject>(kind: ResourceKind<K>): CacheReader<K> {
@@ -684,18 +637,6 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     return reader as unknown as CacheReader<K>;
   }
-}
-
-/** How often `ctx.apply` folds a created child's fields into its apply before giving up (created-ownership.ts). */
-const FOLD_ATTEMPTS = 3;
-
-/**
- * Whether a create sends what the apply would: not when the object names a resourceVersion (a
- * create refuses it, an apply takes it as a precondition) or carries managedFields (an apply
- * refuses them, a create would store them).
- */
-function creatable(obj: KubeObject): boolean {
-  return obj.metadata?.resourceVersion === undefined && obj.metadata?.managedFields === undefined;
 }
 
 function adopt<T extends KubeObject, C extends KubeObject>(

@@ -9,16 +9,16 @@
  *   "consistency wait", for the reconcile path.
  * - {@link AppliedChildren}: the configuration its last `ctx.apply` of each child sent and the
  *   resourceVersion the server answered. Applying the same configuration to a child whose cached
- *   copy still has that resourceVersion (or an older one) changes nothing on the server (server-side apply is
+ *   copy still has that resourceVersion changes nothing on the server (server-side apply is
  *   idempotent for one field manager), so the request is not sent and the cached copy is returned.
  *
  * ## Guarantees
  * - Never a lost reconcile: a wait ends when the informer delivers the expected version (or a
  *   later one), when {@link CONSISTENCY_TIMEOUT_MS} since the write has passed, or when the signal
  *   aborts; the reconcile then runs on whatever the cache holds, as it would have without this.
- * - An apply is skipped only when the server's object is the one our identical apply produced,
- *   or the cache has not yet caught up with it (the cached resourceVersion is that one or an
- *   older one); anyone else's later change, a deletion, or a different configuration sends it.
+ * - An apply is skipped only when the server's object is exactly the one our identical apply
+ *   produced (same resourceVersion in the cache); anyone else's change, a deletion, or a
+ *   different configuration sends it.
  *
  * ## Assumptions
  * - resourceVersions that are decimal integers (etcd's, and the embedded server's) grow with
@@ -128,16 +128,12 @@ export class AppliedChildren {
   /** Whether applying `digest` to the child whose cached copy is `cached` would change nothing. */
   unchanged(key: string, digest: string, cached: KubeObject | undefined): boolean {
     const last = this.byChild.get(key);
-    const cachedRv = cached?.metadata?.resourceVersion;
-    // A cached copy older than our answer is the cache lagging behind our own write (e.g. the event
-    // of a fold, created-ownership.ts, arriving after the apply that followed it): the server holds
-    // at least what that write made, and anyone's later change arrives with a newer version.
-    return last !== undefined && last.digest === digest && cachedRv !== undefined && reachedVersion(last.rv, cachedRv);
-  }
-
-  /** Whether this controller has applied (or created) the child, as far as it remembers. */
-  has(key: string): boolean {
-    return this.byChild.has(key);
+    return (
+      last !== undefined &&
+      last.digest === digest &&
+      cached?.metadata?.resourceVersion !== undefined &&
+      cached.metadata.resourceVersion === last.rv
+    );
   }
 
   /** Records that applying `digest` to the child answered `written`. */
