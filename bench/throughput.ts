@@ -67,6 +67,10 @@
  *   for a BENCH_KUBECONFIG cluster (kube-apiserver's own process, not etcd's); null where /metrics
  *   cannot be read. The same server also answers the driver's creates and watch, as it does for every
  *   style, so compare styles with each other (the ceiling is the framework-free floor).
+ * - `apiserver_busy_cpu_ms_per_object` (BENCH_KUBECONFIG only): the same less the server's idle rate
+ *   over as long a time, measured just before the run once the server is quiet again after the run
+ *   before (under 10% of a core for 3 s; at most 60 s): a slower run on a loaded machine accrues
+ *   more idle CPU per object, which is not the cost of its requests. Null when there is no idle rate.
  * - `n`, `round`: the set (API server) the line belongs to; `objects`: this run's object count (N for a
  *   burst, BENCH_PACED_OBJECTS paced); `rate`: the paced rate (null for a burst).
  * - `workers`: BENCH_WORKERS as passed to `--max-concurrent-reconciles` (and to the client-go
@@ -143,6 +147,12 @@ const PACED_OBJECTS = positive("BENCH_PACED_OBJECTS", 500, 0);
 const ROUNDS = positive("BENCH_ROUNDS", 1);
 const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 300) * 1000;
 const TARGET_KUBECONFIG = process.env.BENCH_KUBECONFIG || undefined;
+/** "Quiet": under 10% of a core (an idle kube-apiserver with its controller manager uses 2-3%) for 3 samples of 1 s. */
+const QUIET_CPU_SHARE = 0.1;
+const QUIET_SAMPLE_MS = 1000;
+const QUIET_SAMPLES = 3;
+/** How long a run's aftermath may keep the server busy before the next run starts anyway. */
+const QUIET_TIMEOUT_MS = 60_000;
 /** Namespaces of this invocation differ from any earlier one's on a long-lived cluster. */
 const RUN_ID = Date.now().toString(36);
 const repo = new URL("..", import.meta.url).pathname;
@@ -384,6 +394,7 @@ interface Line {
   operator_cpu_s: number;
   operator_cpu_ms_per_object: number;
   apiserver_cpu_ms_per_object: number | null;
+  apiserver_busy_cpu_ms_per_object: number | null;
 }
 
 /** Creates `objects` BenchItems from the driver, burst (CONCURRENCY at a time) or paced. */
@@ -547,8 +558,10 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       style === "ceiling"
         ? await startCeiling(set, namespace, objects, sent, track)
         : await startOperator(set, style, mode, namespace, objects, sent, track);
+    const idlePerMs = TARGET_KUBECONFIG !== undefined ? await untilServerQuiet(set) : null;
     const cpuStart = cpuSeconds(actor.proc.pid);
     const serverCpuStart = await set.apiServerCpu();
+    const serverStartedAt = performance.now();
     const timedOut = convergenceTimeout(items, objects, timeout.signal);
     timedOut.catch(() => undefined);
     await Promise.race([Promise.all([watch.done, actor.start()]), actor.proc.died("convergence"), timedOut]);
@@ -557,6 +570,8 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
     const cpu = cpuSeconds(actor.proc.pid) - cpuStart;
     const serverCpuEnd = await set.apiServerCpu();
     const serverCpu = serverCpuStart === null || serverCpuEnd === null ? null : serverCpuEnd - serverCpuStart;
+    const serverBusyCpu =
+      serverCpu === null || idlePerMs === null ? null : serverCpu - idlePerMs * (performance.now() - serverStartedAt);
 
     const first = Math.min(...sent.values());
     const last = Math.max(...watch.seen.values());
@@ -586,6 +601,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       operator_cpu_s: round(cpu, 2),
       operator_cpu_ms_per_object: round((cpu * 1000) / objects, 2),
       apiserver_cpu_ms_per_object: serverCpu === null ? null : round((serverCpu * 1000) / objects, 2),
+      apiserver_busy_cpu_ms_per_object: serverBusyCpu === null ? null : round((serverBusyCpu * 1000) / objects, 2),
     };
   } finally {
     timeout.abort();
@@ -595,6 +611,40 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
     await running?.stop();
     if (TARGET_KUBECONFIG !== undefined) await deleteNamespace(set.client, namespace);
   }
+}
+
+/**
+ * Waits until the API server's CPU is back near idle, and answers that idle rate (CPU seconds per
+ * millisecond over the quiet samples; null when the CPU cannot be read). A namespace is gone before
+ * the garbage collector has finished with its objects (kube-controller-manager keeps deleting and
+ * looking up the children of deleted owners for a while): without this wait that work, caused by
+ * the run before, was counted in the next run's API server CPU (measured under issue 29: ~1,000
+ * DELETE and GET requests of ConfigMaps after a 1,000-object run). The idle rate is what the server
+ * spends whatever the run does (its controllers, lease renewals, the operator's idle watches); a
+ * run that takes longer on a loaded machine accrues more of it per object.
+ */
+async function untilServerQuiet(set: ServerSet): Promise<number | null> {
+  const deadline = performance.now() + QUIET_TIMEOUT_MS;
+  let last = await set.apiServerCpu();
+  let lastAt = performance.now();
+  const quiet: number[] = [];
+  while (last !== null && quiet.length < QUIET_SAMPLES && performance.now() < deadline) {
+    await sleep(QUIET_SAMPLE_MS);
+    const now = await set.apiServerCpu();
+    const at = performance.now();
+    if (now === null) return null;
+    const rate = (now - last) / (at - lastAt);
+    if (rate * 1000 <= QUIET_CPU_SHARE) quiet.push(rate);
+    else quiet.length = 0;
+    last = now;
+    lastAt = at;
+  }
+  if (last === null) return null;
+  if (quiet.length < QUIET_SAMPLES) {
+    log(`  the API server was still busy ${QUIET_TIMEOUT_MS / 1000} s after the last run: no idle rate`);
+    return null;
+  }
+  return quiet.reduce((a, b) => a + b, 0) / quiet.length;
 }
 
 /** Deletes a run's namespace on a shared cluster and waits until it is gone (its objects with it). */
