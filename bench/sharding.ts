@@ -27,13 +27,22 @@
  * child; deleted ones gone) and every live object carries the shard label of the member the hash
  * ring of the live members chooses, without a drain label.
  *
+ * Memory: each phase reports every replica's peak RSS during the phase (VmHWM, which includes the
+ * burst of a joining replica's initial list and of hand-overs) and, once the phase settled, its
+ * current RSS (VmRSS) and its V8 heap in use after a full GC. The latter is what a replica needs for
+ * its share: the replicas run with `--expose-gc` and a preload module the benchmark writes (see
+ * MEMORY_PRELOAD), which on SIGUSR2 runs `gc()` and writes `process.memoryUsage()` to a file. No
+ * product code is involved. BENCH_OPERATOR_NODE_FLAGS given by the caller are kept.
+ *
  * Environment: BENCH_OBJECTS (default 10000), BENCH_TIMEOUT_S (default 900: a phase not converged by
  * then is reported with converged: false and the benchmark exits 1).
  */
 
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
 import type { ResourceClient } from "capstan";
 import { HashRing, shardLabels } from "capstan/runtime";
 import { type Cluster, NAMESPACE, type Operator, startCluster } from "./chaos-cluster.ts";
@@ -91,6 +100,63 @@ function resetPeak(pid: number): void {
   } catch {
     // the process is gone: the phase reports it
   }
+}
+
+/**
+ * Preloaded into every replica (`--expose-gc --import`): on SIGUSR2, two full GCs (the second
+ * collects what the first's finalizers freed), then `process.memoryUsage()` written to
+ * `<BENCH_MEMORY_DIR>/<pid>.json` (via a rename, so the benchmark never reads half a file). A
+ * signal listener keeps no process alive, and SIGUSR2 is unused by Node and Capstan.
+ */
+const MEMORY_PRELOAD = `import { renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+const dir = process.env.BENCH_MEMORY_DIR;
+if (dir) {
+  process.on("SIGUSR2", () => {
+    globalThis.gc?.();
+    globalThis.gc?.();
+    const file = join(dir, process.pid + ".json");
+    writeFileSync(file + ".tmp", JSON.stringify(process.memoryUsage()));
+    renameSync(file + ".tmp", file);
+  });
+}
+`;
+
+/** Makes every replica started from now on load MEMORY_PRELOAD, writing into `dir`. */
+function preloadMemoryProbe(dir: string): void {
+  const preload = join(dir, "memory-probe.mjs");
+  writeFileSync(preload, MEMORY_PRELOAD);
+  // chaos-cluster.ts splits the flags at spaces: a file URL has none (spaces are %20).
+  const flags = `--expose-gc --import ${pathToFileURL(preload).href}`;
+  process.env["BENCH_OPERATOR_NODE_FLAGS"] = `${process.env["BENCH_OPERATOR_NODE_FLAGS"] ?? ""} ${flags}`.trim();
+  process.env["BENCH_MEMORY_DIR"] = dir;
+}
+
+/** What a replica holds after a full GC, in MB. */
+interface GcMemory {
+  heapUsed: number;
+  rss: number;
+}
+
+/** Asks a replica for its memory after a full GC (SIGUSR2, see MEMORY_PRELOAD); null if it does not answer in 30 s. */
+async function gcMemory(pid: number): Promise<GcMemory | null> {
+  const file = join(process.env["BENCH_MEMORY_DIR"] ?? "", `${pid}.json`);
+  rmSync(file, { force: true });
+  try {
+    process.kill(pid, "SIGUSR2");
+  } catch {
+    return null; // the process is gone
+  }
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      const usage = JSON.parse(readFileSync(file, "utf8")) as NodeJS.MemoryUsage;
+      return { heapUsed: round(usage.heapUsed / 2 ** 20), rss: round(usage.rss / 2 ** 20) };
+    } catch {
+      await sleep(100); // not written yet
+    }
+  }
+  return null;
 }
 
 /** Replicas the benchmark stops or kills (by pid): any other exit is a failure. */
@@ -207,29 +273,81 @@ async function settle(
   }
 }
 
+/** An idle replica's memory (r0 before any object exists), the base every "above idle" figure subtracts. */
+interface Idle {
+  rss_mb: number | null;
+  gc_heap_used_mb: number | null;
+}
+
+type ByReplicas = { "1": number | null; "2": number | null; "4": number | null };
+type Ratios = { "1:2": number | null; "1:4": number | null };
+
+function mean(values: readonly (number | null)[]): number | null {
+  if (values.length === 0 || values.some((v) => v === null)) return null;
+  return (values as number[]).reduce((a, b) => a + b, 0) / values.length;
+}
+
+function ratios(at: ByReplicas): Ratios {
+  const ratio = (n: number | null) => (at["1"] === null || n === null || n <= 0 ? null : round(at["1"] / n, 2));
+  return { "1:2": ratio(at["2"]), "1:4": ratio(at["4"]) };
+}
+
 /**
- * Peak RSS above an idle replica's at 1, 2 and 4 replicas, and how many times smaller it is with 2
- * and 4 than with 1. Measured on the replicas that joined in the phase (r0 alone; r1; r2 and r3
- * averaged): a replica whose share shrinks keeps its heap (V8 gives memory back slowly), so r0's
- * later peaks say nothing about its share.
+ * Memory above an idle replica's at 1, 2 and 4 replicas, and how many times smaller it is with 2 and
+ * 4 than with 1, next to how many times smaller the share is (`share_ratio`, from the objects each
+ * replica caches: scale-4 has N/5 more objects than scale-1).
+ * All are of the replicas that joined in the phase (r0 alone; r1; r2 and r3 averaged): a replica
+ * whose share shrinks keeps the RSS it had (V8 gives memory back slowly), and r0 is the coordinator,
+ * which also holds a metadata-only cache of every object of the ring. `gc_heap_used` is the V8 heap
+ * in use after a full GC. `coordinator_gc_heap_extra_mb` is what the coordinator holds beyond the
+ * others once it has a share like theirs (its post-GC heap minus the others' mean, at 2 and 4).
  */
-function rssAboveIdle(
-  idle: number | null,
+function memoryAboveIdle(
+  idle: Idle,
   one: PhaseLine,
   two: PhaseLine,
   four: PhaseLine,
-): { rss_above_idle_mb: Record<string, number | null>; rss_above_idle_ratio: Record<string, number | null> } {
-  const above = (peaks: (number | null)[]): number | null => {
-    if (idle === null || peaks.length === 0 || peaks.some((p) => p === null)) return null;
-    return round((peaks as number[]).reduce((a, b) => a + b, 0) / peaks.length - idle);
+): {
+  above_idle_mb: Record<"peak_rss" | "settled_rss" | "gc_heap_used", ByReplicas>;
+  above_idle_ratio: Record<"peak_rss" | "settled_rss" | "gc_heap_used" | "share", Ratios>;
+  coordinator_gc_heap_extra_mb: { "2": number | null; "4": number | null };
+} {
+  const above = (base: number | null, values: (number | null)[]): number | null => {
+    const m = mean(values);
+    return base === null || m === null ? null : round(m - base);
   };
-  const mb = {
-    "1": above(one.peak_rss_mb.slice(0, 1)),
-    "2": above(two.peak_rss_mb.slice(1, 2)),
-    "4": above(four.peak_rss_mb.slice(2, 4)),
+  const joined = (field: "peak_rss_mb" | "rss_mb"): ByReplicas => ({
+    "1": above(idle.rss_mb, one[field].slice(0, 1)),
+    "2": above(idle.rss_mb, two[field].slice(1, 2)),
+    "4": above(idle.rss_mb, four[field].slice(2, 4)),
+  });
+  const heap: ByReplicas = {
+    "1": above(idle.gc_heap_used_mb, one.gc_heap_used_mb.slice(0, 1)),
+    "2": above(idle.gc_heap_used_mb, two.gc_heap_used_mb.slice(1, 2)),
+    "4": above(idle.gc_heap_used_mb, four.gc_heap_used_mb.slice(2, 4)),
   };
-  const ratio = (n: number | null) => (mb["1"] === null || n === null || n <= 0 ? null : round(mb["1"] / n, 2));
-  return { rss_above_idle_mb: mb, rss_above_idle_ratio: { "1:2": ratio(mb["2"]), "1:4": ratio(mb["4"]) } };
+  const coordinatorExtra = (line: PhaseLine): number | null => {
+    const at = line.coordinator === null ? -1 : line.members.indexOf(line.coordinator);
+    if (at < 0) return null;
+    const others = line.gc_heap_used_mb.filter((_, i) => i !== at);
+    return above(mean(others), [line.gc_heap_used_mb[at] ?? null]);
+  };
+  const share: ByReplicas = {
+    "1": mean(one.cached_objects),
+    "2": mean(two.cached_objects),
+    "4": mean(four.cached_objects),
+  };
+  const mb = { peak_rss: joined("peak_rss_mb"), settled_rss: joined("rss_mb"), gc_heap_used: heap };
+  return {
+    above_idle_mb: mb,
+    above_idle_ratio: {
+      peak_rss: ratios(mb.peak_rss),
+      settled_rss: ratios(mb.settled_rss),
+      gc_heap_used: ratios(mb.gc_heap_used),
+      share: ratios(share),
+    },
+    coordinator_gc_heap_extra_mb: { "2": coordinatorExtra(two), "4": coordinatorExtra(four) },
+  };
 }
 
 // --- the run ------------------------------------------------------------------------------------
@@ -240,7 +358,12 @@ interface PhaseLine {
   members: string[];
   cached_objects: number[];
   peak_rss_mb: (number | null)[];
+  /** VmRSS once the phase settled (before the GC below). */
   rss_mb: (number | null)[];
+  /** V8 heap in use after a full GC, once the phase settled. */
+  gc_heap_used_mb: (number | null)[];
+  /** RSS right after that GC. */
+  gc_rss_mb: (number | null)[];
   handovers: number[];
   coordinator: string | null;
   coordinator_objects: Record<string, number> | null;
@@ -254,6 +377,7 @@ interface PhaseLine {
 
 async function run(): Promise<boolean> {
   const cluster = await startCluster({ persistent: false });
+  preloadMemoryProbe(cluster.dir);
   const replicas: Replica[] = [];
   try {
     const work = new Workload(cluster.client, cluster.ChaosItem);
@@ -276,13 +400,17 @@ async function run(): Promise<boolean> {
       const end = settled.at;
       ok &&= end !== null;
       const metrics = await shardMetrics(replicas.filter((r) => !r.op.proc.gone));
+      const rssMb = replicas.map((r) => statusMb(r.op.proc.pid, "VmRSS"));
+      const gc = await Promise.all(replicas.map((r) => gcMemory(r.op.proc.pid)));
       const line: PhaseLine = {
         phase: name,
         replicas: replicas.length,
         members: live(),
         cached_objects: live().map((m) => settled.placement.perMember.get(m) ?? 0),
         peak_rss_mb: replicas.map((r) => statusMb(r.op.proc.pid, "VmHWM")),
-        rss_mb: replicas.map((r) => statusMb(r.op.proc.pid, "VmRSS")),
+        rss_mb: rssMb,
+        gc_heap_used_mb: gc.map((m) => m?.heapUsed ?? null),
+        gc_rss_mb: gc.map((m) => m?.rss ?? null),
         handovers: metrics.handovers,
         coordinator: metrics.coordinator,
         coordinator_objects: metrics.coordinatorObjects,
@@ -310,8 +438,12 @@ async function run(): Promise<boolean> {
 
     // scale-1: r0 alone, measured idle first (no object yet), then N objects created.
     replicas.push(await startReplica(cluster, "r0"));
-    const idleRssMb = statusMb(replicas[0]?.op.proc.pid ?? 0, "VmRSS");
-    log(`r0 idle: ${idleRssMb} MB RSS`);
+    const idlePid = replicas[0]?.op.proc.pid ?? 0;
+    const idle: Idle = {
+      rss_mb: statusMb(idlePid, "VmRSS"),
+      gc_heap_used_mb: (await gcMemory(idlePid))?.heapUsed ?? null,
+    };
+    log(`r0 idle: ${idle.rss_mb} MB RSS, ${idle.gc_heap_used_mb} MB heap used after GC`);
     const one = await phase(
       "scale-1",
       async () => null,
@@ -320,7 +452,7 @@ async function run(): Promise<boolean> {
         return first.length;
       },
     );
-    emit({ ...one, idle_rss_mb: idleRssMb });
+    emit({ ...one, idle_rss_mb: idle.rss_mb, idle_gc_heap_used_mb: idle.gc_heap_used_mb });
 
     // scale-2: r1 joins while a third is updated.
     const two = await phase(
@@ -404,7 +536,7 @@ async function run(): Promise<boolean> {
       max_concurrent_per_key: marks.maxConcurrentPerKey,
       reconciles: marks.reconciles,
       reconcile_errors: marks.errors,
-      ...rssAboveIdle(idleRssMb, one, two, four),
+      ...memoryAboveIdle(idle, one, two, four),
       load_1m: round(loadavg()[0] ?? 0),
     });
     return clean && marks.duplicateChildren === 0;
