@@ -69,12 +69,14 @@ describe("managedFields of non-apply writes", () => {
     // Changing a field takes it from its previous manager: the creator keeps only the `data` map itself.
     expect(entry(strategic.body, "strategist").fieldsV1).toEqual({ "f:data": { "f:a": {} } });
     expect(entry(strategic.body, "creator").fieldsV1).toEqual({ "f:data": {} });
-    // Entries sort by operation, time (seconds), then manager name; the writes may straddle a second.
+    // Entries sort by operation, time (seconds), then manager name, compared bytewise as Go compares
+    // strings (apimachinery's sortEncodedManagedFields); the writes may straddle a second.
     const entries: Doc[] = strategic.body.metadata.managedFields;
     expect(entries.map((e) => e.manager).sort()).toEqual(["creator", "jsoner", "merger", "strategist", "updater"]);
+    const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+    const seconds = (e: Doc) => Math.floor(Date.parse(e.time) / 1000);
     const byRule = [...entries].sort(
-      (a, b) =>
-        a.operation.localeCompare(b.operation) || a.time.localeCompare(b.time) || a.manager.localeCompare(b.manager),
+      (a, b) => order(a.operation, b.operation) || seconds(a) - seconds(b) || order(a.manager, b.manager),
     );
     expect(entries.map((e) => e.manager)).toEqual(byRule.map((e) => e.manager));
   });
