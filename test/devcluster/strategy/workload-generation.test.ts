@@ -60,8 +60,13 @@ describe("a Deployment's generation", () => {
     const rolled = await deploymentAt("gen", "2");
     expect(rolled.metadata.generation).toBe(2);
 
-    // The same object put back changes nothing.
-    const unchanged = await t.request("PUT", `${DEPLOYMENTS}/gen`, { body: rolled });
+    // The same object put back changes nothing. The controller may still write the status (the
+    // simulated pods becoming ready) between the read and the put: read again on a 409.
+    const unchanged = await waitUntil(async () => {
+      const current = (await t.request("GET", `${DEPLOYMENTS}/gen`)).body;
+      const res = await t.request("PUT", `${DEPLOYMENTS}/gen`, { body: current });
+      return res.status === 409 ? undefined : res;
+    });
     expect(unchanged.status, unchanged.text).toBe(200);
     expect(unchanged.body.metadata.generation).toBe(2);
 
