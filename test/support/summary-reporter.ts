@@ -14,7 +14,9 @@ export default class SummaryReporter implements Reporter {
         else if (state === "failed") counts.failed++;
         else counts.skipped++;
       }
-      if (mod.state() === "failed" && mod.children.size === 0) counts.failed++;
+      // A file that failed outside its tests (its import, a beforeAll) leaves them skipped: count it.
+      const testFailed = [...mod.children.allTests()].some((t) => t.result().state === "failed");
+      if (mod.state() === "failed" && !testFailed) counts.failed++;
     }
     process.stdout.write(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   }
