@@ -37,8 +37,9 @@
  * ({@link coordinatorView}, the informers' store transform): name, namespace, resourceVersion (every
  * write carries it), the ring's shard and drain labels, and for a child its controller owner
  * reference; no built-in store index, children found through one index by owner per owning ring
- * kind, objects per member and misplaced objects counted with the informer events. About 0.6 KB
- * per ring object with one child (measured; ~2.2 KB with whole metadata and the store's indexes).
+ * kind, objects per member and misplaced objects counted with the informer events. About 0.7 KB
+ * per ring object with one child (`npm run bench:coordinator-memory`; 2.2 KB with whole metadata and
+ * the store's indexes).
  *
  * ## Caveats
  * - The coordinator caches that view of every object of the ring's kinds and of their children,
