@@ -67,6 +67,50 @@ describe("Store", () => {
     expect(store.upsert(prepared).stored).toBe(prepared);
   });
 
+  it("stores, indexes and hands out what its transform returns, never the object given", () => {
+    let calls = 0;
+    // Keeps the key, the version and one label; drops data, uid and the owner references.
+    const transform = (o: Obj): Obj => {
+      calls++;
+      const { name, namespace, resourceVersion, labels } = o.metadata ?? {};
+      return { metadata: { name, namespace, resourceVersion, labels: { app: labels?.app ?? "" } } };
+    };
+    const store = new Store<Obj>({ transform, indexers: { app: (o) => [o.metadata?.labels?.app ?? ""] } });
+    const given = obj("a", "ns", {
+      uid: "u1",
+      resourceVersion: "7",
+      labels: { app: "x", other: "y" },
+      ownerReferences: [owner("p", true)],
+      managedFields: [{ manager: "kubectl", operation: "Apply" }],
+    });
+    const { stored } = store.upsert(given);
+    expect(stored).not.toBe(given);
+    expect(stored).toEqual({ metadata: { name: "a", namespace: "ns", resourceVersion: "7", labels: { app: "x" } } });
+    expect(store.get("ns/a")).toBe(stored);
+    expect(Object.isFrozen(stored.metadata)).toBe(true);
+    // Indexes see the transformed object: its owner reference was dropped, its label kept.
+    expect(store.byIndex(CONTROLLER_OWNER_INDEX, "p")).toEqual([]);
+    expect(store.byIndex("app", "x")).toEqual([stored]);
+    // Prepared first (as an informer does with list pages), then inserted: the same result.
+    const prepared = store.prepare(obj("b", "ns", { resourceVersion: "8", labels: { app: "z" }, uid: "u2" }));
+    expect(store.upsert(prepared).stored).toEqual({
+      metadata: { name: "b", namespace: "ns", resourceVersion: "8", labels: { app: "z" } },
+    });
+    expect(calls).toBe(3);
+    // What a deletion's handler gets: transformed, as every object handed out.
+    expect(store.transformed(given)).toEqual(stored);
+    expect(new Store<Obj>().transformed(given)).toBe(given);
+  });
+
+  it("goes without the built-in indexes when asked, keeping its own", () => {
+    const store = new Store<Obj>({ builtInIndexes: false, indexers: { app: (o) => [o.metadata?.labels?.app ?? ""] } });
+    store.upsert(obj("a", "ns", { labels: { app: "x" }, ownerReferences: [owner("p", true)] }));
+    expect(() => store.byIndex(NAMESPACE_INDEX, "ns")).toThrow(/no index named "namespace"/);
+    expect(() => store.byIndex(OWNER_INDEX, "p")).toThrow(/no index named "owner"/);
+    expect(store.byIndex("app", "x").map((o) => o.metadata?.name)).toEqual(["a"]);
+    expect(new Store<Obj>().byIndex(NAMESPACE_INDEX, "ns")).toEqual([]);
+  });
+
   it("moves an object between index values when it changes and drops it on delete", () => {
     const store = new Store<Obj>({ indexers: { byLabel: (o) => [o.metadata?.labels?.app ?? ""] } });
     store.upsert(obj("a", "ns", { labels: { app: "one" } }));

@@ -99,6 +99,53 @@ describe("Informer", () => {
     expect(informer.store).toBe(informer.store);
   });
 
+  it("gives its handlers the transformed objects on add, update and delete, a relist's deletions included", async () => {
+    const api = new FakeListerWatcher();
+    for (const n of ["a", "b", "c"]) api.upsert(n, { v: "1" });
+    const transform = (o: TestObject): TestObject => {
+      const { name, namespace, resourceVersion } = o.metadata ?? {};
+      return { metadata: { name, namespace, resourceVersion } } as TestObject;
+    };
+    const { informer, rec } = start(api, { pageSize: 2, store: { transform } });
+    const added: TestObject[] = [];
+    informer.addEventHandler({ onAdd: (o) => added.push(o) });
+    await informer.waitForSync();
+    await waitUntil(() => api.openWatches === 1);
+    api.upsert("a", { v: "2" });
+    api.remove("b");
+    await waitUntil(() => rec.events.length === 5, { what: "the update and the deletion", timeout: 2000 });
+    // A relist after a 410 that no longer finds c: deleted, final state unknown.
+    api.muted = true;
+    api.remove("c");
+    api.compact();
+    api.expireWatches();
+    await waitUntil(() => rec.events.length === 6, { what: "the relist's deletion", timeout: 2000 });
+    expect(rec.events).toEqual([
+      "add a",
+      "add b",
+      "add c",
+      "update a",
+      "delete b",
+      "delete default/c (final state unknown)",
+    ]);
+    const seen = [
+      ...added,
+      ...rec.updates.flat(),
+      ...rec.deletes.map((d) => (d instanceof DeletedFinalStateUnknown ? d.obj : d)),
+      ...informer.store.list(),
+    ];
+    expect(seen).toHaveLength(8);
+    for (const o of seen) {
+      expect(o).not.toHaveProperty("data");
+      expect(Object.keys(o.metadata ?? {}).sort()).toEqual(["name", "namespace", "resourceVersion"]);
+    }
+    // The update still compares resourceVersions: the transform kept them.
+    expect(rec.updates[0]?.map((o) => o.metadata?.resourceVersion)).toEqual([
+      expect.any(String),
+      api.current().get("default/a"),
+    ]);
+  });
+
   it("advances the resume version on a bookmark and re-watches from it", async () => {
     const api = new FakeListerWatcher();
     api.upsert("a");

@@ -38,7 +38,9 @@ export {
   OWNER_INDEX,
   objectKey,
   Store,
+  type StoreOptions,
   splitObjectKey,
+  type TransformFunc,
 } from "./runtime/cache.ts";
 export { type Clock, systemClock } from "./runtime/clock.ts";
 export {

@@ -8,6 +8,10 @@
  *   that value for the stored version of the object.
  * - With `stripManagedFields` (the default), `metadata.managedFields` is dropped on insert: it is
  *   often the larger half of a small object and controllers almost never read it.
+ * - With a `transform`, what is stored, indexed and handed out is its result, never the object
+ *   given (client-go's `SetTransform`): a reader that needs only a few fields of many objects
+ *   keeps only those (the shard coordinator keeps names, resourceVersions, two labels and the
+ *   controller owner of every object of a ring).
  *
  * ## Read-only objects (what we chose)
  * Objects handed out are the stored objects themselves, not copies (copies would cost CPU and
@@ -22,6 +26,10 @@
  *   afterwards (they are frozen, and their `metadata` may have been replaced by a copy without
  *   `managedFields`).
  * - Index functions are pure and fast; they run on every insert and delete.
+ * - A `transform` is pure and idempotent (it may be given its own output: an informer prepares
+ *   list items as they arrive and inserts them afterwards), and keeps `metadata.name`,
+ *   `metadata.namespace` and `metadata.resourceVersion` (the key, and what an informer compares
+ *   to tell an update).
  *
  * ## Caveats
  * - JavaScript is single-threaded, so "thread safe" here means every operation is synchronous and
@@ -80,10 +88,32 @@ export interface CacheReader<T extends KubeObject = KubeObject> {
   readonly size: number;
 }
 
+/**
+ * What a store keeps of an object instead of the object (see {@link StoreOptions.transform}): a
+ * slimmer object of the same type.
+ */
+export type TransformFunc<T extends KubeObject = KubeObject> = (obj: T) => T;
+
 /** Options of a {@link Store}. */
 export interface StoreOptions<T extends KubeObject> {
   /** Extra indexes by name, in addition to the built-in namespace and owner indexes. */
   indexers?: Record<string, IndexFunc<T>>;
+  /**
+   * Keep the built-in indexes ({@link NAMESPACE_INDEX}, {@link CONTROLLER_OWNER_INDEX},
+   * {@link OWNER_INDEX}; default true). Each costs memory per object (an owner index ~60 bytes
+   * per owned object); a store whose readers never look them up can go without.
+   */
+  builtInIndexes?: boolean;
+  /**
+   * Applied to every object before anything else (before `stripManagedFields` and freezing): the
+   * store keeps, indexes and hands out its result, and an informer gives it to its handlers, on
+   * deletions too (client-go's `SetTransform`, controller-runtime's `DefaultTransform`). For
+   * readers of many objects that need few of their fields: returning a new object with only those
+   * lets the received one be collected. It must be pure and idempotent (it may be given its own
+   * output) and keep `metadata.name`, `namespace` and `resourceVersion`; an object it returns is
+   * the store's (frozen unless `freeze: false`).
+   */
+  transform?: TransformFunc<T>;
   /** Drop `metadata.managedFields` on insert (default true). */
   stripManagedFields?: boolean;
   /** Deep-freeze stored objects (default true); see the module documentation. */
@@ -97,13 +127,17 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   private readonly indexes: { name: string; fn: IndexFunc<T>; entries: Map<string, IndexEntry> }[] = [];
   private readonly strip: boolean;
   private readonly freeze: boolean;
+  private readonly transform: TransformFunc<T> | undefined;
 
   constructor(options: StoreOptions<T> = {}) {
     this.strip = options.stripManagedFields ?? true;
     this.freeze = options.freeze ?? true;
-    this.addIndexer(NAMESPACE_INDEX, byNamespace as IndexFunc<T>);
-    this.addIndexer(CONTROLLER_OWNER_INDEX, byControllerOwner as IndexFunc<T>);
-    this.addIndexer(OWNER_INDEX, byAnyOwner as IndexFunc<T>);
+    this.transform = options.transform;
+    if (options.builtInIndexes ?? true) {
+      this.addIndexer(NAMESPACE_INDEX, byNamespace as IndexFunc<T>);
+      this.addIndexer(CONTROLLER_OWNER_INDEX, byControllerOwner as IndexFunc<T>);
+      this.addIndexer(OWNER_INDEX, byAnyOwner as IndexFunc<T>);
+    }
     for (const [name, fn] of Object.entries(options.indexers ?? {})) this.addIndexer(name, fn);
   }
 
@@ -180,6 +214,11 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     return previous;
   }
 
+  /** What a handler is given of an object removed from the store: `obj` transformed (not stripped nor frozen). */
+  transformed(obj: T): T {
+    return this.transform === undefined ? obj : this.transform(obj);
+  }
+
   /** A view with only the read methods, to hand to consumers. */
   reader(): CacheReader<T> {
     const store = this;
@@ -195,21 +234,21 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   }
 
   /**
-   * Strips and freezes `obj` as `upsert` would (idempotent: `upsert` of a prepared object does
-   * nothing more). For a caller that holds many objects before inserting them, like an informer
-   * collecting list pages: prepared as they arrive, the dropped `managedFields` become garbage while
-   * still young instead of after the whole list, which keeps the heap's peak, and the RSS it leaves
-   * behind, down.
+   * Transforms, strips and freezes `obj` as `upsert` would (idempotent: `upsert` of a prepared
+   * object does nothing more, given an idempotent `transform`). For a caller that holds many
+   * objects before inserting them, like an informer collecting list pages: prepared as they
+   * arrive, what is dropped becomes garbage while still young instead of after the whole list,
+   * which keeps the heap's peak, and the RSS it leaves behind, down.
    */
   prepare(obj: T): T {
-    let out = obj;
-    if (this.strip && obj.metadata?.managedFields !== undefined) {
-      const { managedFields: _dropped, ...metadata } = obj.metadata;
+    let out = this.transform === undefined ? obj : this.transform(obj);
+    if (this.strip && out.metadata?.managedFields !== undefined) {
+      const { managedFields: _dropped, ...metadata } = out.metadata;
       // Replace metadata in place rather than spreading the object: in V8 a frozen spread copy
       // costs ~140 bytes more per object than the frozen original, and `delete` would turn
       // metadata into a slow dictionary object (~400 bytes more).
-      if (Object.isFrozen(obj)) out = { ...obj, metadata };
-      else (obj as { metadata: typeof metadata }).metadata = metadata;
+      if (Object.isFrozen(out)) out = { ...out, metadata };
+      else (out as { metadata: typeof metadata }).metadata = metadata;
     }
     if (this.freeze && !Object.isFrozen(out)) deepFreeze(out);
     return out;

@@ -48,6 +48,8 @@
  *   a 410; a re-watch from a still-valid version replays it as a DELETED event instead.
  * - Metadata-only mode is not a flag here: give a ListerWatcher whose list/watch return
  *   `PartialObjectMetadata` (the client's metadata view); the store then holds only metadata.
+ *   To keep less still, `store.transform` (see {@link StoreOptions}) cuts every object down
+ *   before it is stored or given to a handler, deletions included.
  */
 
 import { isGone } from "../client/errors.ts";
@@ -116,7 +118,7 @@ export interface InformerOptions<T extends KubeObject> {
    * the watch is meant to last).
    */
   watchGracePeriod?: Duration;
-  /** Store options: extra indexes, managedFields stripping, freezing. */
+  /** Store options: extra indexes, a transform, managedFields stripping, freezing. */
   store?: StoreOptions<T>;
   logger?: RuntimeLogger;
   /**
@@ -500,9 +502,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         break;
       }
       case "DELETED": {
-        // The event carries the object's final state; prefer it over the cached version.
+        // The event carries the object's final state; prefer it over the cached version (as the
+        // store's transform would have kept it, like every object the handlers are given).
         this.storeImpl.delete(objectKey(event.object));
-        this.emitDelete(event.object);
+        this.emitDelete(this.storeImpl.transformed(event.object));
         break;
       }
       default:

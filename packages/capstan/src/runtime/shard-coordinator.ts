@@ -32,18 +32,28 @@
  *   change queues the objects concerned, and failed writes are retried with the work queue's
  *   rate limiter.
  *
+ * ## What it keeps
+ * Of every object of the ring's kinds and of their children, only what its decisions read
+ * ({@link coordinatorView}, the informers' store transform): name, namespace, resourceVersion (every
+ * write carries it), the ring's shard and drain labels, and for a child its controller owner
+ * reference; no built-in store index, children found through one index by owner per owning ring
+ * kind, objects per member and misplaced objects counted with the informer events. About 0.7 KB
+ * per ring object with one child (`npm run bench:coordinator-memory`; 2.2 KB with whole metadata and
+ * the store's indexes).
+ *
  * ## Caveats
- * - The coordinator caches the metadata of every object of the ring's kinds and of their children
- *   (the members cache only their share, in full).
+ * - The coordinator caches that view of every object of the ring's kinds and of their children,
+ *   on one replica (the members cache only their share, in full).
  * - A child whose owner is not (yet) in the coordinator's cache waits for it; a child without a
  *   controller owner of a ring kind is not sharded (no member caches it).
  */
 import { setMaxListeners } from "node:events";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
+import type { OwnerReference } from "kubernetes-types/meta/v1.d.ts";
 import { isConflict, isNotFound } from "../client/errors.ts";
 import type { KubeClient } from "../client/kube-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
-import { objectKey } from "./cache.ts";
+import { objectKey, type TransformFunc } from "./cache.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerOwnerKeys } from "./controller.ts";
 import { HashRing } from "./hash-ring.ts";
@@ -109,6 +119,55 @@ interface Tracked {
   informer: Informer<KubeObject>;
 }
 
+/** A child kind's informer, with the ring kinds that own it (each an index of the children by owner). */
+interface ChildKind {
+  kind: ResourceKind;
+  informer: Informer<KubeObject>;
+  owners: RingKind[];
+}
+
+/** Distinct label sets shared between objects, at most (members x drain values: a handful). */
+const SHARED_LABEL_SETS = 256;
+
+/**
+ * The coordinator's store transform: of `obj`, only what the coordinator reads (see the module
+ * documentation), as a new object so the received one can be collected. Labels objects are shared
+ * between objects that carry the same shard and drain values (frozen); with `owner`, the controller
+ * owner reference is kept, without its uid (owners are found by kind and name). Idempotent.
+ */
+export function coordinatorView(labels: ShardLabels, owner: boolean): TransformFunc<KubeObject> {
+  const labelSets = new Map<string, Readonly<Record<string, string>>>();
+  const slimLabels = (all: Record<string, string> | undefined): Readonly<Record<string, string>> | undefined => {
+    const shard = all?.[labels.shard];
+    const drain = all?.[labels.drain];
+    if (shard === undefined && drain === undefined) return undefined;
+    const id = `${shard ?? ""}\n${drain ?? "\n"}`;
+    let set = labelSets.get(id);
+    if (set === undefined) {
+      const kept: Record<string, string> = {};
+      if (shard !== undefined) kept[labels.shard] = shard;
+      if (drain !== undefined) kept[labels.drain] = drain;
+      set = Object.freeze(kept);
+      if (labelSets.size < SHARED_LABEL_SETS) labelSets.set(id, set);
+    }
+    return set;
+  };
+  return (obj) => {
+    const meta = obj.metadata ?? {};
+    const { name, namespace, resourceVersion } = meta;
+    // One object literal per shape, every field set (undefined when absent): V8 then keeps the
+    // fields in the object itself, without a separate properties array per object.
+    const kept = slimLabels(meta.labels) as Record<string, string> | undefined;
+    if (!owner) return { metadata: { name, namespace, resourceVersion, labels: kept } };
+    const ref = meta.ownerReferences?.find((r) => r.controller === true);
+    const ownerReferences =
+      ref === undefined
+        ? undefined
+        : [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, controller: true } as OwnerReference];
+    return { metadata: { name, namespace, resourceVersion, labels: kept, ownerReferences } };
+  };
+}
+
 /** Assigns objects to members; see the module documentation. */
 export class ShardCoordinator {
   private current: CoordinatorState = "idle";
@@ -116,22 +175,17 @@ export class ShardCoordinator {
   private readonly logger: RuntimeLogger;
   private readonly primaries: Tracked[] = [];
   /** Informers of owned kinds, by kind identity, with the ring kinds that own them. */
-  private readonly children = new Map<
-    string,
-    { kind: ResourceKind; informer: Informer<KubeObject>; owners: RingKind[] }
-  >();
-  /** Children by owner: `<owner kind id>|<ns/name>` -> `<child kind id>|<ns/name>`. */
-  private readonly childrenOf = new Map<string, Set<string>>();
+  private readonly children = new Map<string, ChildKind>();
   private readonly queue: WorkQueue<string>;
   private readonly live: LiveMembers;
   private ring = new HashRing([]);
   private leaseInformer: Informer<Lease> | undefined;
   /** When the last membership change happened, until everything is where the ring wants it. */
   private rebalanceSince: number | undefined;
-  /** The member each ring object is labelled with (`""`: unassigned), by `<index>|<ns/name>`. */
-  private readonly labelledWith = new Map<string, string>();
-  /** Ring objects per labelled member, kept with every informer event (the objects metric). */
+  /** Ring objects per labelled member (`""`: unassigned), kept with every informer event (the objects metric). */
   private readonly perMember = new Map<string, number>();
+  /** Ring objects whose label is not the ring's choice, kept with every informer event and membership change. */
+  private misplacedCount = 0;
 
   constructor(private readonly options: ShardCoordinatorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -166,13 +220,7 @@ export class ShardCoordinator {
 
   /** Objects of ring kinds whose label is not the ring's choice (none when balanced, or no member). */
   misplaced(): number {
-    if (this.ring.empty) return 0;
-    let n = 0;
-    for (const { ring, informer } of this.primaries) {
-      for (const obj of informer.store.list())
-        if (assignedMember(this.options.labels, obj) !== this.desired(ring, obj)) n++;
-    }
-    return n;
+    return this.ring.empty ? 0 : this.misplacedCount;
   }
 
   /** Objects of ring kinds per assigned member (`""` for unassigned). */
@@ -212,33 +260,32 @@ export class ShardCoordinator {
     );
     this.leaseInformer = leases;
     for (const ring of this.options.kinds) {
-      const informer = this.metadataInformer(ring.kind, ring.namespace);
+      const informer = this.metadataInformer(ring.kind, ring.namespace, false);
       this.primaries.push({ ring, informer });
       const index = this.primaries.length - 1;
-      const enqueue = (obj: KubeObject) => {
-        this.count(index, objectKey(obj), assignedMember(this.options.labels, obj) ?? "");
-        this.queue.add(`p|${index}|${objectKey(obj)}`);
-      };
       informer.addEventHandler({
-        onAdd: enqueue,
-        onUpdate: (_o, obj) => enqueue(obj),
-        onDelete: (d) => this.count(index, objectKey(d instanceof DeletedFinalStateUnknown ? d.obj : d), undefined),
+        onAdd: (obj) => this.seen(index, undefined, obj),
+        onUpdate: (old, obj) => this.seen(index, old, obj),
+        onDelete: (d) => this.seen(index, d instanceof DeletedFinalStateUnknown ? d.obj : d, undefined),
       });
       for (const owned of ring.owns) {
         const id = kindId(owned);
         let entry = this.children.get(id);
         if (entry === undefined) {
-          entry = { kind: owned, informer: this.metadataInformer(owned, ring.namespace), owners: [] };
+          entry = { kind: owned, informer: this.metadataInformer(owned, ring.namespace, true), owners: [] };
           this.children.set(id, entry);
-          const childId = id;
-          const track = (obj: KubeObject, present: boolean) => this.trackChild(childId, obj, present);
+          const childKey = (obj: KubeObject) => `c|${id}|${objectKey(obj)}`;
           entry.informer.addEventHandler({
-            onAdd: (obj) => track(obj, true),
-            onUpdate: (_o, obj) => track(obj, true),
-            onDelete: (d) => track(d instanceof DeletedFinalStateUnknown ? d.obj : d, false),
+            onAdd: (obj) => this.queue.add(childKey(obj)),
+            onUpdate: (_o, obj) => this.queue.add(childKey(obj)),
           });
         }
+        if (entry.owners.includes(ring)) continue;
         entry.owners.push(ring);
+        // The children of each owner, found as the owner is assigned. By the owner's name alone:
+        // the index then holds the reference's own name string, not a new `ns/name` per child
+        // (labelChildren checks the namespace).
+        entry.informer.addIndexer(ownerIndex(ring), (child) => controllerOwnerNames(ring.kind, child));
       }
     }
     const informers: Informer<KubeObject>[] = [
@@ -270,17 +317,25 @@ export class ShardCoordinator {
     }
   }
 
-  private metadataInformer(kind: ResourceKind, namespace: string | undefined): Informer<KubeObject> {
+  private metadataInformer(kind: ResourceKind, namespace: string | undefined, child: boolean): Informer<KubeObject> {
+    const defaults = this.options.informerDefaults;
     return new Informer<KubeObject>({
-      ...this.options.informerDefaults,
+      ...defaults,
       name: `${kind.kind}.${kind.group || "core"}/${kind.version} (shard coordinator, metadata)`,
       logger: this.logger,
       listerWatcher: this.options.client.metadata(kind, kind.namespaced ? namespace : undefined),
+      // Only what the coordinator reads, no index it does not look up (see "What it keeps").
+      store: {
+        ...defaults?.store,
+        transform: coordinatorView(this.options.labels, child),
+        builtInIndexes: false,
+      },
     });
   }
 
   private membersChanged(live: ReadonlySet<string>): void {
     this.ring = new HashRing(live, this.options.virtualNodes);
+    this.recountMisplaced();
     this.options.observer?.members?.(this.ring.members);
     if (this.current !== "coordinating") return;
     this.logger.info({ ring: this.options.labels.ring, members: this.ring.members }, "sharding: members changed");
@@ -291,25 +346,43 @@ export class ShardCoordinator {
     this.collectLeases();
   }
 
+  /** Recounts the misplaced objects for a new ring: the one walk a membership change costs. */
+  private recountMisplaced(): void {
+    let n = 0;
+    for (const { ring, informer } of this.primaries) {
+      for (const obj of informer.store.list()) if (this.isMisplaced(ring, obj)) n++;
+    }
+    this.misplacedCount = n;
+  }
+
+  private isMisplaced(ring: RingKind, obj: KubeObject): boolean {
+    return assignedMember(this.options.labels, obj) !== this.desired(ring, obj);
+  }
+
   /**
-   * Moves one ring object's count to `member` (`undefined`: deleted) and reports the counts when they
-   * changed, so the objects metric follows each assignment, hand-over and deletion as it happens.
+   * A ring object added (`old` undefined), changed, or deleted (`obj` undefined): moves its count
+   * between members and in and out of the misplaced, reports the counts when they changed (the
+   * objects metric follows each assignment, hand-over and deletion as it happens), and queues it.
+   * The informer gives the stored version as `old` and a deletion's last state, so the counts
+   * need no copy of the labels.
    */
-  private count(index: number, objKey: string, member: string | undefined): void {
-    const key = `${index}|${objKey}`;
-    const before = this.labelledWith.get(key);
-    if (before === member) return;
-    if (before !== undefined) {
-      const n = (this.perMember.get(before) ?? 1) - 1;
-      if (n > 0) this.perMember.set(before, n);
-      else this.perMember.delete(before);
+  private seen(index: number, old: KubeObject | undefined, obj: KubeObject | undefined): void {
+    const { labels } = this.options;
+    const ring = (this.primaries[index] as Tracked).ring;
+    if (old !== undefined && this.isMisplaced(ring, old)) this.misplacedCount--;
+    if (obj !== undefined && this.isMisplaced(ring, obj)) this.misplacedCount++;
+    const before = old === undefined ? undefined : (assignedMember(labels, old) ?? "");
+    const after = obj === undefined ? undefined : (assignedMember(labels, obj) ?? "");
+    if (before !== after) {
+      if (before !== undefined) {
+        const n = (this.perMember.get(before) ?? 1) - 1;
+        if (n > 0) this.perMember.set(before, n);
+        else this.perMember.delete(before);
+      }
+      if (after !== undefined) this.perMember.set(after, (this.perMember.get(after) ?? 0) + 1);
+      this.options.observer?.assigned?.(this.perMember);
     }
-    if (member === undefined) this.labelledWith.delete(key);
-    else {
-      this.labelledWith.set(key, member);
-      this.perMember.set(member, (this.perMember.get(member) ?? 0) + 1);
-    }
-    this.options.observer?.assigned?.(this.perMember);
+    if (obj !== undefined) this.queue.add(`p|${index}|${objectKey(obj)}`);
   }
 
   /** Deletes Leases expired for longer than the grace (crashed members' leftovers). */
@@ -324,29 +397,6 @@ export class ShardCoordinator {
         .delete(name, rv === undefined ? {} : { preconditions: { resourceVersion: rv } })
         .catch((err: unknown) => this.logger.debug({ err, lease: name }, "sharding: cannot delete an expired lease"));
     }
-  }
-
-  private trackChild(childId: string, child: KubeObject, present: boolean): void {
-    const entry = this.children.get(childId);
-    if (entry === undefined) return;
-    const childKey = `${childId}|${objectKey(child)}`;
-    for (const owner of entry.owners) {
-      for (const parentKey of controllerOwnerKeys(owner.kind, child)) {
-        const id = `${kindId(owner.kind)}|${parentKey}`;
-        let set = this.childrenOf.get(id);
-        if (present) {
-          if (set === undefined) {
-            set = new Set();
-            this.childrenOf.set(id, set);
-          }
-          set.add(childKey);
-        } else if (set !== undefined) {
-          set.delete(childKey);
-          if (set.size === 0) this.childrenOf.delete(id);
-        }
-      }
-    }
-    if (present) this.queue.add(`c|${childKey}`);
   }
 
   private desired(ring: RingKind, obj: KubeObject): string | undefined {
@@ -419,17 +469,21 @@ export class ShardCoordinator {
   }
 
   private async labelChildren(ring: RingKind, owner: KubeObject, member: string): Promise<boolean> {
-    const set = this.childrenOf.get(`${kindId(ring.kind)}|${objectKey(owner)}`);
-    if (set === undefined) return false;
-    await Promise.all([...set].map((childKey) => this.labelChild(childKey, member)));
+    const { name, namespace } = owner.metadata ?? {};
+    const writes: Promise<void>[] = [];
+    for (const entry of this.children.values()) {
+      if (name === undefined || !entry.owners.includes(ring)) continue;
+      for (const child of entry.informer.store.byIndex(ownerIndex(ring), name)) {
+        // Owner references name an owner in the child's own namespace.
+        if (ring.kind.namespaced && child.metadata?.namespace !== namespace) continue;
+        writes.push(this.labelChild(entry, child, member));
+      }
+    }
+    await Promise.all(writes);
     return false;
   }
 
-  private async labelChild(childKey: string, member: string): Promise<void> {
-    const bar = childKey.indexOf("|");
-    const entry = this.children.get(childKey.slice(0, bar));
-    const child = entry?.informer.store.get(childKey.slice(bar + 1));
-    if (entry === undefined || child === undefined) return;
+  private async labelChild(entry: ChildKind, child: KubeObject, member: string): Promise<void> {
     if (assignedMember(this.options.labels, child) === member) return;
     await this.patch(entry.kind, child, { [this.options.labels.shard]: member });
   }
@@ -447,7 +501,7 @@ export class ShardCoordinator {
         const parent = tracked?.informer.store.get(parentKey);
         if (parent === undefined || isDraining(this.options.labels, parent)) continue;
         const member = assignedMember(this.options.labels, parent);
-        if (member !== undefined) await this.labelChild(childKey, member);
+        if (member !== undefined) await this.labelChild(entry, child, member);
       }
     }
     return false;
@@ -477,4 +531,18 @@ export class ShardCoordinator {
       if (!isNotFound(err)) throw err;
     }
   }
+}
+
+/** The index of an owned kind's children by their controller owner of `ring`'s kind (`ns/name`). */
+function ownerIndex(ring: RingKind): string {
+  return `owner:${kindId(ring.kind)}`;
+}
+
+/** The name of `child`'s controller owner when it is of `ownerKind` (see controllerOwnerKeys). */
+function controllerOwnerNames(ownerKind: RingKind["kind"], child: KubeObject): readonly string[] {
+  const ref = child.metadata?.ownerReferences?.find((r) => r.controller === true);
+  if (ref === undefined || ref.kind !== ownerKind.kind) return [];
+  const slash = ref.apiVersion.indexOf("/");
+  const group = slash < 0 ? "" : ref.apiVersion.slice(0, slash);
+  return group === ownerKind.group ? [ref.name] : [];
 }
