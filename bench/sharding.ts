@@ -34,8 +34,26 @@
  * MEMORY_PRELOAD), which on SIGUSR2 runs `gc()` and writes `process.memoryUsage()` to a file. No
  * product code is involved. BENCH_OPERATOR_NODE_FLAGS given by the caller are kept.
  *
+ * Any cluster: with BENCH_KUBECONFIG=<kubeconfig> the replicas (still separate `capstan run --sharded`
+ * processes on this machine) and the driver use the cluster it names instead of an embedded server,
+ * e.g. a real kube-apiserver with its controller manager (DEVELOPERS.md builds one):
+ *
+ *   BENCH_KUBECONFIG=/tmp/realcluster/kubeconfig BENCH_OBJECTS=1000 npm run bench:sharding
+ *
+ * The run works in a namespace of its own (`capstan-sharding-<id>`, its Leases included), registers
+ * the ChaosItem CRD if absent, first waits (up to 2 min) until kube-apiserver's CPU (its /metrics)
+ * is near idle, and at the end, also when it fails or is interrupted with SIGINT/SIGTERM, stops the
+ * replicas, removes the ChaosItems' finalizer, deletes the namespace and the CRD it registered
+ * (bench/chaos-kube-cluster.ts). Everything is checked as on the embedded server; children of
+ * deleted objects are deleted by the operator before it lets go of the finalizer, and orphans, if
+ * any, by kube-controller-manager's garbage collector, which a phase waits for. The last line's
+ * `server` is the server's version. Its user needs to manage the namespace's objects, Leases,
+ * ConfigMaps and the CRD, and to read /metrics (the quiet wait is skipped otherwise): the admin of
+ * a test cluster.
+ *
  * Environment: BENCH_OBJECTS (default 10000), BENCH_TIMEOUT_S (default 900: a phase not converged by
- * then is reported with converged: false and the benchmark exits 1).
+ * then is reported with converged: false and the benchmark exits 1), BENCH_KUBECONFIG (default unset:
+ * the embedded server).
  */
 
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -49,7 +67,7 @@ import { type Operator, type OperatorCluster, startCluster } from "./chaos-clust
 import { connectCluster } from "./chaos-kube-cluster.ts";
 import { readMarks } from "./chaos-marks.ts";
 import { type ChaosItemObject, itemNames, type State, Workload } from "./chaos-workload.ts";
-import { freePort } from "./child-processes.ts";
+import { cleanUpOnSignal, freePort } from "./child-processes.ts";
 
 function positive(name: string, fallback: number, min = 1): number {
   const text = process.env[name];
@@ -392,6 +410,10 @@ async function run(): Promise<boolean> {
   const server = "version" in cluster ? cluster.version : "capstan apiserver";
   preloadMemoryProbe(cluster.dir);
   const replicas: Replica[] = [];
+  // Interrupted, the cluster's cleanup kills the replicas: not a crash to report.
+  const interrupted = cleanUpOnSignal(async () => {
+    for (const r of replicas) meantToExit.add(r.op.proc.pid);
+  });
   try {
     const { namespace } = cluster;
     const work = new Workload(cluster.client, cluster.ChaosItem, namespace);
@@ -564,6 +586,7 @@ async function run(): Promise<boolean> {
     });
     return clean && marks.duplicateChildren === 0;
   } finally {
+    interrupted();
     for (const r of replicas) meantToExit.add(r.op.proc.pid);
     await cluster.stop();
   }
