@@ -6,7 +6,7 @@
  */
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { type CustomResource, KubeClient, toCrd } from "capstan";
@@ -97,26 +97,26 @@ export async function chaosItemKind(dir: string): Promise<CustomResource & { api
 
 /** Starts `capstan run operator.js` replicas of a scenario, remembering each in `operators`. */
 export function operatorStarter(
-  where: { dir: string; kubeconfig: string; namespace: string; marks: string },
+  where: {
+    dir: string;
+    /** `--kubeconfig`; or, as a list, the operators' KUBECONFIG (merged, the first file winning). */
+    kubeconfig: string | string[];
+    namespace: string;
+    marks: string;
+  },
   operators: Proc[],
 ): (options?: OperatorOptions) => Promise<Operator> {
   return async (opts = {}) => {
     const healthPort = await freePort();
-    const args = [
-      ...nodeFlags("BENCH_OPERATOR_NODE_FLAGS"),
-      CAPSTAN_BIN,
-      "run",
-      "operator.js",
-      "--kubeconfig",
-      where.kubeconfig,
-      "--namespace",
-      where.namespace,
-    ];
+    const args = [...nodeFlags("BENCH_OPERATOR_NODE_FLAGS"), CAPSTAN_BIN, "run", "operator.js"];
+    if (typeof where.kubeconfig === "string") args.push("--kubeconfig", where.kubeconfig);
+    args.push("--namespace", where.namespace);
     args.push("--health-port", String(healthPort), "--log-format", "json", "--no-crd-registration");
     if (opts.leaderElect) args.push("--leader-elect");
     if (opts.workers !== undefined) args.push("--max-concurrent-reconciles", String(opts.workers));
     if (opts.args !== undefined) args.push(...opts.args);
-    const env = { CHAOS_MARKS: where.marks, ...opts.env };
+    const env: Record<string, string> = { CHAOS_MARKS: where.marks, ...opts.env };
+    if (typeof where.kubeconfig !== "string") env["KUBECONFIG"] = where.kubeconfig.join(delimiter);
     const proc = launch("capstan run operator.js", args, { cwd: where.dir, env });
     operators.push(proc);
     const readyzUrl = `http://127.0.0.1:${healthPort}/readyz`;

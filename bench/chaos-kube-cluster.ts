@@ -13,13 +13,14 @@
  * replicas, removes that finalizer from every ChaosItem left, then deletes the namespace. A driver
  * killed with SIGKILL cannot: its namespace stays, found by that label (docs/runtime.md, "Sharding").
  */
-import { rm } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isNotFound, KubeClient, type ResourceClient, toCrd } from "capstan";
 import { loadClientConfig } from "capstan/client";
 import { CustomResourceDefinition, Namespace } from "capstan/core";
 import { ensureCrds } from "capstan/runtime";
+import { parse as parseYaml } from "yaml";
 import { chaosItemKind, type OperatorCluster, operatorDir, operatorStarter } from "./chaos-cluster.ts";
 import { CHAOS_FINALIZER } from "./chaos-operator.ts";
 import { type ChaosItemObject, DRIVER_CONCURRENCY, forEach } from "./chaos-workload.ts";
@@ -62,6 +63,29 @@ async function apiServerCpuSeconds(client: KubeClient): Promise<number | null> {
 }
 
 /**
+ * The operators' KUBECONFIG: a file of one context, the current one of `kubeconfig` with `namespace`
+ * as its namespace, before `kubeconfig` itself (which gives the cluster and user). `--namespace` of
+ * `capstan run` only scopes its watches; its Leases (sharding's and leader election's) go to the
+ * client's namespace, i.e. the context's, "default" when it has none: shared by every run there.
+ */
+async function inNamespace(dir: string, kubeconfig: string, namespace: string): Promise<string[]> {
+  const config = parseYaml(await readFile(kubeconfig, "utf8")) as {
+    "current-context"?: string;
+    contexts?: { name: string; context?: Record<string, unknown> }[];
+  };
+  const current = config.contexts?.find((c) => c.name === config["current-context"]);
+  if (current === undefined) throw new Error(`${kubeconfig}: no current context`);
+  const name = `${current.name}-${namespace}`;
+  const overlay = join(dir, "kubeconfig-namespace.json");
+  const context = { ...current.context, namespace };
+  await writeFile(
+    overlay,
+    JSON.stringify({ apiVersion: "v1", kind: "Config", "current-context": name, contexts: [{ name, context }] }),
+  );
+  return [overlay, kubeconfig];
+}
+
+/**
  * Registers the ChaosItem CRD on the cluster of `kubeconfig` (if absent) and creates the run's
  * namespace; the operators started from it run with `--kubeconfig <kubeconfig> --namespace <it>`.
  */
@@ -79,6 +103,7 @@ export async function connectCluster(kubeconfig: string, scenario: string): Prom
   const namespaces = client.resource(Namespace);
   await namespaces.create(Namespace.make({ metadata: { name: namespace, labels: { [SCENARIO_LABEL]: scenario } } }));
   log(`${version} (${kubeconfig}): namespace ${namespace}${crdExisted ? "" : `, CRD ${crdName} registered`}`);
+  const operatorKubeconfig = await inNamespace(dir, kubeconfig, namespace);
   const items = client.resource(ChaosItem, namespace) as unknown as ResourceClient<ChaosItemObject>;
   const operators: Proc[] = [];
 
@@ -140,7 +165,7 @@ export async function connectCluster(kubeconfig: string, scenario: string): Prom
     client,
     ChaosItem,
     version,
-    startOperator: operatorStarter({ dir, kubeconfig, namespace, marks }, operators),
+    startOperator: operatorStarter({ dir, kubeconfig: operatorKubeconfig, namespace, marks }, operators),
     async whenQuiet(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       let last = await apiServerCpuSeconds(client);

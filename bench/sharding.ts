@@ -40,7 +40,8 @@
  *
  *   BENCH_KUBECONFIG=/tmp/realcluster/kubeconfig BENCH_OBJECTS=1000 npm run bench:sharding
  *
- * The run works in a namespace of its own (`capstan-sharding-<id>`, its Leases included), registers
+ * The run works in a namespace of its own (`capstan-sharding-<id>`; the replicas' kubeconfig context
+ * names it, so that their Leases are there too, not in `default`), registers
  * the ChaosItem CRD if absent, first waits (up to 2 min) until kube-apiserver's CPU (its /metrics)
  * is near idle, and at the end, also when it fails or is interrupted with SIGINT/SIGTERM, stops the
  * replicas, removes the ChaosItems' finalizer, deletes the namespace and the CRD it registered
