@@ -71,14 +71,16 @@ export class Workload {
   readonly expected = new Map<string, number | "deleted">();
   readonly #client: KubeClient;
   readonly #kind: CustomResource & { apiVersion: string };
+  readonly #namespace: string;
 
-  constructor(client: KubeClient, kind: CustomResource & { apiVersion: string }) {
+  constructor(client: KubeClient, kind: CustomResource & { apiVersion: string }, namespace = NAMESPACE) {
     this.#client = client;
     this.#kind = kind;
+    this.#namespace = namespace;
   }
 
   #items(): ResourceClient<ChaosItemObject> {
-    return this.#client.resource(this.#kind, NAMESPACE) as unknown as ResourceClient<ChaosItemObject>;
+    return this.#client.resource(this.#kind, this.#namespace) as unknown as ResourceClient<ChaosItemObject>;
   }
 
   /** Creates `names` with gen 1. */
@@ -135,7 +137,7 @@ export class Workload {
   async state(children = true): Promise<State> {
     const [items, childList] = await Promise.all([
       this.#items().list(),
-      children ? this.#client.resource(ConfigMap, NAMESPACE).list() : undefined,
+      children ? this.#client.resource(ConfigMap, this.#namespace).list() : undefined,
     ]);
     const live = new Map(items.items.map((o) => [o.metadata?.name ?? "", o]));
     const liveUids = new Set(items.items.map((o) => o.metadata?.uid));

@@ -2,7 +2,8 @@
  * The child processes of the benchmarks that run servers and operators as processes (bench/chaos.ts,
  * bench/throughput.ts), and the guarantee that none outlives the benchmark: every child and
  * temporary folder is registered here and killed/removed when this process exits, whether it
- * finished, failed, or was interrupted (SIGINT/SIGTERM).
+ * finished, failed, or was interrupted (SIGINT/SIGTERM; cleanUpOnSignal adds asynchronous work,
+ * e.g. on a real cluster, to the interrupted case).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
@@ -11,15 +12,39 @@ import { basename } from "node:path";
 
 const live = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
+const signalCleanups = new Set<() => Promise<void>>();
+/** How long the cleanups of an interrupted benchmark may take before it exits anyway. */
+const SIGNAL_CLEANUP_MS = 180_000;
 process.on("exit", () => {
   for (const child of live) child.kill("SIGKILL");
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
-    process.stderr.write(`[${basename(process.argv[1] ?? "bench", ".ts")}] ${signal}: stopping\n`);
-    process.exit(signal === "SIGINT" ? 130 : 143);
+    const name = basename(process.argv[1] ?? "bench", ".ts");
+    const exit = () => process.exit(signal === "SIGINT" ? 130 : 143);
+    if (signalCleanups.size === 0) {
+      process.stderr.write(`[${name}] ${signal}: stopping\n`);
+      exit();
+    }
+    // `once`: a second signal is not caught, so it ends the process at once.
+    process.stderr.write(`[${name}] ${signal}: cleaning up (again to stop at once)\n`);
+    const timer = setTimeout(exit, SIGNAL_CLEANUP_MS);
+    void Promise.allSettled([...signalCleanups].map((cleanup) => cleanup())).then(() => {
+      clearTimeout(timer);
+      exit();
+    });
   });
+}
+
+/**
+ * Runs `cleanup` if the benchmark is interrupted (SIGINT/SIGTERM) before it unregisters it, and exits
+ * only after (at most SIGNAL_CLEANUP_MS): for what an exit handler cannot do, being synchronous, such
+ * as the requests that leave a shared cluster clean. Returns the function that unregisters it.
+ */
+export function cleanUpOnSignal(cleanup: () => Promise<void>): () => void {
+  signalCleanups.add(cleanup);
+  return () => signalCleanups.delete(cleanup);
 }
 
 /** Removes `dir` when this process exits, if nothing removed it before. */

@@ -34,8 +34,27 @@
  * MEMORY_PRELOAD), which on SIGUSR2 runs `gc()` and writes `process.memoryUsage()` to a file. No
  * product code is involved. BENCH_OPERATOR_NODE_FLAGS given by the caller are kept.
  *
+ * Any cluster: with BENCH_KUBECONFIG=<kubeconfig> the replicas (still separate `capstan run --sharded`
+ * processes on this machine) and the driver use the cluster it names instead of an embedded server,
+ * e.g. a real kube-apiserver with its controller manager (DEVELOPERS.md builds one):
+ *
+ *   BENCH_KUBECONFIG=/tmp/realcluster/kubeconfig BENCH_OBJECTS=1000 npm run bench:sharding
+ *
+ * The run works in a namespace of its own (`capstan-sharding-<id>`; the replicas' kubeconfig context
+ * names it, so that their Leases are there too, not in `default`), registers
+ * the ChaosItem CRD if absent, first waits (up to 2 min) until kube-apiserver's CPU (its /metrics)
+ * is near idle, and at the end, also when it fails or is interrupted with SIGINT/SIGTERM, stops the
+ * replicas, removes the ChaosItems' finalizer, deletes the namespace and the CRD it registered
+ * (bench/chaos-kube-cluster.ts). Everything is checked as on the embedded server; children of
+ * deleted objects are deleted by the operator before it lets go of the finalizer, and orphans, if
+ * any, by kube-controller-manager's garbage collector, which a phase waits for. The last line's
+ * `server` is the server's version. Its user needs to manage the namespace's objects, Leases,
+ * ConfigMaps and the CRD, and to read /metrics (the quiet wait is skipped otherwise): the admin of
+ * a test cluster.
+ *
  * Environment: BENCH_OBJECTS (default 10000), BENCH_TIMEOUT_S (default 900: a phase not converged by
- * then is reported with converged: false and the benchmark exits 1).
+ * then is reported with converged: false and the benchmark exits 1), BENCH_KUBECONFIG (default unset:
+ * the embedded server).
  */
 
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -45,10 +64,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import type { ResourceClient } from "capstan";
 import { HashRing, shardLabels } from "capstan/runtime";
-import { type Cluster, NAMESPACE, type Operator, startCluster } from "./chaos-cluster.ts";
+import { type Operator, type OperatorCluster, startCluster } from "./chaos-cluster.ts";
+import { connectCluster } from "./chaos-kube-cluster.ts";
 import { readMarks } from "./chaos-marks.ts";
 import { type ChaosItemObject, itemNames, type State, Workload } from "./chaos-workload.ts";
-import { freePort } from "./child-processes.ts";
+import { cleanUpOnSignal, freePort } from "./child-processes.ts";
 
 function positive(name: string, fallback: number, min = 1): number {
   const text = process.env[name];
@@ -59,6 +79,9 @@ function positive(name: string, fallback: number, min = 1): number {
 
 const OBJECTS = positive("BENCH_OBJECTS", 10_000, 10);
 const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 900) * 1000;
+const TARGET_KUBECONFIG = process.env["BENCH_KUBECONFIG"] || undefined;
+/** How long a run on a BENCH_KUBECONFIG cluster waits for kube-apiserver to be quiet before it starts. */
+const QUIET_TIMEOUT_MS = 120_000;
 /** The ring: the chaos operator's name (`operator({ name: "chaos" })`). */
 const LABELS = shardLabels("chaos");
 const POLL_MS = 500;
@@ -164,7 +187,7 @@ const meantToExit = new Set<number>();
 /** Replicas that exited on their own, with their last output. */
 const crashed: string[] = [];
 
-async function startReplica(cluster: Cluster, member: string): Promise<Replica> {
+async function startReplica(cluster: OperatorCluster, member: string): Promise<Replica> {
   const metricsPort = await freePort();
   const args = ["--sharded", "--shard-member", member, "--metrics-port", String(metricsPort)];
   const op = await cluster.startOperator({ args });
@@ -224,7 +247,11 @@ interface Placement {
   misplaced: number;
 }
 
-async function placement(items: ResourceClient<ChaosItemObject>, live: readonly string[]): Promise<Placement> {
+async function placement(
+  items: ResourceClient<ChaosItemObject>,
+  namespace: string,
+  live: readonly string[],
+): Promise<Placement> {
   const ring = new HashRing(live);
   const perMember = new Map(live.map((m) => [m, 0]));
   let misplaced = 0;
@@ -234,7 +261,7 @@ async function placement(items: ResourceClient<ChaosItemObject>, live: readonly 
     const want = ring.memberFor({
       group: "chaos.capstan.dev",
       kind: "ChaosItem",
-      namespace: NAMESPACE,
+      namespace,
       name: item.metadata?.name ?? "",
     });
     if (member !== want || item.metadata?.labels?.[LABELS.drain] !== undefined) misplaced++;
@@ -249,13 +276,14 @@ async function placement(items: ResourceClient<ChaosItemObject>, live: readonly 
 async function settle(
   work: Workload,
   items: ResourceClient<ChaosItemObject>,
+  namespace: string,
   live: readonly string[],
 ): Promise<{ at: number | null; state: State; placement: Placement }> {
   const deadline = Date.now() + TIMEOUT_MS;
   let at: number | null = null;
   for (;;) {
     // One list per poll while objects are misplaced: the driver's reads load the server it measures.
-    const where = await placement(items, live);
+    const where = await placement(items, namespace, live);
     const state = where.misplaced === 0 ? await work.state(false) : undefined;
     if (state !== undefined && state.converged === work.expected.size) {
       at ??= Date.now();
@@ -376,12 +404,21 @@ interface PhaseLine {
 }
 
 async function run(): Promise<boolean> {
-  const cluster = await startCluster({ persistent: false });
+  const cluster =
+    TARGET_KUBECONFIG === undefined
+      ? await startCluster({ persistent: false })
+      : await connectCluster(TARGET_KUBECONFIG, "sharding");
+  const server = "version" in cluster ? cluster.version : "capstan apiserver";
   preloadMemoryProbe(cluster.dir);
   const replicas: Replica[] = [];
+  // Interrupted, the cluster's cleanup kills the replicas: not a crash to report.
+  const interrupted = cleanUpOnSignal(async () => {
+    for (const r of replicas) meantToExit.add(r.op.proc.pid);
+  });
   try {
-    const work = new Workload(cluster.client, cluster.ChaosItem);
-    const items = cluster.client.resource(cluster.ChaosItem, NAMESPACE) as unknown as ResourceClient<ChaosItemObject>;
+    const { namespace } = cluster;
+    const work = new Workload(cluster.client, cluster.ChaosItem, namespace);
+    const items = cluster.client.resource(cluster.ChaosItem, namespace) as unknown as ResourceClient<ChaosItemObject>;
     const deaths = new Map<number, number>();
     let ok = true;
     const live = () => replicas.map((r) => r.member);
@@ -396,7 +433,7 @@ async function run(): Promise<boolean> {
       for (const r of replicas) resetPeak(r.op.proc.pid);
       const t0 = Date.now();
       const [changedAt, operations] = await Promise.all([change(), load()]);
-      const settled = await settle(work, items, live());
+      const settled = await settle(work, items, namespace, live());
       const end = settled.at;
       ok &&= end !== null;
       const metrics = await shardMetrics(replicas.filter((r) => !r.op.proc.gone));
@@ -436,6 +473,14 @@ async function run(): Promise<boolean> {
     const more = itemNames(Math.floor(OBJECTS / 5), OBJECTS);
     const third = (k: number) => first.filter((_, i) => i % 3 === k);
 
+    if ("whenQuiet" in cluster) {
+      const quiet = await cluster.whenQuiet(QUIET_TIMEOUT_MS);
+      log(
+        quiet
+          ? "kube-apiserver quiet"
+          : `kube-apiserver not quiet within ${QUIET_TIMEOUT_MS / 1000} s: starting anyway`,
+      );
+    }
     // scale-1: r0 alone, measured idle first (no object yet), then N objects created.
     replicas.push(await startReplica(cluster, "r0"));
     const idlePid = replicas[0]?.op.proc.pid ?? 0;
@@ -527,6 +572,7 @@ async function run(): Promise<boolean> {
       ok && final.lost === 0 && final.pendingFinalizers === 0 && final.orphans === 0 && marks.maxConcurrentPerKey <= 1;
     emit({
       scenario: "sharding",
+      server,
       total: work.expected.size,
       converged: ok,
       lost: final.lost,
@@ -541,6 +587,7 @@ async function run(): Promise<boolean> {
     });
     return clean && marks.duplicateChildren === 0;
   } finally {
+    interrupted();
     for (const r of replicas) meantToExit.add(r.op.proc.pid);
     await cluster.stop();
   }
