@@ -6,6 +6,8 @@
  *
  * Why Node's agent rather than a client library: it is part of the runtime, so an operator process
  * loads no HTTP client code of its own (undici's 1 MB of JavaScript cost ~8 MB of RSS per process).
+ * The TLS material goes to the agent as one secure context (see `secureContextOptions`): every request
+ * of an operator passes through the agent's pool lookup, which must stay cheap.
  * Keep-alive reuses TLS connections (a handshake costs more than most API calls); one request at a time
  * per socket (HTTP/1.1 without pipelining), so a slow response or a watch never holds up another; the
  * number of sockets is unbounded by default because every open watch holds one for as long as it runs,
