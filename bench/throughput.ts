@@ -81,7 +81,9 @@
  * BENCH_CLIENTGO_BIN (default unset: the client-go controller's binary),
  * BENCH_CONCURRENCY (default 32), BENCH_WORKERS (default unset), BENCH_PACED_RATE (default 50),
  * BENCH_PACED_OBJECTS (default 500; 0 skips the paced runs), BENCH_KUBECONFIG (default unset: an embedded
- * server per set), BENCH_ROUNDS (default 1: each round repeats every
+ * server per set), BENCH_OPERATOR_NODE_FLAGS (default unset: node flags for the Capstan operators,
+ * split at spaces, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; `--cpu-prof` is refused in NODE_OPTIONS),
+ * BENCH_ROUNDS (default 1: each round repeats every
  * N with its own server, every line printed), BENCH_TIMEOUT_S (default 300: a run not converged by
  * then fails, naming the objects without status, and the benchmark exits 1).
  *
@@ -147,6 +149,8 @@ const PACED_OBJECTS = positive("BENCH_PACED_OBJECTS", 500, 0);
 const ROUNDS = positive("BENCH_ROUNDS", 1);
 const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 300) * 1000;
 const TARGET_KUBECONFIG = process.env.BENCH_KUBECONFIG || undefined;
+/** Node flags for the Capstan operators' processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; split at spaces). */
+const OPERATOR_NODE_FLAGS = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
 /** "Quiet": under 10% of a core (an idle kube-apiserver with its controller manager uses 2-3%) for 3 samples of 1 s. */
 const QUIET_CPU_SHARE = 0.1;
 const QUIET_SAMPLE_MS = 1000;
@@ -519,7 +523,8 @@ async function startOperator(
     track(proc);
     await proc.line((l) => l.includes('"Starting workers"'), '"Starting workers"', 60_000);
   } else {
-    const args = [CAPSTAN_BIN, "run", `${style}.js`, "--kubeconfig", set.kubeconfig, "--namespace", namespace];
+    const args = [...OPERATOR_NODE_FLAGS, CAPSTAN_BIN, "run", `${style}.js`, "--kubeconfig", set.kubeconfig];
+    args.push("--namespace", namespace);
     args.push("--metrics-port", String(port), "--log-format", "json");
     if (WORKERS !== null) args.push("--max-concurrent-reconciles", String(WORKERS));
     proc = launch(`capstan run ${style}.js`, args, { cwd: set.dir });
