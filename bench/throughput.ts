@@ -713,13 +713,15 @@ async function serverCounts(client: KubeClient): Promise<Map<string, number> | n
   return counts;
 }
 
-/** The counts that moved between two readings, per object (at least 0.005 requests or events, 1 byte). */
+/** The counts that moved between two readings, per object (every request; events from 0.005, bytes from 1 per object). */
 function perObject(after: Map<string, number>, before: Map<string, number>, objects: number): Record<string, number> {
   const moved: Record<string, number> = {};
   for (const [key, n] of [...after].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const delta = (n - (before.get(key) ?? 0)) / objects;
-    const bytes = key.startsWith("watch-event-bytes");
-    if (delta >= (bytes ? 1 : 0.005)) moved[key] = round(delta, bytes ? 0 : 3);
+    const moves = n - (before.get(key) ?? 0);
+    const delta = moves / objects;
+    if (key.startsWith("watch-event-bytes")) {
+      if (delta >= 1) moved[key] = round(delta, 0);
+    } else if (key.startsWith("watch-events") ? delta >= 0.005 : moves >= 1) moved[key] = round(delta, 4);
   }
   return moved;
 }
