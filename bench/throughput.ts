@@ -71,6 +71,12 @@
  *   over as long a time, measured just before the run once the server is quiet again after the run
  *   before (under 10% of a core for 3 s; at most 60 s): a slower run on a loaded machine accrues
  *   more idle CPU per object, which is not the cost of its requests. Null when there is no idle rate.
+ * - `apiserver_requests_per_object` (BENCH_KUBECONFIG only, when /metrics can be read): what the
+ *   server served over the run, per object, from its `apiserver_request_total` ("VERB resource" or
+ *   "VERB resource/subresource", the code added when not 2xx) and `apiserver_watch_events_total` /
+ *   `apiserver_watch_events_sizes_sum` ("watch-events <Kind>", "watch-event-bytes <Kind>": events
+ *   sent to every watcher, the driver's, the operator's and kube-controller-manager's): compare a
+ *   style's with the ceiling's to see which requests and events it adds.
  * - `n`, `round`: the set (API server) the line belongs to; `objects`: this run's object count (N for a
  *   burst, BENCH_PACED_OBJECTS paced); `rate`: the paced rate (null for a burst).
  * - `workers`: BENCH_WORKERS as passed to `--max-concurrent-reconciles` (and to the client-go
@@ -399,6 +405,7 @@ interface Line {
   operator_cpu_ms_per_object: number;
   apiserver_cpu_ms_per_object: number | null;
   apiserver_busy_cpu_ms_per_object: number | null;
+  apiserver_requests_per_object?: Record<string, number>;
 }
 
 /** Creates `objects` BenchItems from the driver, burst (CONCURRENCY at a time) or paced. */
@@ -564,6 +571,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
         ? await startCeiling(set, namespace, objects, sent, track)
         : await startOperator(set, style, mode, namespace, objects, sent, track);
     const idlePerMs = TARGET_KUBECONFIG !== undefined ? await untilServerQuiet(set) : null;
+    const countsBefore = TARGET_KUBECONFIG !== undefined ? await serverCounts(set.client) : null;
     const cpuStart = cpuSeconds(actor.proc.pid);
     const serverCpuStart = await set.apiServerCpu();
     const serverStartedAt = performance.now();
@@ -574,6 +582,9 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
     const peak = peakRssMb(actor.proc.pid);
     const cpu = cpuSeconds(actor.proc.pid) - cpuStart;
     const serverCpuEnd = await set.apiServerCpu();
+    const countsAfter = countsBefore === null ? null : await serverCounts(set.client);
+    const served = countsBefore === null || countsAfter === null ? null : perObject(countsAfter, countsBefore, objects);
+    if (served !== null) log(`  API server per object: ${JSON.stringify(served)}`);
     const serverCpu = serverCpuStart === null || serverCpuEnd === null ? null : serverCpuEnd - serverCpuStart;
     const serverBusyCpu =
       serverCpu === null || idlePerMs === null ? null : serverCpu - idlePerMs * (performance.now() - serverStartedAt);
@@ -607,6 +618,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       operator_cpu_ms_per_object: round((cpu * 1000) / objects, 2),
       apiserver_cpu_ms_per_object: serverCpu === null ? null : round((serverCpu * 1000) / objects, 2),
       apiserver_busy_cpu_ms_per_object: serverBusyCpu === null ? null : round((serverBusyCpu * 1000) / objects, 2),
+      ...(served === null ? {} : { apiserver_requests_per_object: served }),
     };
   } finally {
     timeout.abort();
@@ -673,6 +685,50 @@ async function metricsCpuSeconds(client: KubeClient): Promise<number | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * What kube-apiserver served so far, from its /metrics (null when they cannot be read): requests by
+ * "VERB resource[/subresource]" (with the code when it is not 2xx) from `apiserver_request_total`,
+ * watch events sent by "watch-events <Kind>" from `apiserver_watch_events_total`, and their bytes
+ * as "watch-event-bytes <Kind>". Every client's requests count: the driver's, the operator's and
+ * kube-controller-manager's.
+ */
+async function serverCounts(client: KubeClient): Promise<Map<string, number> | null> {
+  let text: string;
+  try {
+    text = await client.request<string>("GET", "/metrics", { accept: "text/plain" });
+  } catch {
+    return null;
+  }
+  const counts = new Map<string, number>();
+  const add = (key: string, n: number) => counts.set(key, (counts.get(key) ?? 0) + n);
+  for (const m of text.matchAll(
+    /^(apiserver_request_total|apiserver_watch_events_total|apiserver_watch_events_sizes_sum)\{([^}]*)\} (\S+)$/gm,
+  )) {
+    const labels = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const n = Number(m[3]);
+    if (m[1] === "apiserver_request_total") {
+      const sub = labels["subresource"] ? `/${labels["subresource"]}` : "";
+      const code = labels["code"] ?? "";
+      add(`${labels["verb"]} ${labels["resource"] || "-"}${sub}${code.startsWith("2") ? "" : ` ${code}`}`, n);
+    } else if (m[1] === "apiserver_watch_events_total") add(`watch-events ${labels["kind"]}`, n);
+    else add(`watch-event-bytes ${labels["kind"]}`, n);
+  }
+  return counts;
+}
+
+/** The counts that moved between two readings, per object (every request; events from 0.005, bytes from 1 per object). */
+function perObject(after: Map<string, number>, before: Map<string, number>, objects: number): Record<string, number> {
+  const moved: Record<string, number> = {};
+  for (const [key, n] of [...after].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const moves = n - (before.get(key) ?? 0);
+    const delta = moves / objects;
+    if (key.startsWith("watch-event-bytes")) {
+      if (delta >= 1) moved[key] = round(delta, 0);
+    } else if (key.startsWith("watch-events") ? delta >= 0.005 : moves >= 1) moved[key] = round(delta, 4);
+  }
+  return moved;
 }
 
 // --- one server, every style ------------------------------------------------------------------

@@ -27,6 +27,8 @@
  * - `get`: GET of a ConfigMap (reads cost too; an operator reads its cache instead).
  * - `create-watched`: `create` again with BENCH_WATCHERS more watches open on the namespace's
  *   ConfigMaps: (create-watched - create) / BENCH_WATCHERS is what one more watcher costs per event.
+ * - `status-watched`: `status-merge` again with BENCH_WATCHERS more watches open on the namespace's
+ *   BenchItems: the same per custom resource event.
  *
  * The BenchItems the status steps write are created first (not measured). Rounds alternate every
  * step (BENCH_ROUNDS, default 3), so a load that comes and goes on a shared machine spreads over
@@ -63,6 +65,7 @@ const STEPS = [
   "event",
   "get",
   "create-watched",
+  "status-watched",
 ] as const;
 type Step = (typeof STEPS)[number];
 
@@ -134,7 +137,7 @@ interface RoundContext {
   namespace: string;
   /** What `create` answered, for `update`. */
   created: Map<number, KubeObject>;
-  openWatchers(): Promise<() => void>;
+  openWatchers(resource?: ResourceClient<KubeObject>): Promise<() => void>;
 }
 
 function configMap(ctx: RoundContext, name: string, size: number): KubeObject & { data: Record<string, string> } {
@@ -237,12 +240,28 @@ async function runStep(ctx: RoundContext, step: Step): Promise<void> {
       }
       return;
     }
+    case "status-watched": {
+      const close = await ctx.openWatchers(ctx.items as unknown as ResourceClient<KubeObject>);
+      try {
+        await pool(WRITES, (i) => ctx.items.patchStatus(`v${r}-${i}`, { status: { observedSize: i } }));
+        await sleep(1000);
+      } finally {
+        close();
+      }
+      return;
+    }
   }
 }
 
 /** The BenchItems the status steps write, and the one the ConfigMaps and Events point at. */
 async function prepareItems(ctx: RoundContext, steps: Step[]): Promise<void> {
-  const prefixes = { "status-merge": "s", "status-apply": "t", "status-bookkeeping": "u", event: "s" } as const;
+  const prefixes = {
+    "status-merge": "s",
+    "status-apply": "t",
+    "status-bookkeeping": "u",
+    "status-watched": "v",
+    event: "s",
+  } as const;
   const wanted = new Set(steps.flatMap((s) => (s in prefixes ? [prefixes[s as keyof typeof prefixes]] : [])));
   for (const p of wanted) {
     await pool(WRITES, (i) =>
@@ -290,11 +309,11 @@ async function main(): Promise<void> {
         events: client.resource(Event, namespace) as unknown as ResourceClient<KubeObject>,
         namespace,
         created: new Map(),
-        openWatchers: async () => {
+        openWatchers: async (watched: ResourceClient<KubeObject> = configMaps) => {
           const abort = new AbortController();
           for (let w = 0; w < WATCHERS; w++) {
-            const list = await configMaps.list({ limit: 1 });
-            const events = await configMaps.watch({
+            const list = await watched.list({ limit: 1 });
+            const events = await watched.watch({
               resourceVersion: list.metadata.resourceVersion,
               signal: abort.signal,
             });
