@@ -68,7 +68,15 @@ import { DaemonRun } from "./daemons.ts";
 import { type Diff, jsonEqual } from "./diff.ts";
 import { errorMessage, TemporaryError } from "./errors.ts";
 import { type Essence, essenceOf } from "./essence.ts";
-import { type CauseOutcome, type CauseRunner, executeCause, type OperatorTestHooks, runObject } from "./execution.ts";
+import {
+  type CauseOutcome,
+  type CauseRunner,
+  executeCause,
+  type OperatorTestHooks,
+  runObject,
+  type UnwrittenOutcome,
+  writeUnwritten,
+} from "./execution.ts";
 import { matchesFilters } from "./filters.ts";
 import type {
   ChangeHandlerSpec,
@@ -144,6 +152,8 @@ interface ObjectMemory {
   daemons: Map<string, DaemonRun>;
   events: { type: "ADDED" | "MODIFIED" | "DELETED"; obj: KubeObject }[];
   latest: KubeObject | undefined;
+  /** A handler's outcome whose write failed, written before anything else at the next visit. */
+  unwritten: UnwrittenOutcome | undefined;
 }
 
 /** The reconcile engine of one kind in one watch scope; see the module documentation. */
@@ -339,6 +349,7 @@ export class KindProcessor {
       daemons: new Map(),
       events: [],
       latest: undefined,
+      unwritten: undefined,
     };
     this.memory.set(key, mem);
     return mem;
@@ -454,6 +465,14 @@ export class KindProcessor {
     signal: AbortSignal,
   ): Promise<CauseOutcome> {
     const { names, changeHandlers } = this.options;
+    if (mem.unwritten !== undefined) {
+      // A handler ran but its outcome's write failed: write it now (kept for the next visit if
+      // this fails too), so the handler is judged done, not run a second time.
+      const pending = mem.unwritten;
+      obj = await writeUnwritten(this.causeRunner(mem), obj, pending, signal);
+      mem.unwritten = undefined;
+      if (pending.endsCause) mem.handledOnce = true;
+    }
     const relevant = changeHandlers.filter((h) => matchesFilters(obj, h.options));
     // Kopf's "prematch": an object no handler is interested in gets no state written at all.
     const finalizers = obj.metadata?.finalizers ?? [];
@@ -570,8 +589,13 @@ export class KindProcessor {
     mem: ObjectMemory,
     signal: AbortSignal,
   ): Promise<CauseOutcome> {
+    return executeCause(this.causeRunner(mem), obj, purpose, handlers, oldEssence, newEssence, changes, signal);
+  }
+
+  /** What executing a cause of the object remembered in `mem` needs (execution.ts). */
+  private causeRunner(mem: ObjectMemory): CauseRunner {
     const { names, logger, recorder, statusSubresource, hooks } = this.options;
-    const runner: CauseRunner = {
+    return {
       names,
       controller: this.controllerName,
       kind: this.options.kind,
@@ -586,9 +610,11 @@ export class KindProcessor {
       patchObject: (o, body, s) => this.patchObject(o, body, s),
       patchStatus: (o, status, s) => this.patchStatus(o, status, s),
       wrote: (o) => this.expect(mem, o),
+      unwritten: (pending) => {
+        mem.unwritten = pending;
+      },
       warnNoStatus: (l) => this.warnNoStatus(l),
     };
-    return executeCause(runner, obj, purpose, handlers, oldEssence, newEssence, changes, signal);
   }
 
   // ---- timers ----
