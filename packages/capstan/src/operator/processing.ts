@@ -9,7 +9,8 @@
  * 3. Daemons are started or stopped to match the object (deleting, filters).
  * 4. Finalizer: added when a (non-optional) delete handler matches and the object is not being
  *    deleted; removed when none matches any more.
- * 5. The changing cause, as Kopf detects it (causes.ts, {@link detectCause}):
+ * 5. An outcome whose write failed at an earlier visit is written (see Guarantees). Then the
+ *    changing cause, as Kopf detects it (causes.ts, {@link detectCause}):
  *    - deletionTimestamp set and our finalizer present: `delete`; the finalizer is removed once
  *      every delete handler has succeeded;
  *    - deletionTimestamp set without our finalizer: nothing (never a second delete);
@@ -27,7 +28,9 @@
  * - At-least-once per handler and cause: a handler runs until its success (or final failure) is
  *   stored on the object. One that crashed between its effect and the write of its record runs
  *   again, once per such crash; a handler whose success is stored never runs again for the same
- *   cause (see docs/handlers.md, "Guarantees after a crash").
+ *   cause (see docs/handlers.md, "Guarantees after a crash"). One whose record's write failed
+ *   while the process lives (no connection, a 5xx, an answer lost) is not run again: its outcome
+ *   is kept in memory and written first at the next visit, before the cause is judged.
  * - The changing cause is judged only on a cache that has caught up with our own last write
  *   (Kopf's consistency wait): until the informer delivers the resourceVersion our last patch
  *   returned (or {@link CONSISTENCY_TIMEOUT_MS} passed), the cause is not evaluated, so a stale
@@ -44,6 +47,8 @@
  * consistency wait for our own writes is real time (it waits for the network, not the schedule).
  *
  * ## Caveats
+ * - An outcome whose write failed is held in memory too: a restart or a hand-over to another
+ *   replica before it is written runs the handler again, as a crash does.
  * - Timers and daemon restarts are held in memory: after a restart, a timer first runs after its
  *   `initialDelay` again, and every daemon starts again.
  * - A delete handler that fails for good leaves the finalizer in place (the object stays
