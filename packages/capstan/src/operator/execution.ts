@@ -63,6 +63,19 @@ export interface OperatorTestHooks {
  */
 export type CauseOutcome = { obj: KubeObject; delayMs?: number; abandoned?: boolean; failed?: boolean };
 
+/**
+ * A handler's outcome whose write failed (no connection, a 5xx, an answer lost on the way): the
+ * handler has run, so the processor writes this again at the object's next visit, before judging
+ * its cause, instead of running the handler again. Only a crash (the process gone) loses it.
+ */
+export interface UnwrittenOutcome {
+  readonly handlerId: string;
+  readonly purpose: Purpose;
+  readonly outcome: Outcome;
+  /** The write ends the cause (stores the essence): the object then counts as handled once. */
+  readonly endsCause: boolean;
+}
+
 /** What executing a cause needs of the processor: its settings, and its writes, which it tracks. */
 export interface CauseRunner {
   readonly names: OperatorNames;
@@ -89,6 +102,8 @@ export interface CauseRunner {
   patchStatus(obj: KubeObject, status: Record<string, unknown>, signal: AbortSignal): Promise<KubeObject>;
   /** Records a write of ours, whose resourceVersion the consistency wait then expects. */
   wrote(obj: KubeObject): void;
+  /** Keeps a handler's outcome whose write failed, to be written at the next visit ({@link writeUnwritten}). */
+  unwritten(pending: UnwrittenOutcome): void;
   /** Warns (once) that status writes are dropped for a kind without a status subresource. */
   warnNoStatus(logger: Logger): void;
 }
@@ -238,11 +253,14 @@ export async function executeCause(
     const endsCause = done && !laterPending && purpose !== "delete";
     const state = { ...purge, ...(endsCause ? finishEntries(obj, names, handled) : progressEntries(h.id, next)) };
     purge = {};
-    const write = () => writeOutcome(runner, obj, { state, status, parts }, signal, logger);
+    const outcome: Outcome = { state, status, parts };
+    const write = () => writeOutcome(runner, obj, outcome, signal, logger);
     try {
       obj = await (trace === undefined ? write() : trace.run(write));
     } catch (err) {
       traced = { result: "error", message: `writing the handler's outcome failed: ${runErrorMessage(err)}` };
+      // The handler ran: what it did is written again at the next visit; it is not run again.
+      runner.unwritten({ handlerId: h.id, purpose, outcome, endsCause });
       throw err;
     } finally {
       trace?.end(traced);
@@ -262,8 +280,24 @@ export async function executeCause(
   return { obj, failed };
 }
 
+/**
+ * Writes an outcome kept by {@link CauseRunner.unwritten} (the same merge patches again: writing
+ * one twice gives the same object). Resolves with the object written; a failure leaves it to the
+ * caller to keep it for the next visit.
+ */
+export function writeUnwritten(
+  runner: CauseRunner,
+  obj: KubeObject,
+  pending: UnwrittenOutcome,
+  signal: AbortSignal,
+): Promise<KubeObject> {
+  const logger = objectLogger(runner.logger, obj, { handler: pending.handlerId, cause: pending.purpose });
+  logger.info("writing the outcome of a handler whose earlier write failed (the handler is not run again)");
+  return writeOutcome(runner, obj, pending.outcome, signal, logger);
+}
+
 /** What one handler's bookkeeping writes: state entries, its status, and its own `ctx.patch`. */
-interface Outcome {
+export interface Outcome {
   state: StateEntries;
   status: Record<string, unknown>;
   parts?: ReturnType<typeof splitObjectPatch>;

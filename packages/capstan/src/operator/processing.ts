@@ -9,7 +9,8 @@
  * 3. Daemons are started or stopped to match the object (deleting, filters).
  * 4. Finalizer: added when a (non-optional) delete handler matches and the object is not being
  *    deleted; removed when none matches any more.
- * 5. The changing cause, as Kopf detects it (causes.ts, {@link detectCause}):
+ * 5. An outcome whose write failed at an earlier visit is written (see Guarantees). Then the
+ *    changing cause, as Kopf detects it (causes.ts, {@link detectCause}):
  *    - deletionTimestamp set and our finalizer present: `delete`; the finalizer is removed once
  *      every delete handler has succeeded;
  *    - deletionTimestamp set without our finalizer: nothing (never a second delete);
@@ -27,7 +28,9 @@
  * - At-least-once per handler and cause: a handler runs until its success (or final failure) is
  *   stored on the object. One that crashed between its effect and the write of its record runs
  *   again, once per such crash; a handler whose success is stored never runs again for the same
- *   cause (see docs/handlers.md, "Guarantees after a crash").
+ *   cause (see docs/handlers.md, "Guarantees after a crash"). One whose record's write failed
+ *   while the process lives (no connection, a 5xx, an answer lost) is not run again: its outcome
+ *   is kept in memory and written first at the next visit, before the cause is judged.
  * - The changing cause is judged only on a cache that has caught up with our own last write
  *   (Kopf's consistency wait): until the informer delivers the resourceVersion our last patch
  *   returned (or {@link CONSISTENCY_TIMEOUT_MS} passed), the cause is not evaluated, so a stale
@@ -44,6 +47,8 @@
  * consistency wait for our own writes is real time (it waits for the network, not the schedule).
  *
  * ## Caveats
+ * - An outcome whose write failed is held in memory too: a restart or a hand-over to another
+ *   replica before it is written runs the handler again, as a crash does.
  * - Timers and daemon restarts are held in memory: after a restart, a timer first runs after its
  *   `initialDelay` again, and every daemon starts again.
  * - A delete handler that fails for good leaves the finalizer in place (the object stays
@@ -68,7 +73,15 @@ import { DaemonRun } from "./daemons.ts";
 import { type Diff, jsonEqual } from "./diff.ts";
 import { errorMessage, TemporaryError } from "./errors.ts";
 import { type Essence, essenceOf } from "./essence.ts";
-import { type CauseOutcome, type CauseRunner, executeCause, type OperatorTestHooks, runObject } from "./execution.ts";
+import {
+  type CauseOutcome,
+  type CauseRunner,
+  executeCause,
+  type OperatorTestHooks,
+  runObject,
+  type UnwrittenOutcome,
+  writeUnwritten,
+} from "./execution.ts";
 import { matchesFilters } from "./filters.ts";
 import type {
   ChangeHandlerSpec,
@@ -144,6 +157,8 @@ interface ObjectMemory {
   daemons: Map<string, DaemonRun>;
   events: { type: "ADDED" | "MODIFIED" | "DELETED"; obj: KubeObject }[];
   latest: KubeObject | undefined;
+  /** A handler's outcome whose write failed, written before anything else at the next visit. */
+  unwritten: UnwrittenOutcome | undefined;
 }
 
 /** The reconcile engine of one kind in one watch scope; see the module documentation. */
@@ -339,6 +354,7 @@ export class KindProcessor {
       daemons: new Map(),
       events: [],
       latest: undefined,
+      unwritten: undefined,
     };
     this.memory.set(key, mem);
     return mem;
@@ -454,6 +470,14 @@ export class KindProcessor {
     signal: AbortSignal,
   ): Promise<CauseOutcome> {
     const { names, changeHandlers } = this.options;
+    if (mem.unwritten !== undefined) {
+      // A handler ran but its outcome's write failed: write it now (kept for the next visit if
+      // this fails too), so the handler is judged done, not run a second time.
+      const pending = mem.unwritten;
+      obj = await writeUnwritten(this.causeRunner(mem), obj, pending, signal);
+      mem.unwritten = undefined;
+      if (pending.endsCause) mem.handledOnce = true;
+    }
     const relevant = changeHandlers.filter((h) => matchesFilters(obj, h.options));
     // Kopf's "prematch": an object no handler is interested in gets no state written at all.
     const finalizers = obj.metadata?.finalizers ?? [];
@@ -570,8 +594,13 @@ export class KindProcessor {
     mem: ObjectMemory,
     signal: AbortSignal,
   ): Promise<CauseOutcome> {
+    return executeCause(this.causeRunner(mem), obj, purpose, handlers, oldEssence, newEssence, changes, signal);
+  }
+
+  /** What executing a cause of the object remembered in `mem` needs (execution.ts). */
+  private causeRunner(mem: ObjectMemory): CauseRunner {
     const { names, logger, recorder, statusSubresource, hooks } = this.options;
-    const runner: CauseRunner = {
+    return {
       names,
       controller: this.controllerName,
       kind: this.options.kind,
@@ -586,9 +615,11 @@ export class KindProcessor {
       patchObject: (o, body, s) => this.patchObject(o, body, s),
       patchStatus: (o, status, s) => this.patchStatus(o, status, s),
       wrote: (o) => this.expect(mem, o),
+      unwritten: (pending) => {
+        mem.unwritten = pending;
+      },
       warnNoStatus: (l) => this.warnNoStatus(l),
     };
-    return executeCause(runner, obj, purpose, handlers, oldEssence, newEssence, changes, signal);
   }
 
   // ---- timers ----
