@@ -563,3 +563,39 @@ describe("stopping", () => {
     expect(c.queue.len()).toBe(0);
   });
 });
+
+describe("waiting for our own write", () => {
+  it("parks a key whose own status write the cache has not shown, and its worker serves other keys meanwhile", async () => {
+    const source = new FakeSource<Widget>();
+    const client = {
+      resource: () => ({
+        // The server's answer: the object at resourceVersion 2, which the cache has not delivered yet.
+        patchStatus: async (name: string) => widget(name, { resourceVersion: "2" }),
+      }),
+    } as unknown as KubeClient;
+    const runs: string[] = [];
+    const c = makeController(
+      source,
+      async (target, ctx) => {
+        const rv = (target as Widget).metadata?.resourceVersion;
+        runs.push(`${ctx.key.name}@${rv}`);
+        if (ctx.key.name === "a" && rv === "1") await ctx.patchStatus({ seen: 1 });
+      },
+      { client, maxConcurrentReconciles: 1 },
+    );
+    c.start();
+    source.upsert(widget("a"));
+    await waitUntil(() => runs.length === 1, { what: "a's first reconcile", timeout: 2000 });
+    // a comes back (say, its child's event) before its own write does, then b arrives.
+    c.queue.add("default/a");
+    source.upsert(widget("b"));
+    await waitUntil(() => runs.includes("b@1"), { what: "b reconciled while a waits", timeout: 2000 });
+    // The one worker was not held by a (it would wait up to 5 s), and a ran nothing on the stale copy...
+    expect(runs).toEqual(["a@1", "b@1"]);
+    expect(c.busy()).toContain("1 waiting to see our own write");
+    // ...it runs, once, when its write shows.
+    source.upsert(widget("a", { resourceVersion: "2" }));
+    await waitUntil(() => c.busy() === undefined, { what: "the controller idle", timeout: 2000 });
+    expect(runs).toEqual(["a@1", "b@1", "a@2"]);
+  });
+});

@@ -215,6 +215,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** What `ctx.apply` last applied to each child (own-writes.ts). */
   private readonly appliedChildren = new AppliedChildren();
   private readonly running = new Set<Promise<void>>();
+  /** Keys waiting, out of the queue, for the cache to show our own last write of them ({@link park}). */
+  private readonly parked = new Set<string>();
   /** The reconcile of each key in flight (sharding waits for one before handing its key over). */
   private readonly inflight = new Map<string, Promise<void>>();
   /** Keys let go of for a hand-over, until their object leaves the cache (sharding only). */
@@ -330,8 +332,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   busy(): string | undefined {
     const queued = this.queue.len();
     const processing = this.queue.processingCount();
-    if (queued === 0 && processing === 0) return undefined;
-    return `${queued} key(s) queued, ${processing} being reconciled`;
+    const parked = this.parked.size;
+    if (queued === 0 && processing === 0 && parked === 0) return undefined;
+    return `${queued} key(s) queued, ${processing} being reconciled, ${parked} waiting to see our own write`;
   }
 
   /**
@@ -374,21 +377,21 @@ export class Controller<T extends KubeObject = KubeObject> {
     return {
       onAdd: (obj) => {
         const key = objectKey(obj);
-        this.expectations.saw(key, obj);
-        if (held(key, obj) && allowsCreate(predicates, obj)) this.queue.add(key);
+        const woken = this.expectations.saw(key, obj);
+        if (held(key, obj) && (woken || allowsCreate(predicates, obj))) this.queue.add(key);
       },
       onUpdate: (oldObj, newObj) => {
         const key = objectKey(newObj);
-        this.expectations.saw(key, newObj);
-        if (held(key, newObj) && allowsUpdate(predicates, oldObj, newObj)) this.queue.add(key);
+        const woken = this.expectations.saw(key, newObj);
+        if (held(key, newObj) && (woken || allowsUpdate(predicates, oldObj, newObj))) this.queue.add(key);
       },
       onDelete: (deleted) => {
         const obj = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
         const key = objectKey(obj);
-        this.expectations.saw(key, undefined);
+        const woken = this.expectations.saw(key, undefined);
         // Handed over: it left this replica's selection, it was not deleted.
         if (this.released.delete(key)) return;
-        if (allowsDelete(predicates, obj)) this.queue.add(key);
+        if (woken || allowsDelete(predicates, obj)) this.queue.add(key);
       },
     };
   }
@@ -431,6 +434,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.queue.done(key); // let go of for a hand-over: another replica reconciles it
         continue;
       }
+      if (this.park(key)) continue;
       const run = this.reconcileKey(key);
       this.running.add(run);
       if (this.options.shard !== undefined) this.inflight.set(key, run);
@@ -444,10 +448,40 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
+  /**
+   * When the cache has not yet shown our last write of `key`, parks the key instead of the worker:
+   * the key leaves the queue and comes back once the informer delivers that write (or the
+   * consistency timeout passes), and the worker serves other keys meanwhile. A worker that waited
+   * instead would sit idle for a watch event's latency on every object whose child's event comes
+   * before its own status event, which under a burst is most of them. Returns whether it parked.
+   */
+  private park(key: string): boolean {
+    if (this.parked.has(key)) {
+      this.queue.done(key); // its wake adds it again
+      return true;
+    }
+    const store = this.options.primary.store;
+    // Woken by the informer's delivery of our write, the event handler queues the key (saw()
+    // returned true): queued once, not queued and then marked to run again. Woken by the timeout,
+    // the key is queued here.
+    const parked = this.expectations.whenCaughtUp(
+      key,
+      () => store.get(key),
+      this.reconcileAbort.signal,
+      (seen) => {
+        this.parked.delete(key);
+        if (!seen && !this.reconcileAbort.signal.aborted) this.queue.add(key);
+        this.options.onSettled?.();
+      },
+    );
+    if (!parked) return false;
+    this.parked.add(key);
+    this.queue.done(key);
+    return true;
+  }
+
   private async reconcileKey(key: string): Promise<void> {
     const store = this.options.primary.store;
-    const catchingUp = this.expectations.caughtUp(key, () => store.get(key), this.reconcileAbort.signal);
-    if (catchingUp !== undefined) await catchingUp;
     const started = performance.now();
     const ref = splitObjectKey(key);
     const cached = store.get(key);

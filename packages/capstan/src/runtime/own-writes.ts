@@ -53,7 +53,7 @@ export function reachedVersion(seen: string | undefined, expected: string): bool
 interface Expectation {
   rv: string;
   since: number;
-  wake?: () => void;
+  wake?: (seen: boolean) => void;
 }
 
 /** The resourceVersions of our own last writes per object key; see the module documentation. */
@@ -71,13 +71,18 @@ export class WriteExpectations {
     this.byKey.set(key, { rv, since: performance.now(), ...(previous?.wake ? { wake: previous.wake } : {}) });
   }
 
-  /** The informer delivered `obj` (or its deletion) for `key`. */
-  saw(key: string, obj: KubeObject | undefined): void {
+  /**
+   * The informer delivered `obj` (or its deletion) for `key`. Returns whether it woke a wait
+   * ({@link whenCaughtUp}): the caller then owes the key its run.
+   */
+  saw(key: string, obj: KubeObject | undefined): boolean {
     const e = this.byKey.get(key);
-    if (e === undefined) return;
-    if (obj !== undefined && !reachedVersion(obj.metadata?.resourceVersion, e.rv)) return;
+    if (e === undefined) return false;
+    if (obj !== undefined && !reachedVersion(obj.metadata?.resourceVersion, e.rv)) return false;
     this.byKey.delete(key);
-    e.wake?.();
+    if (e.wake === undefined) return false;
+    e.wake(true);
+    return true;
   }
 
   /**
@@ -86,28 +91,47 @@ export class WriteExpectations {
    * when there is nothing to wait for (the common case: no promise on every reconcile).
    */
   caughtUp(key: string, cached: () => KubeObject | undefined, signal: AbortSignal): Promise<void> | undefined {
+    let wake!: () => void;
+    const caught = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    return this.whenCaughtUp(key, cached, signal, () => wake()) ? caught : undefined;
+  }
+
+  /**
+   * As {@link caughtUp}, with a callback: `false` when there is nothing to wait for; else `true`,
+   * and `wake` is called once: with `true` synchronously inside the {@link saw} that delivers the
+   * write (which then returns `true`), with `false` at the timeout or when `signal` aborts. One
+   * wake per key: a second call for a key already waited on replaces the first's.
+   */
+  whenCaughtUp(
+    key: string,
+    cached: () => KubeObject | undefined,
+    signal: AbortSignal,
+    wake: (seen: boolean) => void,
+  ): boolean {
     const e = this.byKey.get(key);
-    if (e === undefined) return undefined;
+    if (e === undefined) return false;
     const current = cached();
     const left = e.since + this.timeoutMs - performance.now();
     if (current === undefined || reachedVersion(current.metadata?.resourceVersion, e.rv) || left <= 0) {
       this.byKey.delete(key);
-      return undefined;
+      return false;
     }
-    if (signal.aborted) return undefined;
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        if (this.byKey.get(key) === e) this.byKey.delete(key);
-        done();
-      }, left);
-      signal.addEventListener("abort", done, { once: true });
-      e.wake = done;
-    });
+    if (signal.aborted) return false;
+    const done = (seen: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", aborted);
+      wake(seen);
+    };
+    const aborted = () => done(false);
+    const timer = setTimeout(() => {
+      if (this.byKey.get(key) === e) this.byKey.delete(key);
+      done(false);
+    }, left);
+    signal.addEventListener("abort", aborted, { once: true });
+    e.wake = done;
+    return true;
   }
 
   /** Expectations held (for tests). */
