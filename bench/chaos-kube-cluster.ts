@@ -52,7 +52,7 @@ function log(message: string): void {
 }
 
 /** kube-apiserver's own CPU seconds from its /metrics (null when the user may not read them). */
-async function apiServerCpuSeconds(client: KubeClient): Promise<number | null> {
+export async function apiServerCpuSeconds(client: KubeClient): Promise<number | null> {
   try {
     const text = await client.request<string>("GET", "/metrics", { accept: "text/plain" });
     const m = /^process_cpu_seconds_total (\S+)$/m.exec(text);

@@ -108,6 +108,7 @@ import { CustomResourceDefinition, Event, Namespace } from "capstan/core";
 import { CAPSTAN_BIN } from "capstan/internal";
 import { ensureCrds } from "capstan/runtime";
 import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
+import { apiServerCpuSeconds } from "./chaos-kube-cluster.ts";
 import { freePort, launch, type Proc, removeAtExit } from "./child-processes.ts";
 
 type Style = "ceiling" | "reconcile" | "handlers" | "clientgo";
@@ -676,17 +677,6 @@ async function deleteNamespace(client: KubeClient, name: string): Promise<void> 
   log(`  namespace ${name} still terminating after ${TIMEOUT_MS / 1000} s; left to the cluster`);
 }
 
-/** kube-apiserver's own CPU seconds from its /metrics (null when the user may not read them). */
-async function metricsCpuSeconds(client: KubeClient): Promise<number | null> {
-  try {
-    const text = await client.request<string>("GET", "/metrics", { accept: "text/plain" });
-    const m = /^process_cpu_seconds_total (\S+)$/m.exec(text);
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * What kube-apiserver served so far, from its /metrics (null when they cannot be read): requests by
  * "VERB resource[/subresource]" (with the code when it is not 2xx) from `apiserver_request_total`,
@@ -766,7 +756,7 @@ async function runSet(n: number, roundNo: number): Promise<void> {
     } else {
       kubeconfig = TARGET_KUBECONFIG;
       log(`N=${n} round ${roundNo}: the cluster of ${kubeconfig}`);
-      apiServerCpu = () => metricsCpuSeconds(client as KubeClient);
+      apiServerCpu = () => apiServerCpuSeconds(client as KubeClient);
     }
     client = new KubeClient(loadClientConfig({ kubeconfig }));
     // The same module the operators import (its `capstan` is this process's), so the CRD is theirs.
