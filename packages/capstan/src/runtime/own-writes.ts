@@ -91,6 +91,7 @@ export class WriteExpectations {
    * when there is nothing to wait for (the common case: no promise on every reconcile).
    */
   caughtUp(key: string, cached: () => KubeObject | undefined, signal: AbortSignal): Promise<void> | undefined {
+    if (!this.byKey.has(key)) return undefined;
     let wake!: () => void;
     const caught = new Promise<void>((resolve) => {
       wake = resolve;
