@@ -220,13 +220,29 @@ it("moves through rows with the keyboard, and clears the selection when the kind
   const guitars = cluster.client.resource(Guitar, "default");
   for (const name of ["g1", "g2"])
     await guitars.create(Guitar.make({ metadata: { name, namespace: "default" }, spec: { brand: "gibson" } }));
-  // Reviewed, so no update redraws a row (and drops the focus) between the keys below.
   for (const name of ["g1", "g2"]) await waitForText(page, `tr[data-key="default/${name}"]`, /gibson.*true/);
+  const focusedAttr = (attr: string) =>
+    page.evaluate(
+      (a) =>
+        (
+          globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string | null } | null } }
+        ).document.activeElement?.getAttribute(a) ?? null,
+      attr,
+    );
+  // A live update redraws the focused row (and the kinds list its count): the focus stays on it.
   await page.focus('tr[data-key="default/g1"]');
+  await guitars.patch("g1", { spec: { brand: "gibson les paul" } }, { type: "merge" });
+  await waitForText(page, 'tr[data-key="default/g1"]', /les paul/);
+  expect(await focusedAttr("data-key")).toBe("default/g1");
   await page.keyboard.press("ArrowDown");
   await page.keyboard.press("Enter");
   await waitForText(page, "#detail-title", /Guitar default\/g2/);
-  await page.focus(`#kinds li[data-kind="core/v1/configmaps"]`);
+  const configMaps = '#kinds li[data-kind="core/v1/configmaps"]';
+  const count = await page.textContent(`${configMaps} .count`);
+  await page.focus(configMaps);
+  await cluster.client.resource(ConfigMap, "default").create({ metadata: { name: "keyboard" }, data: {} });
+  await expect.poll(() => page.textContent(`${configMaps} .count`)).not.toBe(count);
+  expect(await focusedAttr("data-kind")).toBe("core/v1/configmaps");
   await page.keyboard.press("Enter");
   await waitForText(page, "#detail-title", /Pick an object/);
   expect(await page.locator("#detail > *").count()).toBe(0);

@@ -69,24 +69,26 @@ const state = {
 
 function renderKinds() {
   const list = $("kinds");
-  list.replaceChildren(
-    ...state.kinds.map((k) =>
-      h(
-        "li",
-        {
-          "data-kind": k.id,
-          class: [k.id === state.kindId ? "selected" : "", k.error ? "failing" : "", k.builtin ? "builtin" : "custom"]
-            .filter(Boolean)
-            .join(" "),
-          title: `${k.group ? `${k.group}/` : ""}${k.version} ${k.plural}${k.namespaced ? "" : " (cluster-scoped)"}${k.error ? `\n${k.error.message}` : ""}`,
-          tabindex: "0",
-          "aria-current": k.id === state.kindId ? "true" : undefined,
-          onclick: () => selectKind(k.id),
-          onkeydown: (e) => listKeys(e, () => selectKind(k.id)),
-        },
-        h("span", { class: "kind-name" }, k.kind),
-        h("span", { class: "kind-group" }, k.group || "core"),
-        h("span", { class: "count" }, k.error && k.count === null ? "!" : (k.count ?? "…")),
+  keepingFocus(list, "data-kind", () =>
+    list.replaceChildren(
+      ...state.kinds.map((k) =>
+        h(
+          "li",
+          {
+            "data-kind": k.id,
+            class: [k.id === state.kindId ? "selected" : "", k.error ? "failing" : "", k.builtin ? "builtin" : "custom"]
+              .filter(Boolean)
+              .join(" "),
+            title: `${k.group ? `${k.group}/` : ""}${k.version} ${k.plural}${k.namespaced ? "" : " (cluster-scoped)"}${k.error ? `\n${k.error.message}` : ""}`,
+            tabindex: "0",
+            "aria-current": k.id === state.kindId ? "true" : undefined,
+            onclick: () => selectKind(k.id),
+            onkeydown: (e) => listKeys(e, () => selectKind(k.id)),
+          },
+          h("span", { class: "kind-name" }, k.kind),
+          h("span", { class: "kind-group" }, k.group || "core"),
+          h("span", { class: "count" }, k.error && k.count === null ? "!" : (k.count ?? "…")),
+        ),
       ),
     ),
   );
@@ -199,7 +201,19 @@ function renderTable() {
   );
   // All rows at once, already sorted: inserting them one by one would cost a scan of the table each.
   const sorted = [...state.rows.values()].sort((a, b) => compareKeys(a.key, b.key));
-  $("objects").tBodies[0].replaceChildren(...sorted.map(rowOf));
+  const body = $("objects").tBodies[0];
+  keepingFocus(body, "data-key", () => body.replaceChildren(...sorted.map(rowOf)));
+}
+
+/**
+ * Runs `draw`, which replaces the items of `container`, and puts the focus back on the new item with
+ * the same `attr` if it was on one: counts and rows update live, and a keyboard user keeps their place.
+ */
+function keepingFocus(container, attr, draw) {
+  const focused = document.activeElement;
+  const key = focused && container.contains(focused) ? focused.getAttribute(attr) : null;
+  draw();
+  if (key !== null) [...container.children].find((el) => el.getAttribute(attr) === key)?.focus();
 }
 
 function cellText(value, column) {
@@ -253,7 +267,9 @@ function renderRow(row) {
   const body = $("objects").tBodies[0];
   const old = rowElement(row.key);
   if (old) {
+    const focused = old === document.activeElement;
     old.replaceWith(tr);
+    if (focused) tr.focus();
     return;
   }
   const after = [...body.rows].find((r) => compareKeys(r.dataset.key, row.key) > 0);
