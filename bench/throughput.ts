@@ -59,6 +59,9 @@
  * - `event_writes_per_object`: the operator's Event writes per object, told apart from the metrics
  *   (which have no path label) by the Events found in the namespace afterwards: each one is a POST
  *   plus a merge PATCH per repeat, so it counts as its `count` (0 for the ceiling).
+ * - `reconciles_per_object`: the operator's reconciles per object, every result, from its
+ *   `controller_runtime_reconcile_total` read as the write counts are (null for the ceiling and for
+ *   an operator without that metric).
  * - `peak_rss_mb`: the operator's (or the ceiling process's) VmHWM at the end of the run.
  * - `operator_cpu_s`: its user + system CPU (/proc/<pid>/stat) from just before the first create to
  *   the end of the run (start-up excluded); `operator_cpu_ms_per_object` the same per object.
@@ -276,6 +279,17 @@ async function writeCounts(port: number): Promise<Map<string, number>> {
   return counts;
 }
 
+/** The operator's reconciles so far (every result), from `controller_runtime_reconcile_total`; null without it. */
+async function reconcileCount(port: number): Promise<number | null> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`)
+    .then((res) => (res.ok ? res.text() : ""))
+    .catch(() => "");
+  let sum: number | null = null;
+  for (const m of text.matchAll(/^controller_runtime_reconcile_total\{[^}]*\} (\S+)$/gm))
+    sum = (sum ?? 0) + Number(m[1]);
+  return sum;
+}
+
 function subtract(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
   const delta = new Map<string, number>();
   for (const [key, n] of after) if (n - (before.get(key) ?? 0) > 0) delta.set(key, n - (before.get(key) ?? 0));
@@ -401,6 +415,7 @@ interface Line {
   p99_ms: number;
   writes_per_object: number;
   event_writes_per_object: number;
+  reconciles_per_object: number | null;
   peak_rss_mb: number;
   operator_cpu_s: number;
   operator_cpu_ms_per_object: number;
@@ -467,7 +482,7 @@ interface Actor {
   /** Starts the load; resolves once every create was answered (for the ceiling: its whole loop). */
   start(): Promise<unknown>;
   /** The object writes and the Event writes of the run, once converged. */
-  writes(): Promise<{ objectWrites: number; eventWrites: number }>;
+  writes(): Promise<{ objectWrites: number; eventWrites: number; reconciles: number | null }>;
 }
 
 /** The ceiling loop in its own process, loaded and waiting for "go". */
@@ -503,7 +518,7 @@ async function startCeiling(
       const requests = (await finished) ?? {};
       log(`  ceiling requests: ${JSON.stringify(requests)}`);
       const objectWrites = (requests["PUT"] ?? 0) + (requests["PATCH"] ?? 0) + (requests["DELETE"] ?? 0);
-      return { objectWrites, eventWrites: 0 };
+      return { objectWrites, eventWrites: 0, reconciles: null };
     },
   };
 }
@@ -540,6 +555,7 @@ async function startOperator(
     await proc.line((l) => l.includes('"msg":"Starting workers"'), '"Starting workers"', 60_000);
   }
   const before = await writeCounts(port);
+  const reconcilesBefore = await reconcileCount(port);
   const items = set.client.resource(set.BenchItem, namespace) as unknown as ResourceClient<BenchItemObject>;
   return {
     proc,
@@ -548,7 +564,12 @@ async function startOperator(
       const delta = subtract(await settledWriteCounts(port), before);
       log(`  operator writes: ${[...delta].map(([k, n]) => `${k} x${n}`).join(", ") || "none"}`);
       const events = await eventWrites(set.client, namespace);
-      return { objectWrites: total(delta) - events, eventWrites: events };
+      const reconciles = await reconcileCount(port);
+      return {
+        objectWrites: total(delta) - events,
+        eventWrites: events,
+        reconciles: reconciles === null || reconcilesBefore === null ? null : reconciles - reconcilesBefore,
+      };
     },
   };
 }
@@ -614,6 +635,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       p99_ms: round(percentile(latencies, 99)),
       writes_per_object: round(counted.objectWrites / objects, 3),
       event_writes_per_object: round(counted.eventWrites / objects, 3),
+      reconciles_per_object: counted.reconciles === null ? null : round(counted.reconciles / objects, 3),
       peak_rss_mb: peak,
       operator_cpu_s: round(cpu, 2),
       operator_cpu_ms_per_object: round((cpu * 1000) / objects, 2),

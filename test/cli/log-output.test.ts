@@ -1,6 +1,10 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createLogger, prettyLine } from "../../packages/capstan/src/cli/log-output.ts";
+
+const logOutput = new URL("../../packages/capstan/src/cli/log-output.ts", import.meta.url).href;
 
 function capture(): { out: Writable; text: () => string } {
   let text = "";
@@ -79,4 +83,51 @@ describe("capstan run's log output", () => {
     expect(prettyLine("plain text\n")).toBe("plain text\n");
     expect(() => createLogger({ level: "verbose", format: "json" })).toThrow('unknown log level "verbose"');
   });
+
+  it("to standard output: keeps the event loop running while the reader is behind, and loses no line at exit", async () => {
+    // 4 MB of lines into a pipe nobody reads yet (a pipe holds 64 KB): written synchronously, as Node
+    // writes to pipes, the first write past 64 KB would block the process until the reader read.
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(logOutput)});
+      const logger = createLogger({ level: "info", format: "json" });
+      for (let i = 0; i < 20_000; i++) logger.info({ i, pad: "x".repeat(150) }, "line");
+      setImmediate(() => {
+        process.stderr.write("event loop ran\\n");
+        process.stdin.once("data", () => {
+          logger.info("last line");
+          process.exit(0);
+        });
+      });`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, NODE_OPTIONS: "" },
+    });
+    child.stdout.pause();
+    let stderr = "";
+    child.stderr.setEncoding("utf8");
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on("data", (chunk: string) => {
+        stderr += chunk;
+        if (stderr.includes("event loop ran")) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`exited (${code}) before its event loop ran: ${stderr}`)));
+    });
+    let stdout = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stdout.resume();
+    child.stdin.end("go\n");
+    const [code] = await once(child, "exit");
+    if (!child.stdout.readableEnded) await once(child.stdout, "end");
+    expect(code).toBe(0);
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { msg: string; i?: number });
+    expect(lines).toHaveLength(20_001);
+    expect(lines.slice(0, -1).every((l, i) => l.i === i)).toBe(true);
+    expect(lines.at(-1)?.msg).toBe("last line");
+  }, 30_000);
 });

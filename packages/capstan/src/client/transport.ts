@@ -84,12 +84,9 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const keepAliveTimeoutMs = 4_000;
 
 /**
- * The agent's TLS material as one secure context, built once. Given `ca`, `cert` and `key` as texts,
- * Node's `https.Agent` builds a new secure context for every socket, and its pool key
- * (`https.Agent#getName`, computed two to three times per request) concatenates the PEM texts: a
- * string of several KB allocated, flattened and hashed each time (5% of an operator's allocations
- * in a reconcile burst, measured). A `secureContext` is not part of the pool key. Material Node
- * cannot load is passed as before, so the error still surfaces where it did: on the request.
+ * The agent's TLS material as one secure context, built once: given `ca`, `cert` and `key` as texts,
+ * Node's `https.Agent` builds a new secure context for every socket. Material Node cannot load is
+ * passed as before, so the error still surfaces where it did: on the request.
  */
 function secureContextOptions(tls: ClientConfig["tls"]): SecureContextOptions | { secureContext: SecureContext } {
   const material: SecureContextOptions = {
@@ -101,6 +98,24 @@ function secureContextOptions(tls: ClientConfig["tls"]): SecureContextOptions | 
     return { secureContext: createSecureContext(material) };
   } catch {
     return material;
+  }
+}
+
+/**
+ * Node's agents name a connection pool per request from its options (host, port and ~20 TLS
+ * settings, concatenated two to three times per request: 5% of an operator's allocations in a
+ * reconcile burst, measured). A transport's agent serves one server with one TLS configuration, so
+ * its pool has one name.
+ */
+const POOL_NAME = "api-server";
+class OneServerHttpsAgent extends HttpsAgent {
+  override getName(): string {
+    return POOL_NAME;
+  }
+}
+class OneServerHttpAgent extends HttpAgent {
+  override getName(): string {
+    return POOL_NAME;
   }
 }
 
@@ -135,13 +150,13 @@ export class Transport {
       timeout: keepAliveTimeoutMs,
     };
     this.#agent = https
-      ? new HttpsAgent({
+      ? new OneServerHttpsAgent({
           ...common,
           rejectUnauthorized: !tls.insecureSkipTLSVerify,
           ...secureContextOptions(tls),
           ...(tls.servername ? { servername: tls.servername } : {}),
         })
-      : new HttpAgent(common);
+      : new OneServerHttpAgent(common);
     this.#request = https ? httpsRequest : httpRequest;
     this.#connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.#baseHeaders = { accept: "application/json", ...opts.headers };
