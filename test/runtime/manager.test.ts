@@ -328,3 +328,50 @@ describe("manager-wide maxConcurrentReconciles", () => {
     expect(gauge?.split(" ").at(-1)).toBe("6");
   });
 });
+
+describe("idleAwaitsWrites", () => {
+  /** A fake client whose writes the test starts by hand through the observer the manager registers. */
+  function observedClient() {
+    const { client } = fakeClient(new FakeListerWatcher());
+    const observers: { started?(w: { method: string; path: string }): void }[] = [];
+    (client as unknown as { observeWrites: unknown }).observeWrites = (o: (typeof observers)[number]) => {
+      observers.push(o);
+      return () => observers.splice(observers.indexOf(o), 1);
+    };
+    const startWrite = () => {
+      for (const o of observers) o.started?.({ method: "PUT", path: "/api/v1/namespaces/default/configmaps/a" });
+    };
+    return { client, startWrite };
+  }
+
+  it("by default, whenIdle waits for a write of the manager's client still in flight", async () => {
+    const { client, startWrite } = observedClient();
+    const m = manager(client);
+    m.controller(ConfigMap)
+      .named("w")
+      .reconcile(() => {});
+    const run = m.start();
+    await waitUntil(() => m.state === "leading", { what: "running", timeout: 2000 });
+    startWrite();
+    const error = await m.whenIdle({ timeout: 200 }).catch((e: unknown) => e);
+    expect(String((error as Error).message)).toMatch(
+      /write in flight: PUT \/api\/v1\/namespaces\/default\/configmaps\/a/,
+    );
+    await m.stop();
+    await run;
+  });
+
+  it("off (as capstan run sets it), whenIdle does not follow the client's writes", async () => {
+    const { client, startWrite } = observedClient();
+    const m = manager(client, { idleAwaitsWrites: false });
+    m.controller(ConfigMap)
+      .named("w")
+      .reconcile(() => {});
+    const run = m.start();
+    await waitUntil(() => m.state === "leading", { what: "running", timeout: 2000 });
+    startWrite();
+    await m.whenIdle({ timeout: 2000 });
+    await m.stop();
+    await run;
+  });
+});

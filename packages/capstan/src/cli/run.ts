@@ -498,6 +498,8 @@ async function runOperator(flags: RunFlags, logger: Logger, signal: AbortSignal)
       ...(flags.watchHealth !== undefined ? { watchHealth: flags.watchHealth } : {}),
       registerCrds: flags.registerCrds,
       maxConcurrentReconciles: flags.maxConcurrentReconciles,
+      // Nothing asks a `capstan run` process whether it is idle: its writes need not be followed.
+      idleAwaitsWrites: false,
       workers: flags.maxConcurrentReconciles,
       healthProbePort: flags.healthPort,
       metricsPort: flags.metricsPort,
