@@ -344,15 +344,21 @@ describe("idleAwaitsWrites", () => {
     return { client, startWrite };
   }
 
-  it("by default, whenIdle waits for a write of the manager's client still in flight", async () => {
+  /** A running manager with one idle controller, a write of its client started and not ended. */
+  async function runningWithWriteInFlight(extra: Partial<ManagerOptions> = {}) {
     const { client, startWrite } = observedClient();
-    const m = manager(client);
+    const m = manager(client, extra);
     m.controller(ConfigMap)
       .named("w")
       .reconcile(() => {});
     const run = m.start();
     await waitUntil(() => m.state === "leading", { what: "running", timeout: 2000 });
     startWrite();
+    return { m, run };
+  }
+
+  it("by default, whenIdle waits for a write of the manager's client still in flight", async () => {
+    const { m, run } = await runningWithWriteInFlight();
     const error = await m.whenIdle({ timeout: 200 }).catch((e: unknown) => e);
     expect(String((error as Error).message)).toMatch(
       /write in flight: PUT \/api\/v1\/namespaces\/default\/configmaps\/a/,
@@ -362,14 +368,7 @@ describe("idleAwaitsWrites", () => {
   });
 
   it("off (as capstan run sets it), whenIdle does not follow the client's writes", async () => {
-    const { client, startWrite } = observedClient();
-    const m = manager(client, { idleAwaitsWrites: false });
-    m.controller(ConfigMap)
-      .named("w")
-      .reconcile(() => {});
-    const run = m.start();
-    await waitUntil(() => m.state === "leading", { what: "running", timeout: 2000 });
-    startWrite();
+    const { m, run } = await runningWithWriteInFlight({ idleAwaitsWrites: false });
     await m.whenIdle({ timeout: 2000 });
     await m.stop();
     await run;
