@@ -19,11 +19,25 @@ describe("reachedVersion", () => {
 describe("WriteExpectations", () => {
   const never = new AbortController().signal;
 
+  /** `whenCaughtUp` as a promise of how the wait ended (`true`: the write was seen); undefined: no wait. */
+  function caughtUp(
+    e: WriteExpectations,
+    key: string,
+    cached: () => KubeObject | undefined,
+    signal: AbortSignal,
+  ): Promise<boolean> | undefined {
+    let wake!: (seen: boolean) => void;
+    const ended = new Promise<boolean>((resolve) => {
+      wake = resolve;
+    });
+    return e.whenCaughtUp(key, cached, signal, wake) ? ended : undefined;
+  }
+
   it("does not wait when the cache already shows the write, or when nothing was written", () => {
     const e = new WriteExpectations();
-    expect(e.caughtUp("ns/a", () => at("5"), never)).toBeUndefined();
+    expect(caughtUp(e, "ns/a", () => at("5"), never)).toBeUndefined();
     e.wrote("ns/a", at("5"));
-    expect(e.caughtUp("ns/a", () => at("6"), never)).toBeUndefined();
+    expect(caughtUp(e, "ns/a", () => at("6"), never)).toBeUndefined();
     expect(e.size).toBe(0);
   });
 
@@ -32,7 +46,7 @@ describe("WriteExpectations", () => {
     e.wrote("ns/a", at("7"));
     let cache = at("6");
     let done = false;
-    const wait = e.caughtUp("ns/a", () => cache, never);
+    const wait = caughtUp(e, "ns/a", () => cache, never);
     expect(wait).toBeInstanceOf(Promise);
     const waiting = wait?.then(() => {
       done = true;
@@ -50,18 +64,18 @@ describe("WriteExpectations", () => {
   it("stops waiting on deletion, on abort, and after the timeout since the write", async () => {
     const e = new WriteExpectations(30);
     e.wrote("ns/a", at("7"));
-    const deleted = e.caughtUp("ns/a", () => at("6"), never);
-    e.saw("ns/a", undefined);
-    await deleted;
+    const deleted = caughtUp(e, "ns/a", () => at("6"), never);
+    expect(e.saw("ns/a", undefined)).toBe(true);
+    expect(await deleted).toBe(true);
 
     e.wrote("ns/b", at("9"));
     const abort = new AbortController();
-    const aborted = e.caughtUp("ns/b", () => at("8"), abort.signal);
+    const aborted = caughtUp(e, "ns/b", () => at("8"), abort.signal);
     abort.abort();
-    await aborted;
+    expect(await aborted).toBe(false);
 
     const started = performance.now();
-    await e.caughtUp("ns/b", () => at("8"), never);
+    expect(await caughtUp(e, "ns/b", () => at("8"), never)).toBe(false);
     expect(performance.now() - started).toBeLessThan(2_000); // the 30 ms given, not the default 5 s
     expect(e.size).toBe(0);
   });

@@ -86,24 +86,12 @@ export class WriteExpectations {
   }
 
   /**
-   * Resolves once the cached copy of `key` (read with `cached`) has caught up with our last write
-   * of it, the write is older than the consistency timeout, or `signal` aborts. Returns undefined
-   * when there is nothing to wait for (the common case: no promise on every reconcile).
-   */
-  caughtUp(key: string, cached: () => KubeObject | undefined, signal: AbortSignal): Promise<void> | undefined {
-    if (!this.byKey.has(key)) return undefined;
-    let wake!: () => void;
-    const caught = new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    return this.whenCaughtUp(key, cached, signal, () => wake()) ? caught : undefined;
-  }
-
-  /**
-   * As {@link caughtUp}, with a callback: `false` when there is nothing to wait for; else `true`,
-   * and `wake` is called once: with `true` synchronously inside the {@link saw} that delivers the
-   * write (which then returns `true`), with `false` at the timeout or when `signal` aborts. One
-   * wake per key: a second call for a key already waited on replaces the first's.
+   * Waits for the cached copy of `key` (read with `cached`) to catch up with our last write of it.
+   * `false` when there is nothing to wait for (no write remembered, the cache shows it already, the
+   * write is older than the consistency timeout, or `signal` aborted): nothing is scheduled then, the
+   * common case. Else `true`, and `wake` is called once: with `true` synchronously inside the
+   * {@link saw} that delivers the write (which then returns `true`), with `false` at the timeout or
+   * when `signal` aborts. One wake per key: a second call for a key already waited on replaces the first's.
    */
   whenCaughtUp(
     key: string,
