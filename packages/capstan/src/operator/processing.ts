@@ -57,7 +57,6 @@
  */
 import type { Logger } from "pino";
 import type { KubeClient } from "../client/kube-client.ts";
-import type { ResourceClient } from "../client/resource-client.ts";
 import type { KubeObject, ResourceKind } from "../client/types.ts";
 import { outsideRuns } from "../client/write-trace.ts";
 import type { CacheReader } from "../runtime/cache.ts";
@@ -165,8 +164,6 @@ interface ObjectMemory {
 /** The reconcile engine of one kind in one watch scope; see the module documentation. */
 export class KindProcessor {
   private readonly memory = new Map<string, ObjectMemory>();
-  /** The kind's resource client per namespace, built once: each visit's writes should cost the call alone. */
-  private readonly resources = new Map<string, ResourceClient<KubeObject>>();
   private readonly detach: (() => void)[] = [];
   /** Daemons told to stop (object gone or unmatched) that may still be returning. */
   private readonly retiring = new Set<DaemonRun>();
@@ -573,21 +570,17 @@ export class KindProcessor {
   }
 
   private patchObject(obj: KubeObject, body: unknown, signal: AbortSignal): Promise<KubeObject> {
-    return this.resourceOf(obj).patch(obj.metadata?.name ?? "", body, { type: "merge", signal });
+    const ns = obj.metadata?.namespace || undefined;
+    return this.options.client
+      .resource(this.options.kind, ns)
+      .patch(obj.metadata?.name ?? "", body, { type: "merge", signal });
   }
 
   private patchStatus(obj: KubeObject, status: Record<string, unknown>, signal: AbortSignal): Promise<KubeObject> {
-    return this.resourceOf(obj).patchStatus(obj.metadata?.name ?? "", { status }, { signal });
-  }
-
-  private resourceOf(obj: KubeObject): ResourceClient<KubeObject> {
-    const ns = obj.metadata?.namespace || "";
-    let resource = this.resources.get(ns);
-    if (resource === undefined) {
-      resource = this.options.client.resource(this.options.kind, ns || undefined);
-      this.resources.set(ns, resource);
-    }
-    return resource;
+    const ns = obj.metadata?.namespace || undefined;
+    return this.options.client
+      .resource(this.options.kind, ns)
+      .patchStatus(obj.metadata?.name ?? "", { status }, { signal });
   }
 
   /** Runs `handlers` of one cause in order (execution.ts), tracking its writes in `mem`. */
