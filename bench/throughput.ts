@@ -165,8 +165,12 @@ const OPERATOR_NODE_FLAGS = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? "").split(
 const QUIET_CPU_SHARE = 0.1;
 const QUIET_SAMPLE_MS = 1000;
 const QUIET_SAMPLES = 3;
-/** How long a run's aftermath may keep the server busy before the next run starts anyway. */
-const QUIET_TIMEOUT_MS = 60_000;
+/**
+ * How long a run's aftermath may keep the server busy before the next run starts anyway: the
+ * garbage collector deletes the children of the run before (20,000 objects after a 10,000-object
+ * run kept kube-apiserver busy for more than 60 s), so the wait grows with N.
+ */
+const quietTimeoutMs = (objects: number) => Math.max(60_000, objects * 20);
 /** Namespaces of this invocation differ from any earlier one's on a long-lived cluster. */
 const RUN_ID = Date.now().toString(36);
 const repo = new URL("..", import.meta.url).pathname;
@@ -592,7 +596,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       style === "ceiling"
         ? await startCeiling(set, namespace, objects, sent, track)
         : await startOperator(set, style, mode, namespace, objects, sent, track);
-    const idlePerMs = TARGET_KUBECONFIG !== undefined ? await untilServerQuiet(set) : null;
+    const idlePerMs = TARGET_KUBECONFIG !== undefined ? await untilServerQuiet(set, quietTimeoutMs(objects)) : null;
     const countsBefore = TARGET_KUBECONFIG !== undefined ? await serverCounts(set.client) : null;
     const cpuStart = cpuSeconds(actor.proc.pid);
     const serverCpuStart = await set.apiServerCpu();
@@ -663,8 +667,8 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
  * spends whatever the run does (its controllers, lease renewals, the operator's idle watches); a
  * run that takes longer on a loaded machine accrues more of it per object.
  */
-async function untilServerQuiet(set: ServerSet): Promise<number | null> {
-  const deadline = performance.now() + QUIET_TIMEOUT_MS;
+async function untilServerQuiet(set: ServerSet, timeoutMs: number): Promise<number | null> {
+  const deadline = performance.now() + timeoutMs;
   let last = await set.apiServerCpu();
   let lastAt = performance.now();
   const quiet: number[] = [];
@@ -681,7 +685,7 @@ async function untilServerQuiet(set: ServerSet): Promise<number | null> {
   }
   if (last === null) return null;
   if (quiet.length < QUIET_SAMPLES) {
-    log(`  the API server was still busy ${QUIET_TIMEOUT_MS / 1000} s after the last run: no idle rate`);
+    log(`  the API server was still busy ${timeoutMs / 1000} s after the last run: no idle rate`);
     return null;
   }
   return quiet.reduce((a, b) => a + b, 0) / quiet.length;

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { Writable } from "node:stream";
-import { describe, expect, it } from "vitest";
-import { BatchedOutput } from "../../packages/capstan/src/cli/batched-output.ts";
+import { describe, expect, it, vi } from "vitest";
+import { BatchedOutput, MAX_DELAY_MS, MAX_PENDING_BYTES } from "../../packages/capstan/src/cli/batched-output.ts";
 import { createLogger, prettyLine } from "../../packages/capstan/src/cli/log-output.ts";
 
 const logOutput = new URL("../../packages/capstan/src/cli/log-output.ts", import.meta.url).href;
@@ -85,26 +85,43 @@ describe("capstan run's log output", () => {
     expect(() => createLogger({ level: "verbose", format: "json" })).toThrow('unknown log level "verbose"');
   });
 
-  it("batches the lines of one turn of the event loop into one write, in order", async () => {
-    const writes: string[] = [];
-    const output = new BatchedOutput((text) => writes.push(text));
-    const logger = createLogger({ level: "info", format: "json", out: output });
-    for (let i = 0; i < 3; i++) logger.info({ i }, "first turn");
-    expect(writes).toEqual([]);
-    await new Promise((resolve) => setImmediate(resolve));
-    logger.info({ i: 3 }, "second turn");
-    output.flush();
-    expect(
-      writes.map((w) =>
-        w
-          .split("\n")
-          .filter(Boolean)
-          .map((l) => (JSON.parse(l) as { i: number }).i),
-      ),
-    ).toEqual([[0, 1, 2], [3]]);
+  it("writes the lines of 50 ms in one write, in order, and at once when 64 KB are pending", () => {
+    vi.useFakeTimers();
+    try {
+      const writes: string[] = [];
+      const output = new BatchedOutput((text) => writes.push(text));
+      const logger = createLogger({ level: "info", format: "json", out: output });
+      const numbers = () =>
+        writes.map((w) =>
+          w
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => (JSON.parse(l) as { i: number }).i),
+        );
+      logger.info({ i: 0 }, "line");
+      vi.advanceTimersByTime(MAX_DELAY_MS - 1);
+      logger.info({ i: 1 }, "line");
+      expect(writes).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(numbers()).toEqual([[0, 1]]);
+      logger.info({ i: 2 }, "line");
+      output.flush();
+      expect(numbers()).toEqual([[0, 1], [2]]);
+      vi.advanceTimersByTime(MAX_DELAY_MS);
+      expect(writes).toHaveLength(2);
+
+      const big = "x".repeat(MAX_PENDING_BYTES / 2);
+      logger.info({ i: 3, big }, "line");
+      expect(writes).toHaveLength(2);
+      logger.info({ i: 4, big }, "line");
+      expect(numbers().at(-1)).toEqual([3, 4]);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
-  it("drops its output, not the process, once writing fails (the reader is gone)", async () => {
+  it("drops its output, not the process, once writing fails (the reader is gone)", () => {
     let calls = 0;
     const output = new BatchedOutput(() => {
       calls++;
@@ -113,7 +130,7 @@ describe("capstan run's log output", () => {
     output.write("one\n");
     output.flush();
     output.write("two\n");
-    await new Promise((resolve) => setImmediate(resolve));
+    output.flush();
     expect(calls).toBe(1);
   });
 

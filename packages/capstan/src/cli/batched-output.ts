@@ -1,13 +1,14 @@
 /**
- * Standard output for `capstan run`'s logger: the lines logged in one turn of the event loop go out
- * together in one system call, from the main thread, in the order they were logged.
+ * Standard output for `capstan run`'s logger: lines go out in batches (what was logged within 50 ms
+ * of a batch's first line, or 64 KB), one system call each, from the main thread, in order.
  *
  * Why not pino's asynchronous destination (sonic-boom with `sync: false`): its writes run on libuv's
  * thread pool, and at `process.exit` it writes what is buffered while a write may still be in flight
  * there, so lines came out of order (seen in CI), and a write waiting to retry after EAGAIN was lost.
- * Writing synchronously keeps order and loses nothing at exit; batching per turn keeps the cost of a
- * burst (one line per handler run) to a few system calls instead of one per line. Like a Go
- * operator's logger, a reader that stops reading stops the process once the pipe is full.
+ * Writing synchronously keeps order and loses nothing at exit; batching keeps a burst (one line per
+ * handler run) to a few system calls instead of one per line, and wakes the reader (a container
+ * runtime, a terminal) as seldom. Like a Go operator's logger, a reader that stops reading stops
+ * the process once the pipe is full. Only a SIGKILL loses lines: those of the last 50 ms.
  */
 import { writeSync } from "node:fs";
 
@@ -29,10 +30,19 @@ export function writeAllSync(fd: number, text: string): void {
   }
 }
 
-/** Collects lines and writes them with `writeOut` once per turn of the event loop, and on `flush()`. */
+/** How long a logged line may wait for others to go out with it. */
+export const MAX_DELAY_MS = 50;
+/** Pending text that is written at once rather than after {@link MAX_DELAY_MS}. */
+export const MAX_PENDING_BYTES = 64 * 1024;
+
+/**
+ * Collects lines and writes them with `writeOut` at most {@link MAX_DELAY_MS} after the first of
+ * them, at once when {@link MAX_PENDING_BYTES} are pending, and on `flush()`.
+ */
 export class BatchedOutput {
   #pending: string[] = [];
-  #scheduled = false;
+  #pendingLength = 0;
+  #timer: NodeJS.Timeout | undefined;
   #broken = false;
 
   constructor(private readonly writeOut: (text: string) => void) {}
@@ -40,21 +50,23 @@ export class BatchedOutput {
   write(line: string): boolean {
     if (this.#broken) return true;
     this.#pending.push(line);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(() => {
-        this.#scheduled = false;
-        this.flush();
-      });
+    this.#pendingLength += line.length;
+    if (this.#pendingLength >= MAX_PENDING_BYTES) this.flush();
+    else if (this.#timer === undefined) {
+      // Unreferenced: pending lines never keep the process alive; the exit flush writes them.
+      this.#timer = setTimeout(() => this.flush(), MAX_DELAY_MS).unref();
     }
     return true;
   }
 
   /** Writes what is pending now. An output that fails (its reader is gone: EPIPE) is dropped from then on. */
   flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     if (this.#pending.length === 0 || this.#broken) return;
     const text = this.#pending.join("");
     this.#pending = [];
+    this.#pendingLength = 0;
     try {
       this.writeOut(text);
     } catch {

@@ -20,7 +20,7 @@ const STACK_LEVELS = new Set(["debug", "trace"]);
 
 /**
  * A logger writing `format` to `out` at `level`. Without `out` it writes to standard output,
- * batched per turn of the event loop and flushed at exit (batched-output.ts): one system call per
+ * in batches of up to 50 ms, flushed at exit (batched-output.ts): one system call per
  * line was ~8% of a handler-style operator's time in a burst, measured.
  */
 export function createLogger(options: {
