@@ -21,7 +21,7 @@ const STACK_LEVELS = new Set(["debug", "trace"]);
 /**
  * A logger writing `format` to `out` at `level`. Without `out` it writes to standard output,
  * in batches of up to 50 ms, flushed at exit (batched-output.ts): one system call per
- * line was ~8% of a handler-style operator's time in a burst, measured.
+ * line was ~8% of a handler-style operator's wall-clock profile in a burst, measured.
  */
 export function createLogger(options: {
   level: string;
