@@ -135,6 +135,7 @@ export async function startRecordingHttpsServer(): Promise<RecordingHttpsServer>
   const routes = new Map<string, Handler>();
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  const closed = new WeakMap<Socket, Promise<void>>();
   const server: Server = createServer(
     {
       cert: pki.serverCertPem,
@@ -150,9 +151,14 @@ export async function startRecordingHttpsServer(): Promise<RecordingHttpsServer>
         const url = new URL(req.url ?? "/", "https://x");
         const peer = (req.socket as TLSSocket).getPeerCertificate?.();
         const socket = req.socket;
-        const socketClosed = socket.destroyed
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => socket.once("close", () => resolve()));
+        // One listener per connection, not per request: a keep-alive socket serves many.
+        let socketClosed = closed.get(socket);
+        if (socketClosed === undefined) {
+          socketClosed = socket.destroyed
+            ? Promise.resolve()
+            : new Promise<void>((resolve) => socket.once("close", () => resolve()));
+          closed.set(socket, socketClosed);
+        }
         const recorded: RecordedRequest = {
           socketClosed,
           method: req.method ?? "",
