@@ -166,11 +166,12 @@ const QUIET_CPU_SHARE = 0.1;
 const QUIET_SAMPLE_MS = 1000;
 const QUIET_SAMPLES = 3;
 /**
- * How long a run's aftermath may keep the server busy before the next run starts anyway: the
- * garbage collector deletes the children of the run before (20,000 objects after a 10,000-object
- * run kept kube-apiserver busy for more than 60 s), so the wait grows with N.
+ * How long a run's aftermath may keep the server busy before the next run starts anyway. It grows
+ * with N: after a run's namespace is gone, kube-controller-manager's garbage collector still looks
+ * up each of its ConfigMaps (GET, 404) at its client's rate limit, ~42 per second on kube-apiserver
+ * 1.26, a quarter of a core for ~4 minutes after a 10,000-object run (measured).
  */
-const quietTimeoutMs = (objects: number) => Math.max(60_000, objects * 20);
+const quietTimeoutMs = (objects: number) => Math.max(60_000, objects * 30);
 /** Namespaces of this invocation differ from any earlier one's on a long-lived cluster. */
 const RUN_ID = Date.now().toString(36);
 const repo = new URL("..", import.meta.url).pathname;
