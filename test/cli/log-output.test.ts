@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { Writable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
-import { BatchedOutput, MAX_DELAY_MS, MAX_PENDING_BYTES } from "../../packages/capstan/src/cli/batched-output.ts";
+import { BatchedOutput, MAX_DELAY_MS, MAX_PENDING_CHARS } from "../../packages/capstan/src/cli/batched-output.ts";
 import { createLogger, prettyLine } from "../../packages/capstan/src/cli/log-output.ts";
 
 const logOutput = new URL("../../packages/capstan/src/cli/log-output.ts", import.meta.url).href;
@@ -110,7 +110,7 @@ describe("capstan run's log output", () => {
       vi.advanceTimersByTime(MAX_DELAY_MS);
       expect(writes).toHaveLength(2);
 
-      const big = "x".repeat(MAX_PENDING_BYTES / 2);
+      const big = "x".repeat(MAX_PENDING_CHARS / 2);
       logger.info({ i: 3, big }, "line");
       expect(writes).toHaveLength(2);
       logger.info({ i: 4, big }, "line");

@@ -9,11 +9,16 @@
  * handler run) to a few system calls instead of one per line, and wakes the reader (a container
  * runtime, a terminal) as seldom. Like a Go operator's logger, a reader that stops reading stops
  * the process once the pipe is full. Only a SIGKILL loses lines: those of the last 50 ms.
+ * sonic-boom's synchronous mode with `minLength` and `periodicFlush` comes close, but its flush
+ * timer fires every period even when nothing is pending, it sleeps 100 ms per EAGAIN, and a failed
+ * write (EPIPE) becomes an unhandled 'error' that ends the process.
  */
 import { writeSync } from "node:fs";
 
 /** How long to wait before retrying a write the pipe refused (EAGAIN: its reader is behind). */
 const BUSY_WAIT_MS = 2;
+/** What `Atomics.wait` sleeps on: nothing ever notifies it, so each wait lasts BUSY_WAIT_MS. */
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /** Writes all of `text` to `fd`, waiting while a non-blocking pipe is full. */
 export function writeAllSync(fd: number, text: string): void {
@@ -25,19 +30,22 @@ export function writeAllSync(fd: number, text: string): void {
     } catch (err) {
       // Node makes standard output non-blocking once anything touches `process.stdout` (console.log).
       if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, BUSY_WAIT_MS);
+      Atomics.wait(sleeper, 0, 0, BUSY_WAIT_MS);
     }
   }
 }
 
 /** How long a logged line may wait for others to go out with it. */
 export const MAX_DELAY_MS = 50;
-/** Pending text that is written at once rather than after {@link MAX_DELAY_MS}. */
-export const MAX_PENDING_BYTES = 64 * 1024;
+/**
+ * Pending text (in characters: ~64 KB of log lines, which are ASCII but for the odd name or
+ * message) that is written at once rather than after {@link MAX_DELAY_MS}.
+ */
+export const MAX_PENDING_CHARS = 64 * 1024;
 
 /**
  * Collects lines and writes them with `writeOut` at most {@link MAX_DELAY_MS} after the first of
- * them, at once when {@link MAX_PENDING_BYTES} are pending, and on `flush()`.
+ * them, at once when {@link MAX_PENDING_CHARS} are pending, and on `flush()`.
  */
 export class BatchedOutput {
   #pending: string[] = [];
@@ -51,7 +59,7 @@ export class BatchedOutput {
     if (this.#broken) return true;
     this.#pending.push(line);
     this.#pendingLength += line.length;
-    if (this.#pendingLength >= MAX_PENDING_BYTES) this.flush();
+    if (this.#pendingLength >= MAX_PENDING_CHARS) this.flush();
     else if (this.#timer === undefined) {
       // Unreferenced: pending lines never keep the process alive; the exit flush writes them.
       this.#timer = setTimeout(() => this.flush(), MAX_DELAY_MS).unref();
