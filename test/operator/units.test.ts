@@ -37,6 +37,23 @@ describe("diff", () => {
     expect(jsonEqual({ a: undefined }, {})).toBe(true);
   });
 
+  it("tells values apart by every defined key, array order and type", () => {
+    expect(jsonEqual({ a: 1 }, { a: 1, b: undefined, c: 2 })).toBe(false);
+    expect(jsonEqual({ a: 1, c: 2 }, { a: 1, b: 2 })).toBe(false);
+    expect(jsonEqual({ a: { b: [1, 2] } }, { a: { b: [2, 1] } })).toBe(false);
+    expect(jsonEqual({ a: {} }, { a: [] })).toBe(false);
+    expect(jsonEqual([{ a: 1 }], [{ a: 1 }, { a: 1 }])).toBe(false);
+  });
+
+  it("gives every entry its own path, also under a given base path", () => {
+    const changes = diff({ b: 1, c: { d: 1 } }, { b: 2, c: { d: 2 } }, ["spec"]);
+    expect(changes.map((c) => c.path)).toEqual([
+      ["spec", "b"],
+      ["spec", "c", "d"],
+    ]);
+    expect(changes.map((c) => c.field)).toEqual(["spec.b", "spec.c.d"]);
+  });
+
   it("treats a whole value appearing or disappearing as one add or remove (a create's diff is one root add, as in Kopf)", () => {
     expect(diff(undefined, { spec: { a: 1 } })).toEqual([
       { op: "add", path: [], field: "", old: undefined, new: { spec: { a: 1 } } },
@@ -84,6 +101,26 @@ describe("essence", () => {
     const b = essenceOf({ metadata: {}, spec: {} } as KubeObject);
     expect(a).toEqual(b);
     expect(a).toEqual({});
+  });
+
+  it("is a copy: maps normalised at every depth, arrays copied whole, and changing it leaves the object alone", () => {
+    const obj = {
+      metadata: { labels: { app: "web" } },
+      spec: { a: { b: { c: {} }, n: 1 }, list: [{}, { x: { y: 1 } }] },
+    } as KubeObject;
+    const before = structuredClone(obj);
+    const essence = essenceOf(obj) as {
+      spec: { a: { n: number }; list: [object, { x: { y: number } }] };
+      metadata: { labels: Record<string, string> };
+    };
+    expect(essence).toEqual({
+      spec: { a: { n: 1 }, list: [{}, { x: { y: 1 } }] },
+      metadata: { labels: { app: "web" } },
+    });
+    essence.spec.a.n = 2;
+    essence.spec.list[1].x.y = 2;
+    essence.metadata.labels.app = "db";
+    expect(obj).toEqual(before);
   });
 });
 

@@ -28,32 +28,49 @@ export function diff(oldValue: unknown, newValue: unknown, path: readonly string
   return out;
 }
 
+/** `path` is a working stack (pushed and popped); each entry gets its own copy. */
 function walk(a: unknown, b: unknown, path: string[], out: DiffEntry[]): void {
   if (isPlainObject(a) && isPlainObject(b)) {
-    for (const key of Object.keys(a)) walk(a[key], b[key], [...path, key], out);
-    for (const key of Object.keys(b)) if (!(key in a)) walk(undefined, b[key], [...path, key], out);
+    for (const key of Object.keys(a)) {
+      path.push(key);
+      walk(a[key], b[key], path, out);
+      path.pop();
+    }
+    for (const key of Object.keys(b)) {
+      if (key in a) continue;
+      path.push(key);
+      walk(undefined, b[key], path, out);
+      path.pop();
+    }
     return;
   }
   if (jsonEqual(a, b)) return;
-  const field = path.join(".");
-  if (a === undefined) out.push({ op: "add", path, field, old: undefined, new: b });
-  else if (b === undefined) out.push({ op: "remove", path, field, old: a, new: undefined });
-  else out.push({ op: "change", path, field, old: a, new: b });
+  const at = path.slice();
+  const field = at.join(".");
+  if (a === undefined) out.push({ op: "add", path: at, field, old: undefined, new: b });
+  else if (b === undefined) out.push({ op: "remove", path: at, field, old: a, new: undefined });
+  else out.push({ op: "change", path: at, field, old: a, new: b });
 }
 
-/** Deep equality of JSON values (key order ignored). */
+/** Deep equality of JSON values (key order ignored; a key whose value is `undefined` counts as absent). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => jsonEqual(v, b[i]));
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
   }
   if (isPlainObject(a)) {
     if (!isPlainObject(b)) return false;
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    if (ka.length !== kb.length) return false;
-    return ka.every((k) => jsonEqual(a[k], b[k]));
+    let defined = 0;
+    for (const key of Object.keys(a)) {
+      const value = a[key];
+      if (value === undefined) continue;
+      defined++;
+      if (!jsonEqual(value, b[key])) return false;
+    }
+    for (const key of Object.keys(b)) if (b[key] !== undefined) defined--;
+    return defined === 0;
   }
   return false;
 }

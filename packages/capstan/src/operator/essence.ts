@@ -34,33 +34,62 @@ export function isCapstanAnnotation(key: string): boolean {
 /** The essence of `obj`: a fresh JSON value, safe to keep and to mutate. */
 export function essenceOf(obj: KubeObject): Essence {
   const essence: Essence = {};
-  for (const [key, value] of Object.entries(obj)) {
+  for (const key of Object.keys(obj)) {
     if (key === "apiVersion" || key === "kind" || key === "metadata" || key === "status") continue;
-    if (value === undefined) continue;
-    essence[key] = structuredClone(value);
+    const value = withoutEmptyMaps((obj as Record<string, unknown>)[key]);
+    if (value !== undefined && !isEmptyMap(value)) essence[key] = value;
   }
   const meta: Record<string, unknown> = {};
   const labels = obj.metadata?.labels;
   if (labels !== undefined && Object.keys(labels).length > 0) meta.labels = { ...labels };
-  const annotations: Record<string, string> = {};
-  for (const [key, value] of Object.entries(obj.metadata?.annotations ?? {})) {
-    if (isCapstanAnnotation(key) || key === KUBECTL_LAST_APPLIED) continue;
-    annotations[key] = value;
+  let annotations: Record<string, string> | undefined;
+  const all = obj.metadata?.annotations;
+  if (all !== undefined) {
+    for (const key of Object.keys(all)) {
+      if (isCapstanAnnotation(key) || key === KUBECTL_LAST_APPLIED) continue;
+      annotations ??= {};
+      annotations[key] = all[key] as string;
+    }
   }
-  if (Object.keys(annotations).length > 0) meta.annotations = annotations;
-  if (Object.keys(meta).length > 0) essence.metadata = meta;
-  return dropEmptyMaps(essence) as Essence;
+  if (annotations !== undefined) meta.annotations = annotations;
+  if (meta.labels !== undefined || meta.annotations !== undefined) essence.metadata = meta;
+  return essence;
 }
 
-function dropEmptyMaps(value: unknown): unknown {
-  if (!isPlainObject(value)) return value;
+/**
+ * A copy of `value` in which every map (any object but an array) is copied key by key without
+ * the keys whose value is, or became, an empty map; arrays are copied whole and not normalised.
+ * A map is copied by its own enumerable keys, so a map left empty is dropped by its parent.
+ * (A hand-written copy: essences are computed on every visit of an object, and
+ * `structuredClone` costs several times more on these small JSON values.)
+ */
+function withoutEmptyMaps(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return copyJson(value);
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    const cleaned = dropEmptyMaps(v);
-    if (isPlainObject(cleaned) && Object.keys(cleaned).length === 0) continue;
-    out[k] = cleaned;
+  for (const key of Object.keys(value)) {
+    const cleaned = withoutEmptyMaps((value as Record<string, unknown>)[key]);
+    if (isEmptyMap(cleaned)) continue;
+    out[key] = cleaned;
   }
   return out;
+}
+
+/** A deep copy of a JSON value (plain objects and arrays copied; anything else cloned as `structuredClone` does). */
+function copyJson(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson);
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = copyJson((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+function isEmptyMap(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  for (const _ in value) return false;
+  return true;
 }
 
 /** A JSON object (not an array, not null). */

@@ -355,6 +355,10 @@ async function writeOutcome(
 
 /** The essence after a handler's own patch: its spec, label and (non-Capstan) annotation changes. */
 function absorbOwnChanges(essence: Essence, parts: ReturnType<typeof splitObjectPatch>): Essence {
+  // Most handlers patch only status: the essence is the one given, normalised already.
+  if (parts.spec === undefined && parts.metadata.labels === undefined && parts.metadata.annotations === undefined) {
+    return essence;
+  }
   let out: Essence = essence;
   if (parts.spec !== undefined) out = applyMergePatch(out, { spec: parts.spec }) as Essence;
   const meta: Record<string, unknown> = {};

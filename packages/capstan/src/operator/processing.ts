@@ -175,6 +175,8 @@ export class KindProcessor {
 
   /** Names this processor's runs in run traces. */
   private readonly controllerName: string;
+  /** The part of every {@link CauseRunner} that does not depend on the object (built on first use). */
+  private runnerBase: Omit<CauseRunner, "wrote" | "unwritten"> | undefined;
   private readonly clock: Clock;
 
   constructor(private readonly options: ProcessorOptions) {
@@ -310,11 +312,13 @@ export class KindProcessor {
     m.uid = target.metadata?.uid;
     let obj: KubeObject = target;
     m.latest = obj;
-    const now = this.clock.now();
-    const essence = essenceOf(obj);
-    if (m.lastEssence === undefined || !jsonEqual(m.lastEssence, essence)) {
-      m.lastEssence = essence;
-      m.lastChange = now;
+    if (this.options.timers.length > 0) {
+      // Only timers read when the essence last changed (their `idle`): without one, no essence here.
+      const essence = essenceOf(obj);
+      if (m.lastEssence === undefined || !jsonEqual(m.lastEssence, essence)) {
+        m.lastEssence = essence;
+        m.lastChange = this.clock.now();
+      }
     }
     const deleting = obj.metadata?.deletionTimestamp !== undefined;
     this.syncDaemons(obj, m, deleting, ctx.signal);
@@ -597,8 +601,26 @@ export class KindProcessor {
     return executeCause(this.causeRunner(mem), obj, purpose, handlers, oldEssence, newEssence, changes, signal);
   }
 
-  /** What executing a cause of the object remembered in `mem` needs (execution.ts). */
+  /**
+   * What executing a cause of the object remembered in `mem` needs (execution.ts): the processor's
+   * part is built once, so a visit adds one object and two functions.
+   */
   private causeRunner(mem: ObjectMemory): CauseRunner {
+    const processor = this;
+    this.runnerBase ??= this.sharedRunner();
+    return {
+      ...this.runnerBase,
+      wrote(o) {
+        processor.expect(mem, o);
+      },
+      unwritten(pending) {
+        mem.unwritten = pending;
+      },
+    };
+  }
+
+  private sharedRunner(): Omit<CauseRunner, "wrote" | "unwritten"> {
+    const processor = this;
     const { names, logger, recorder, statusSubresource, hooks } = this.options;
     return {
       names,
@@ -607,18 +629,26 @@ export class KindProcessor {
       logger,
       recorder,
       statusSubresource,
-      stateStorage: () => this.storage,
-      stateNotKept: (l) => this.stateNotKept(l),
       hooks,
       clock: this.clock,
-      sources: (l, s) => this.sources(l, s),
-      patchObject: (o, body, s) => this.patchObject(o, body, s),
-      patchStatus: (o, status, s) => this.patchStatus(o, status, s),
-      wrote: (o) => this.expect(mem, o),
-      unwritten: (pending) => {
-        mem.unwritten = pending;
+      stateStorage() {
+        return processor.storage;
       },
-      warnNoStatus: (l) => this.warnNoStatus(l),
+      stateNotKept(l) {
+        processor.stateNotKept(l);
+      },
+      sources(l, s) {
+        return processor.sources(l, s);
+      },
+      patchObject(o, body, s) {
+        return processor.patchObject(o, body, s);
+      },
+      patchStatus(o, status, s) {
+        return processor.patchStatus(o, status, s);
+      },
+      warnNoStatus(l) {
+        processor.warnNoStatus(l);
+      },
     };
   }
 
