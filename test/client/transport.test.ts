@@ -56,6 +56,36 @@ describe("the transport", () => {
     await transport.close();
   });
 
+  it("writes each header once as given: names without case (the last wins), a list as one line per value, and the server's Host", async () => {
+    server.on("GET", "/headers", (_req, res) => json(res, 200, {}));
+    const transport = new Transport(
+      {
+        ...configFor(server.url),
+        credentials: new StaticCredentials({ authorization: "Bearer t", "impersonate-group": ["a,b", "c"] }),
+      },
+      { headers: { "user-agent": "capstan-test/1", "User-Agent": "capstan-test/2", Accept: "application/yaml" } },
+    );
+    expect((await transport.send({ method: "GET", path: "/headers" })).status).toBe(200);
+    const seen = server.requests.at(-1);
+    expect(seen?.headersDistinct.host).toEqual([new URL(server.url).host]);
+    expect(seen?.headersDistinct["impersonate-group"]).toEqual(["a,b", "c"]);
+    expect(seen?.headersDistinct["user-agent"]).toEqual(["capstan-test/2"]);
+    expect(seen?.headersDistinct.accept).toEqual(["application/yaml"]);
+    expect(seen?.headersDistinct.authorization).toEqual(["Bearer t"]);
+    await transport.close();
+  });
+
+  it("refuses a header value that would split the request, before sending anything", async () => {
+    const before = server.requests.length;
+    const transport = new Transport({
+      ...configFor(server.url),
+      credentials: new StaticCredentials({ authorization: "Bearer t\r\nX-Injected: 1" }),
+    });
+    await expect(transport.send({ method: "GET", path: "/ok" })).rejects.toThrow(/Invalid character in header content/);
+    expect(server.requests.length).toBe(before);
+    await transport.close();
+  });
+
   it("fails a body that pauses longer than the request's time limit", async () => {
     server.on("GET", "/stalls", (_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
