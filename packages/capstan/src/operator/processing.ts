@@ -175,14 +175,15 @@ export class KindProcessor {
 
   /** Names this processor's runs in run traces. */
   private readonly controllerName: string;
-  /** The part of every {@link CauseRunner} that does not depend on the object (built on first use). */
-  private runnerBase: Omit<CauseRunner, "wrote" | "unwritten"> | undefined;
   private readonly clock: Clock;
+  /** The part of every {@link CauseRunner} that does not depend on the object. */
+  private readonly runnerBase: Omit<CauseRunner, "wrote" | "unwritten">;
 
   constructor(private readonly options: ProcessorOptions) {
     this.clock = options.clock ?? systemClock;
     this.controllerName = options.controller ?? `${options.kind.kind.toLowerCase()}-handlers`;
     this.storage = options.statusSubresource ? stateStorageFor(options.kind) : "annotations";
+    this.runnerBase = this.sharedRunner();
   }
 
   /** Listens to the informer: buffers raw events, notices our own writes arriving. */
@@ -603,11 +604,10 @@ export class KindProcessor {
 
   /**
    * What executing a cause of the object remembered in `mem` needs (execution.ts): the processor's
-   * part is built once, so a visit adds one object and two functions.
+   * part is built with the processor, so a visit adds one object and two functions.
    */
   private causeRunner(mem: ObjectMemory): CauseRunner {
     const processor = this;
-    this.runnerBase ??= this.sharedRunner();
     return {
       ...this.runnerBase,
       wrote(o) {
