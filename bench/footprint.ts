@@ -17,6 +17,9 @@
  * - `restart_ms`: `capstan dev`, save by rename-over -> restarted operator's "Starting workers"
  *   (median of 10; bench/dev-reload.ts).
  * - BENCH_WORKERS, when set, is passed as `capstan run --max-concurrent-reconciles` (default: Capstan's).
+ * - BENCH_OPERATOR_NODE, when set, is the Node.js binary that runs the operator (default: this one),
+ *   to measure the operator on the Node.js of its image; BENCH_NODE_FLAGS are node flags for it.
+ *   `node` in the line is its version (the `capstan dev` of `restart_ms` runs on this process's).
  * - `new_project_test_s`: a `capstan new` project's `npm test`, the project installed from the packed
  *   packages through a local registry (test/support/packed-project.ts). Needs the npm registry;
  *   BENCH_SKIP_PROJECT=1 leaves it out (null).
@@ -24,7 +27,7 @@
  * Goals (issue "Capstan ships"): peak <= 80 MB, idle <= 60 MB, start < 1,000 ms, restart < 1,500 ms,
  * new project test < 20 s.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -38,6 +41,7 @@ import { BENCH_ITEM_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
 import { measureDevReload } from "./dev-reload.ts";
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 3000);
+const OPERATOR_NODE = process.env.BENCH_OPERATOR_NODE || process.execPath;
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
 const CONCURRENCY = 32;
 const repo = new URL("..", import.meta.url).pathname;
@@ -62,7 +66,7 @@ function runOperator(dir: string, kubeconfig: string): Running {
   const t0 = performance.now();
   const workers = process.env.BENCH_WORKERS ? ["--max-concurrent-reconciles", process.env.BENCH_WORKERS] : [];
   const child = spawn(
-    process.execPath,
+    OPERATOR_NODE,
     [
       ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
       CAPSTAN_BIN,
@@ -190,6 +194,7 @@ process.stdout.write(
   `${JSON.stringify({
     bench: "footprint",
     objects: OBJECTS,
+    node: execFileSync(OPERATOR_NODE, ["--version"], { encoding: "utf8" }).trim(),
     ...operatorResult,
     restart_ms: reload.save_to_workers.median_ms,
     new_project_test_s: newProjectTest,

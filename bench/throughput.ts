@@ -92,6 +92,8 @@
  * BENCH_PACED_OBJECTS (default 500; 0 skips the paced runs), BENCH_KUBECONFIG (default unset: an embedded
  * server per set), BENCH_OPERATOR_NODE_FLAGS (default unset: node flags for the Capstan operators,
  * split at spaces, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; `--cpu-prof` is refused in NODE_OPTIONS),
+ * BENCH_OPERATOR_NODE (default: this process's node: the Node.js binary of the Capstan operators and
+ * of the ceiling's loop, to compare Node.js versions on one machine; each line names its version),
  * BENCH_ROUNDS (default 1: each round repeats every
  * N with its own server, every line printed), BENCH_TIMEOUT_S (default 300: a run not converged by
  * then fails, naming the objects without status, and the benchmark exits 1).
@@ -99,6 +101,7 @@
  * Goals (issue 14, "Throughput"), at N = 3,000: reconcile >= 0.95 of the ceiling, handlers >= 0.85,
  * writes_per_object 2 for both styles, and p99 < 200 ms paced at 50 objects/s.
  */
+import { execFileSync } from "node:child_process";
 import { accessSync, constants, readFileSync } from "node:fs";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -161,6 +164,9 @@ const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 300) * 1000;
 const TARGET_KUBECONFIG = process.env.BENCH_KUBECONFIG || undefined;
 /** Node flags for the Capstan operators' processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; split at spaces). */
 const OPERATOR_NODE_FLAGS = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+/** The Node.js binary of the Capstan operators and the ceiling's loop (the client-go controller is Go). */
+const OPERATOR_NODE = process.env.BENCH_OPERATOR_NODE || process.execPath;
+const OPERATOR_NODE_VERSION = execFileSync(OPERATOR_NODE, ["--version"], { encoding: "utf8" }).trim();
 /** "Quiet": under 10% of a core (an idle kube-apiserver with its controller manager uses 2-3%) for 3 samples of 1 s. */
 const QUIET_CPU_SHARE = 0.1;
 const QUIET_SAMPLE_MS = 1000;
@@ -414,6 +420,8 @@ interface Line {
   objects: number;
   rate: number | null;
   workers: number | null;
+  /** The Node.js version of the actor (BENCH_OPERATOR_NODE); null for the client-go controller. */
+  node: string | null;
   items_per_s: number;
   ratio_to_ceiling: number | null;
   p50_ms: number;
@@ -500,6 +508,7 @@ async function startCeiling(
 ): Promise<Actor> {
   const proc = launch("ceiling", ["ceiling.js"], {
     cwd: set.dir,
+    command: OPERATOR_NODE,
     ipc: true,
     env: {
       BENCH_CEILING: JSON.stringify({ kubeconfig: set.kubeconfig, namespace, objects, concurrency: CONCURRENCY }),
@@ -555,7 +564,7 @@ async function startOperator(
     args.push("--namespace", namespace);
     args.push("--metrics-port", String(port), "--log-format", "json");
     if (WORKERS !== null) args.push("--max-concurrent-reconciles", String(WORKERS));
-    proc = launch(`capstan run ${style}.js`, args, { cwd: set.dir });
+    proc = launch(`capstan run ${style}.js`, args, { cwd: set.dir, command: OPERATOR_NODE });
     track(proc);
     await proc.line((l) => l.includes('"msg":"Starting workers"'), '"Starting workers"', 60_000);
   }
@@ -634,6 +643,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       objects,
       rate: mode === "paced" ? PACED_RATE : null,
       workers: WORKERS,
+      node: style === "clientgo" ? null : OPERATOR_NODE_VERSION,
       items_per_s: round(itemsPerS),
       ratio_to_ceiling: mode === "burst" && ceilingRate !== null ? round(itemsPerS / ceilingRate, 3) : null,
       p50_ms: round(percentile(latencies, 50)),
