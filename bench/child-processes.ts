@@ -5,7 +5,7 @@
  * finished, failed, or was interrupted (SIGINT/SIGTERM; cleanUpOnSignal adds asynchronous work,
  * e.g. on a real cluster, to the interrupted case).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { basename } from "node:path";
@@ -184,4 +184,17 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/**
+ * The Node.js that runs the operators under measurement: BENCH_OPERATOR_NODE (a path), else this
+ * process's, with its version, so that Node versions can be compared on one machine.
+ */
+export function operatorNode(): { path: string; version: string } {
+  const path = process.env.BENCH_OPERATOR_NODE || process.execPath;
+  try {
+    return { path, version: execFileSync(path, ["--version"], { encoding: "utf8" }).trim() };
+  } catch (err) {
+    throw new Error(`BENCH_OPERATOR_NODE: cannot run "${path} --version": ${(err as Error).message}`);
+  }
 }

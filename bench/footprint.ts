@@ -27,7 +27,7 @@
  * Goals (issue "Capstan ships"): peak <= 80 MB, idle <= 60 MB, start < 1,000 ms, restart < 1,500 ms,
  * new project test < 20 s.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -38,10 +38,11 @@ import { CAPSTAN_BIN } from "capstan/internal";
 import { startApiServer } from "capstan-dev";
 import { expectSuccess, newProject, packAndServe, runCommand } from "../test/support/packed-project.ts";
 import { BENCH_ITEM_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
+import { operatorNode } from "./child-processes.ts";
 import { measureDevReload } from "./dev-reload.ts";
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 3000);
-const OPERATOR_NODE = process.env.BENCH_OPERATOR_NODE || process.execPath;
+const OPERATOR_NODE = operatorNode();
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
 const CONCURRENCY = 32;
 const repo = new URL("..", import.meta.url).pathname;
@@ -66,7 +67,7 @@ function runOperator(dir: string, kubeconfig: string): Running {
   const t0 = performance.now();
   const workers = process.env.BENCH_WORKERS ? ["--max-concurrent-reconciles", process.env.BENCH_WORKERS] : [];
   const child = spawn(
-    OPERATOR_NODE,
+    OPERATOR_NODE.path,
     [
       ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
       CAPSTAN_BIN,
@@ -194,7 +195,7 @@ process.stdout.write(
   `${JSON.stringify({
     bench: "footprint",
     objects: OBJECTS,
-    node: execFileSync(OPERATOR_NODE, ["--version"], { encoding: "utf8" }).trim(),
+    node: OPERATOR_NODE.version,
     ...operatorResult,
     restart_ms: reload.save_to_workers.median_ms,
     new_project_test_s: newProjectTest,

@@ -101,7 +101,6 @@
  * Goals (issue 14, "Throughput"), at N = 3,000: reconcile >= 0.95 of the ceiling, handlers >= 0.85,
  * writes_per_object 2 for both styles, and p99 < 200 ms paced at 50 objects/s.
  */
-import { execFileSync } from "node:child_process";
 import { accessSync, constants, readFileSync } from "node:fs";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -115,7 +114,7 @@ import { CAPSTAN_BIN } from "capstan/internal";
 import { ensureCrds } from "capstan/runtime";
 import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-item-operators.ts";
 import { apiServerCpuSeconds } from "./chaos-kube-cluster.ts";
-import { freePort, launch, type Proc, removeAtExit } from "./child-processes.ts";
+import { freePort, launch, operatorNode, type Proc, removeAtExit } from "./child-processes.ts";
 
 type Style = "ceiling" | "reconcile" | "handlers" | "clientgo";
 type Mode = "burst" | "paced";
@@ -165,8 +164,7 @@ const TARGET_KUBECONFIG = process.env.BENCH_KUBECONFIG || undefined;
 /** Node flags for the Capstan operators' processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; split at spaces). */
 const OPERATOR_NODE_FLAGS = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
 /** The Node.js binary of the Capstan operators and the ceiling's loop (the client-go controller is Go). */
-const OPERATOR_NODE = process.env.BENCH_OPERATOR_NODE || process.execPath;
-const OPERATOR_NODE_VERSION = execFileSync(OPERATOR_NODE, ["--version"], { encoding: "utf8" }).trim();
+const { path: OPERATOR_NODE, version: OPERATOR_NODE_VERSION } = operatorNode();
 /** "Quiet": under 10% of a core (an idle kube-apiserver with its controller manager uses 2-3%) for 3 samples of 1 s. */
 const QUIET_CPU_SHARE = 0.1;
 const QUIET_SAMPLE_MS = 1000;
