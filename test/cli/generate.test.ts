@@ -265,8 +265,11 @@ describe("capstan generate", () => {
 
   it("writes a Dockerfile that compiles in one stage and runs the compiled module as non-root in the last", () => {
     const text = generate("dockerfile", op, fixture, defaults, project);
-    expect(text.match(/^FROM node:20-bookworm-slim AS build$/m)).not.toBeNull();
-    expect(text.match(/^FROM /gm)).toHaveLength(3);
+    // Every stage on one image, a build argument whose default is the oldest Node Capstan supports.
+    expect(text.match(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m)).not.toBeNull();
+    expect(text.indexOf("ARG NODE_IMAGE=")).toBeLessThan(text.indexOf("FROM "));
+    const image = "$" + "{NODE_IMAGE}"; // the Dockerfile's variable, not this file's
+    expect(text.match(/^FROM .*$/gm)).toEqual([`FROM ${image} AS build`, `FROM ${image} AS deps`, `FROM ${image}`]);
     expect(text).toMatch(/^RUN npm run build$/m);
     expect(text).toMatch(/^RUN npm ci --omit=dev --no-audit --no-fund$/m);
     expect(text).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);

@@ -189,6 +189,8 @@ describe("a project made by capstan new from this checkout, moved elsewhere with
     const dir = fromCheckout.dir;
     const image = await imageBuild;
     expect(image.stages.map((s) => s.name)).toEqual(["build", "deps", undefined]);
+    // The build argument's default, the same image for every stage.
+    expect(image.stages.map((s) => s.base)).toEqual(Array(3).fill("node:20-bookworm-slim"));
     expect(image.final.user).toBe("1000:1000");
     expect(image.command).toEqual([
       "node",

@@ -3,14 +3,16 @@
  * empty directory standing for the image's filesystem; `COPY` copies from the build context (minus
  * what `.dockerignore` excludes) or from an earlier stage, `RUN` runs its command with `sh -c` in the
  * stage's `WORKDIR` with the stage's `ENV`, and the final stage's `ENTRYPOINT` + `CMD` is returned
- * for the caller to start. The base image is this machine's Node (the same major as the image's), so
- * what is checked is the Dockerfile's own logic: what each stage copies, runs and leaves behind.
+ * for the caller to start. The base image is this machine's Node, which must be the image's major
+ * (checked for `node:<major>...` images), so what is checked is the Dockerfile's own logic: what each
+ * stage copies, runs and leaves behind. `ARG`s before the first `FROM` take their default or the
+ * `buildArgs` given (as `docker build --build-arg`), and `${NAME}` in a `FROM` is replaced by them.
  * Each stage's npm has a cache of its own, empty at the start (`/root/.npm` in the stage's folder),
  * as a stage built from the base image has: npm answers a lock file's `file:` tarball from its
  * cache by integrity even when the file is gone, so a shared cache would hide a tarball the stage
  * never copied in.
  *
- * Caveats: only the instructions Capstan generates are understood (FROM ... AS, WORKDIR, COPY
+ * Caveats: only the instructions Capstan generates are understood (ARG before FROM, FROM ... AS, WORKDIR, COPY
  * [--from] [--chown], RUN, ENV, USER, EXPOSE, ENTRYPOINT, CMD in exec form); anything else throws.
  */
 import { execFile } from "node:child_process";
@@ -51,14 +53,30 @@ export async function runDockerfile(
   context: string,
   into: string,
   env: NodeJS.ProcessEnv = process.env,
+  buildArgs: Record<string, string> = {},
 ): Promise<DockerfileRun> {
   const ignore = dockerignore(context);
   const stages: Stage[] = [];
+  const globalArgs = new Map<string, string>();
   let stage: Stage | undefined;
   for (const { instruction, args } of instructions(dockerfile)) {
+    if (instruction === "ARG") {
+      const m = /^([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$/.exec(args);
+      if (!m || stage) throw new Error(`ARG ${args}: only NAME[=default] before the first FROM is understood`);
+      const value = buildArgs[m[1]!] ?? m[2];
+      if (value === undefined) throw new Error(`ARG ${m[1]} has no default and no build argument`);
+      globalArgs.set(m[1]!, value);
+      continue;
+    }
     if (instruction === "FROM") {
-      const [base, as, name] = args.split(/\s+/);
+      const from = args.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+        const value = globalArgs.get(name);
+        if (value === undefined) throw new Error(`FROM ${args}: no ARG ${name} before it`);
+        return value;
+      });
+      const [base, as, name] = from.split(/\s+/);
       if (!base || (as !== undefined && (as.toUpperCase() !== "AS" || !name))) throw new Error(`FROM ${args}`);
+      checkNodeMajor(base);
       const root = join(into, String(stages.length));
       mkdirSync(root, { recursive: true });
       stage = { name, base, root, workdir: "/", env: {}, user: undefined, entrypoint: [], cmd: [], expose: [] };
@@ -150,6 +168,17 @@ export async function runDockerfile(
     finalDir: join(final.root, final.workdir),
     command: [...final.entrypoint, ...final.cmd],
   };
+}
+
+/** This machine's Node stands in for the image's: a `node:<major>` image of another major would test another Node. */
+function checkNodeMajor(base: string): void {
+  const image = /^(?:docker\.io\/(?:library\/)?)?node:(\d+)/.exec(base)?.[1];
+  const machine = process.versions.node.split(".")[0];
+  if (image !== undefined && image !== machine) {
+    throw new Error(
+      `FROM ${base} is Node ${image}, but this machine runs Node ${machine}, which stands in for the image`,
+    );
+  }
 }
 
 /** Instructions with their arguments; comments and blank lines dropped, `\` continuations joined. */

@@ -17,6 +17,12 @@ import { DEFAULT_HEALTH_PORT, DEFAULT_METRICS_PORT, NODE_IMAGE_UID } from "./dep
 /** Node 20 is the oldest Node Capstan supports (package.json engines); `-slim` (Debian) is glibc-based. */
 export const BASE_IMAGE = "node:20-bookworm-slim";
 
+/**
+ * The build argument naming every stage's image (default {@link BASE_IMAGE}), so a newer Node is
+ * chosen at build time without editing the file (docs/testing-cli.md says what Node 24 costs and saves).
+ */
+export const BASE_IMAGE_ARG = "NODE_IMAGE";
+
 /** The `capstan` command inside the image, relative to its working directory. */
 export const IMAGE_CAPSTAN_BIN = "node_modules/capstan/bin/capstan.js";
 
@@ -101,7 +107,7 @@ export function dockerfile(layout: ImageLayout, installInputs: readonly string[]
     layout.outDir === undefined
       ? ""
       : `# Stage 1: compile the operator, with every dependency the compiler needs.
-FROM ${BASE_IMAGE} AS build
+FROM \${${BASE_IMAGE_ARG}} AS build
 WORKDIR /app
 ${manifests}
 RUN npm ci --no-audit --no-fund
@@ -120,14 +126,18 @@ RUN npm run build
 #   docker build -t <image> .
 # with the .dockerignore of \`capstan generate dockerignore\` (node_modules and build output stay out).
 
+# Every stage's Node.js image (Node 20 is the oldest Capstan supports). Another, without editing this file:
+#   docker build --build-arg ${BASE_IMAGE_ARG}=node:24-bookworm-slim -t <image> .
+ARG ${BASE_IMAGE_ARG}=${BASE_IMAGE}
+
 ${build}# Stage ${n}: production dependencies only, installed from the lock file.
-FROM ${BASE_IMAGE} AS deps
+FROM \${${BASE_IMAGE_ARG}} AS deps
 WORKDIR /app
 ${manifests}
 RUN npm ci --omit=dev --no-audit --no-fund
 
 # Stage ${n + 1}: the runtime image. Files stay owned by root, so the operator cannot modify its own code.
-FROM ${BASE_IMAGE}
+FROM \${${BASE_IMAGE_ARG}}
 ENV NODE_ENV=production
 WORKDIR /app
 ${program}COPY --from=deps /app/node_modules ./node_modules
