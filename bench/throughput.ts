@@ -838,9 +838,11 @@ async function runSet(n: number, roundNo: number): Promise<void> {
     const crd = toCrd(BenchItem);
     const crds = client.resource(CustomResourceDefinition);
     const crdName = `${BenchItem.plural}.${BenchItem.group}`;
-    const crdExisted = (await crds.get(crdName).catch(() => undefined)) !== undefined;
+    // The previous set's CRD may still be going (its objects first): ensureCrds waits, then creates it.
+    const existing = await crds.get(crdName).catch(() => undefined);
+    const crdExisted = existing !== undefined && existing.metadata?.deletionTimestamp === undefined;
     if (TARGET_KUBECONFIG !== undefined && !crdExisted) removeCrd = () => crds.delete(crdName);
-    await ensureCrds(client, [crd]);
+    await ensureCrds(client, [crd], { timeout: quietTimeoutMs(n) });
     if (TARGET_KUBECONFIG !== undefined) await untilClusterWatches(client, BenchItem.plural);
     if ((await apiServerCpu()) === null) log("  the API server's /metrics cannot be read: no API server CPU figures");
     const set: ServerSet = { dir, kubeconfig, client, apiServerCpu, BenchItem, n, round: roundNo };

@@ -5,6 +5,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
+import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
 import type { ReconcileContext } from "../../packages/capstan/src/runtime/controller.ts";
 import { ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.ts";
 import { EVENT_KIND } from "../../packages/capstan/src/runtime/event-recorder.ts";
@@ -286,6 +287,59 @@ describe("ensureCrds", () => {
       "gears.example.com": "updated",
     });
     expect(await storedSchema()).toEqual(schema("Teeth, counted."));
+  });
+
+  it("waits for a CRD being deleted to be gone and creates it again, and names it when the timeout comes first", async () => {
+    const crds = cluster.client.resource({
+      group: "apiextensions.k8s.io",
+      version: "v1",
+      kind: "CustomResourceDefinition",
+      plural: "customresourcedefinitions",
+      namespaced: false,
+    });
+    const crd = { ...widgetCrd(), metadata: { name: "holders.example.com" } };
+    crd.spec = {
+      ...crd.spec,
+      names: { kind: "Holder", plural: "holders", singular: "holder", listKind: "HolderList" },
+    };
+    expect(await ensureCrds(cluster.client, [crd], { timeout: "10s" })).toEqual({ "holders.example.com": "created" });
+    const first = await crds.get("holders.example.com");
+    // An object whose finalizer holds the CRD's deletion: the server deletes a CRD's objects first.
+    const Holder: ResourceKind<Widget> = {
+      group: "example.com",
+      version: "v1",
+      kind: "Holder",
+      plural: "holders",
+      namespaced: true,
+    };
+    const holders = cluster.client.resource(Holder, "default");
+    await holders.create({
+      apiVersion: "example.com/v1",
+      kind: "Holder",
+      metadata: { name: "held", finalizers: ["example.com/hold"] },
+      spec: { size: 1 },
+    });
+    await crds.delete("holders.example.com");
+    await waitUntil(async () => (await crds.get("holders.example.com")).metadata?.deletionTimestamp !== undefined, {
+      what: "the CRD being deleted",
+    });
+
+    await expect(ensureCrds(cluster.client, [crd], { timeout: "1s" })).rejects.toThrow(
+      /CRDs not Established within 1s: CRD holders\.example\.com was still being deleted \(deletionTimestamp /,
+    );
+
+    const registering = ensureCrds(cluster.client, [crd], { timeout: "60s" });
+    await waitUntil(async () => (await holders.get("held")).metadata?.deletionTimestamp !== undefined, {
+      what: "the held object being deleted with its CRD",
+    });
+    await holders.patch("held", { metadata: { finalizers: null } }, { type: "merge" });
+    // Not the old CRD kept ("unchanged"), nor a failure when it vanished: a new one, served.
+    expect(await registering).toEqual({ "holders.example.com": "created" });
+    const second = await crds.get("holders.example.com");
+    expect(second.metadata?.uid).not.toBe(first.metadata?.uid);
+    expect(second.metadata?.deletionTimestamp).toBeUndefined();
+    expect((await holders.list()).items).toEqual([]);
+    await crds.delete("holders.example.com");
   });
 
   it("fails with the server's reason when a CRD's names are refused", async () => {

@@ -14,6 +14,10 @@
  *   that meets Conflict start over from a fresh read (up to {@link MAX_ATTEMPTS} times).
  * - Resolves only when every CRD has `Established=True`; rejects at once with the server's message
  *   when a CRD's names are refused (`NamesAccepted=False`), and after `timeout` otherwise.
+ * - A CRD being deleted (its `deletionTimestamp` set: the server is deleting its objects, which
+ *   takes minutes for thousands) cannot be updated or kept: registering waits until the server has
+ *   removed it, then creates it again ("created"), within `timeout`; the same when it is deleted
+ *   while we wait for `Established`. Its objects are gone with it, as `kubectl delete crd` means.
  *
  * ## Caveats
  * - Labels and annotations of the desired CRD are merged into the stored ones, never removed.
@@ -64,6 +68,8 @@ export const MAX_ATTEMPTS = 8;
 const POLL_MS = 50;
 /** Upper bound of the random pause after a lost race, to de-synchronise competing operators. */
 const RACE_JITTER_MS = 25;
+/** Pause between checks of a CRD being deleted: its objects go first, which takes seconds to minutes. */
+const TERMINATING_POLL_MS = 250;
 
 /**
  * Creates or updates each CRD and waits until all are Established; see the module documentation.
@@ -88,9 +94,11 @@ export async function ensureCrds(
       crds.map(async (crd) => {
         const name = crd.metadata?.name;
         if (!name) throw new Error("ensureCrds: every CRD needs metadata.name (<plural>.<group>)");
-        const action = await upsert(api, crd, name, options, deadline.signal);
-        (options.logger ?? silentLogger).info({ crd: name, action }, "CRD registered");
-        await waitEstablished(api, name, deadline.signal);
+        let action: CrdAction;
+        do {
+          action = await upsert(api, crd, name, options, deadline.signal);
+          (options.logger ?? silentLogger).info({ crd: name, action }, "CRD registered");
+        } while (!(await waitEstablished(api, name, deadline.signal)));
         return [name, action] as const;
       }),
     );
@@ -117,6 +125,10 @@ async function upsert(
     let current: CustomResourceDefinition;
     try {
       current = await api.get(name, { signal });
+      if (current.metadata?.deletionTimestamp !== undefined) {
+        await untilDeleted(api, current, options, signal);
+        continue;
+      }
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {
@@ -212,16 +224,57 @@ function isSchema(value: unknown): value is JSONSchemaProps {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-async function waitEstablished(api: CrdApi, name: string, signal: AbortSignal): Promise<void> {
+/** Waits until `crd`, being deleted, is gone (or replaced by a new one of the same name). */
+async function untilDeleted(
+  api: CrdApi,
+  crd: CustomResourceDefinition,
+  options: EnsureCrdsOptions,
+  signal: AbortSignal,
+): Promise<void> {
+  const name = crd.metadata?.name ?? "";
+  const since = crd.metadata?.deletionTimestamp ?? "";
+  (options.logger ?? silentLogger).info(
+    { crd: name, deletionTimestamp: since },
+    "CRD is being deleted: waiting until the API server has removed it, to create it again",
+  );
+  try {
+    for (;;) {
+      await sleep(TERMINATING_POLL_MS, signal);
+      const now = await api.get(name, { signal }).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+      if (now === undefined || now.metadata?.uid !== crd.metadata?.uid) return;
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+    const reason: unknown = signal.reason;
+    const why = reason instanceof Error ? reason.message : "ensureCrds aborted";
+    throw new Error(
+      `${why}: CRD ${name} was still being deleted (deletionTimestamp ${since}); it is created again once the API server has removed it and its objects`,
+      { cause: reason },
+    );
+  }
+}
+
+/** True once `name` is Established; false when it was deleted or is being deleted meanwhile. */
+async function waitEstablished(api: CrdApi, name: string, signal: AbortSignal): Promise<boolean> {
   for (;;) {
     throwIfAborted(signal);
-    const crd = await api.get(name, { signal });
+    let crd: CustomResourceDefinition;
+    try {
+      crd = await api.get(name, { signal });
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+    if (crd.metadata?.deletionTimestamp !== undefined) return false;
     const conditions = crd.status?.conditions ?? [];
     const names = conditions.find((c) => c.type === "NamesAccepted");
     if (names?.status === "False") {
       throw new Error(`CRD ${name}: names not accepted (${names.reason ?? ""}): ${names.message ?? ""}`);
     }
-    if (conditions.some((c) => c.type === "Established" && c.status === "True")) return;
+    if (conditions.some((c) => c.type === "Established" && c.status === "True")) return true;
     await sleep(POLL_MS, signal);
   }
 }
