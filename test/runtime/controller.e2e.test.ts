@@ -7,7 +7,7 @@ import { loadClientConfig } from "../../packages/capstan/src/client/config.ts";
 import { isAlreadyExists } from "../../packages/capstan/src/client/errors.ts";
 import type { ResourceKind } from "../../packages/capstan/src/client/types.ts";
 import type { ReconcileContext } from "../../packages/capstan/src/runtime/controller.ts";
-import { ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.ts";
+import { CRD_KIND, ensureCrds } from "../../packages/capstan/src/runtime/crd-registration.ts";
 import { EVENT_KIND } from "../../packages/capstan/src/runtime/event-recorder.ts";
 import { Manager } from "../../packages/capstan/src/runtime/manager.ts";
 import { isDeleted, type ReconcileTarget } from "../../packages/capstan/src/runtime/reconcile.ts";
@@ -146,13 +146,17 @@ describe("a Widget controller against the embedded API server", () => {
   });
 });
 
+/** The Widget CRD under another kind (`<kind>s.example.com`), so each test registers a CRD of its own. */
+function widgetCrdAs(kind: string): CustomResourceDefinition {
+  const plural = `${kind.toLowerCase()}s`;
+  const crd = { ...widgetCrd(), metadata: { name: `${plural}.example.com` } };
+  crd.spec = { ...crd.spec, names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` } };
+  return crd;
+}
+
 describe("ensureCrds", () => {
   it("converges when several operators register the same CRD at once, and updates only on a real spec change", async () => {
-    const crd = { ...widgetCrd(), metadata: { name: "gadgets.example.com" } };
-    crd.spec = {
-      ...crd.spec,
-      names: { kind: "Gadget", plural: "gadgets", singular: "gadget", listKind: "GadgetList" },
-    };
+    const crd = widgetCrdAs("Gadget");
     const results = await Promise.all([1, 2, 3].map(() => ensureCrds(cluster.client, [crd], { timeout: "10s" })));
     const actions = results.map((r) => r["gadgets.example.com"]).sort();
     expect(actions.filter((a) => a === "created")).toHaveLength(1);
@@ -169,31 +173,13 @@ describe("ensureCrds", () => {
     expect(await ensureCrds(cluster.client, [withColumn], { timeout: "10s" })).toEqual({
       "gadgets.example.com": "updated",
     });
-    const stored = await cluster.client
-      .resource({
-        group: "apiextensions.k8s.io",
-        version: "v1",
-        kind: "CustomResourceDefinition",
-        plural: "customresourcedefinitions",
-        namespaced: false,
-      })
-      .get("gadgets.example.com");
+    const stored = await cluster.client.resource(CRD_KIND).get("gadgets.example.com");
     expect(JSON.stringify(stored)).toContain('"jsonPath":".spec.size"');
   });
 
   it("keeps the stored CRD's Webhook conversion when the desired CRD sets none, and still applies its other changes", async () => {
-    const crds = cluster.client.resource({
-      group: "apiextensions.k8s.io",
-      version: "v1",
-      kind: "CustomResourceDefinition",
-      plural: "customresourcedefinitions",
-      namespaced: false,
-    });
-    const desired = { ...widgetCrd(), metadata: { name: "sprockets.example.com" } };
-    desired.spec = {
-      ...desired.spec,
-      names: { kind: "Sprocket", plural: "sprockets", singular: "sprocket", listKind: "SprocketList" },
-    };
+    const crds = cluster.client.resource(CRD_KIND);
+    const desired = widgetCrdAs("Sprocket");
     // As `capstan generate crds` applied it: the webhook's client config and CA are the deployment's.
     const { caPem } = await createServingCertificates();
     const conversion = {
@@ -244,19 +230,9 @@ describe("ensureCrds", () => {
   });
 
   it("keeps the descriptions of the stored CRD where the operator's has none, and writes the ones it has", async () => {
-    const crds = cluster.client.resource({
-      group: "apiextensions.k8s.io",
-      version: "v1",
-      kind: "CustomResourceDefinition",
-      plural: "customresourcedefinitions",
-      namespaced: false,
-    });
+    const crds = cluster.client.resource(CRD_KIND);
     // A compiled operator's CRD: no descriptions (it cannot read its source's comments).
-    const desired = { ...widgetCrd(), metadata: { name: "gears.example.com" } };
-    desired.spec = {
-      ...desired.spec,
-      names: { kind: "Gear", plural: "gears", singular: "gear", listKind: "GearList" },
-    };
+    const desired = widgetCrdAs("Gear");
     const schema = (description: string) => ({
       type: "object",
       description: "A gear.",
@@ -290,18 +266,8 @@ describe("ensureCrds", () => {
   });
 
   it("waits for a CRD being deleted to be gone and creates it again, and names it when the timeout comes first", async () => {
-    const crds = cluster.client.resource({
-      group: "apiextensions.k8s.io",
-      version: "v1",
-      kind: "CustomResourceDefinition",
-      plural: "customresourcedefinitions",
-      namespaced: false,
-    });
-    const crd = { ...widgetCrd(), metadata: { name: "holders.example.com" } };
-    crd.spec = {
-      ...crd.spec,
-      names: { kind: "Holder", plural: "holders", singular: "holder", listKind: "HolderList" },
-    };
+    const crds = cluster.client.resource(CRD_KIND);
+    const crd = widgetCrdAs("Holder");
     expect(await ensureCrds(cluster.client, [crd], { timeout: "10s" })).toEqual({ "holders.example.com": "created" });
     const first = await crds.get("holders.example.com");
     // An object whose finalizer holds the CRD's deletion: the server deletes a CRD's objects first.
