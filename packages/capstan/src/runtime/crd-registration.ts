@@ -94,10 +94,11 @@ export async function ensureCrds(
       crds.map(async (crd) => {
         const name = crd.metadata?.name;
         if (!name) throw new Error("ensureCrds: every CRD needs metadata.name (<plural>.<group>)");
+        const logger = options.logger ?? silentLogger;
         let action: CrdAction;
         do {
           action = await upsert(api, crd, name, options, deadline.signal);
-          (options.logger ?? silentLogger).info({ crd: name, action }, "CRD registered");
+          logger.info({ crd: name, action }, "CRD registered");
         } while (!(await waitEstablished(api, name, deadline.signal)));
         return [name, action] as const;
       }),
@@ -122,22 +123,12 @@ async function upsert(
   let lastError: unknown;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     throwIfAborted(signal);
-    let current: CustomResourceDefinition;
-    try {
-      current = await api.get(name, { signal });
-      if (current.metadata?.deletionTimestamp !== undefined) {
-        await untilDeleted(api, current, options, signal);
-        continue;
-      }
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
+    const current = await getCrd(api, name, signal);
+    if (current === undefined) {
       try {
         await api.create(
           { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", ...desired },
-          {
-            signal,
-            fieldManager,
-          },
+          { signal, fieldManager },
         );
         return "created";
       } catch (createErr) {
@@ -146,6 +137,10 @@ async function upsert(
         await sleep(Math.random() * RACE_JITTER_MS, signal);
         continue;
       }
+    }
+    if (current.metadata?.deletionTimestamp !== undefined) {
+      await untilDeleted(api, current, options.logger ?? silentLogger, signal);
+      continue;
     }
     const candidate: CustomResourceDefinition = {
       ...current,
@@ -224,26 +219,33 @@ function isSchema(value: unknown): value is JSONSchemaProps {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** The stored CRD, or undefined when there is none (404). */
+async function getCrd(api: CrdApi, name: string, signal: AbortSignal): Promise<CustomResourceDefinition | undefined> {
+  try {
+    return await api.get(name, { signal });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 /** Waits until `crd`, being deleted, is gone (or replaced by a new one of the same name). */
 async function untilDeleted(
   api: CrdApi,
   crd: CustomResourceDefinition,
-  options: EnsureCrdsOptions,
+  logger: RuntimeLogger,
   signal: AbortSignal,
 ): Promise<void> {
   const name = crd.metadata?.name ?? "";
   const since = crd.metadata?.deletionTimestamp ?? "";
-  (options.logger ?? silentLogger).info(
+  logger.info(
     { crd: name, deletionTimestamp: since },
     "CRD is being deleted: waiting until the API server has removed it, to create it again",
   );
   try {
     for (;;) {
       await sleep(TERMINATING_POLL_MS, signal);
-      const now = await api.get(name, { signal }).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      });
+      const now = await getCrd(api, name, signal);
       if (now === undefined || now.metadata?.uid !== crd.metadata?.uid) return;
     }
   } catch (err) {
@@ -261,14 +263,8 @@ async function untilDeleted(
 async function waitEstablished(api: CrdApi, name: string, signal: AbortSignal): Promise<boolean> {
   for (;;) {
     throwIfAborted(signal);
-    let crd: CustomResourceDefinition;
-    try {
-      crd = await api.get(name, { signal });
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-    if (crd.metadata?.deletionTimestamp !== undefined) return false;
+    const crd = await getCrd(api, name, signal);
+    if (crd === undefined || crd.metadata?.deletionTimestamp !== undefined) return false;
     const conditions = crd.status?.conditions ?? [];
     const names = conditions.find((c) => c.type === "NamesAccepted");
     if (names?.status === "False") {
