@@ -28,6 +28,10 @@
  *   It takes the flags `capstan run` takes here (`--workers` for `--max-concurrent-reconciles`),
  *   logs "Starting workers" and serves `rest_client_requests_total` on `--metrics-port`, so it is
  *   started, awaited and measured exactly as the Capstan operators are.
+ * - `clientgo-apply` (only with BENCH_CLIENTGO_BIN, and only when named in BENCH_STYLES): the same
+ *   controller with `--apply`: it writes the ConfigMap by server-side apply (field manager "bench",
+ *   forced) where it would create or update it, as `ctx.apply` does, so the two are compared doing the
+ *   same writes.
  * The ceiling is the framework-free way of doing the work, not a hard limit: an operator style runs
  * the creates (driver) and the work (operator) in two processes at once, so it may exceed it.
  *
@@ -78,15 +82,22 @@
  *   server served over the run, per object, from its `apiserver_request_total` ("VERB resource" or
  *   "VERB resource/subresource", the code added when not 2xx) and `apiserver_watch_events_total` /
  *   `apiserver_watch_events_sizes_sum` ("watch-events <Kind>", "watch-event-bytes <Kind>": events
- *   sent to every watcher, the driver's, the operator's and kube-controller-manager's): compare a
- *   style's with the ceiling's to see which requests and events it adds.
+ *   sent to every watcher, the driver's, the operator's and kube-controller-manager's), with what
+ *   the server asked etcd ("etcd OPERATION resource" from `etcd_request_duration_seconds_count`: an
+ *   `update` is one transaction, so more updates than writes are the retries of a write that started
+ *   from a stale cached object, and each `get` in a write is such a re-read) and its Go garbage
+ *   collections ("go-gc-cycles"): compare a style's with the ceiling's to see which requests, events
+ *   and retries it adds.
+ * - `apiserver_heap_mb` (BENCH_KUBECONFIG only, when /metrics can be read): kube-apiserver's Go heap
+ *   in use (`go_memstats_heap_inuse_bytes`) at the start and at the end of the run.
  * - `n`, `round`: the set (API server) the line belongs to; `objects`: this run's object count (N for a
  *   burst, BENCH_PACED_OBJECTS paced); `rate`: the paced rate (null for a burst).
  * - `workers`: BENCH_WORKERS as passed to `--max-concurrent-reconciles` (and to the client-go
  *   controller's `--workers`; null: each one's default, 16 for both).
  *
  * Environment: BENCH_OBJECTS (default "1000,3000"), BENCH_STYLES (default "ceiling,reconcile,handlers",
- * plus "clientgo" when BENCH_CLIENTGO_BIN is set; naming clientgo without it is an error),
+ * plus "clientgo" when BENCH_CLIENTGO_BIN is set; naming clientgo or clientgo-apply without it is an
+ * error; the runs follow the order given),
  * BENCH_CLIENTGO_BIN (default unset: the client-go controller's binary),
  * BENCH_CONCURRENCY (default 32), BENCH_WORKERS (default unset), BENCH_PACED_RATE (default 50),
  * BENCH_PACED_OBJECTS (default 500; 0 skips the paced runs), BENCH_KUBECONFIG (default unset: an embedded
@@ -116,7 +127,9 @@ import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-it
 import { apiServerCpuSeconds } from "./chaos-kube-cluster.ts";
 import { freePort, launch, operatorNode, type Proc, removeAtExit } from "./child-processes.ts";
 
-type Style = "ceiling" | "reconcile" | "handlers" | "clientgo";
+type Style = "ceiling" | "reconcile" | "handlers" | "clientgo" | "clientgo-apply";
+const STYLE_NAMES: readonly Style[] = ["ceiling", "reconcile", "handlers", "clientgo", "clientgo-apply"];
+const isClientGo = (style: Style) => style === "clientgo" || style === "clientgo-apply";
 type Mode = "burst" | "paced";
 
 function positive(name: string, fallback: number, min = 1): number {
@@ -136,15 +149,15 @@ const CLIENTGO_BIN = process.env.BENCH_CLIENTGO_BIN || undefined;
 const DEFAULT_STYLES = `ceiling,reconcile,handlers${CLIENTGO_BIN === undefined ? "" : ",clientgo"}`;
 const STYLES = (process.env.BENCH_STYLES || DEFAULT_STYLES).split(",").map((s) => {
   const style = s.trim();
-  if (style !== "ceiling" && style !== "reconcile" && style !== "handlers" && style !== "clientgo") {
-    throw new Error(`BENCH_STYLES: unknown style "${style}" (ceiling, reconcile, handlers, clientgo)`);
+  if (!(STYLE_NAMES as readonly string[]).includes(style)) {
+    throw new Error(`BENCH_STYLES: unknown style "${style}" (${STYLE_NAMES.join(", ")})`);
   }
   return style as Style;
 });
-if (STYLES.includes("clientgo")) {
+if (STYLES.some(isClientGo)) {
   if (CLIENTGO_BIN === undefined) {
     throw new Error(
-      "BENCH_STYLES names clientgo but BENCH_CLIENTGO_BIN is unset: build the client-go controller " +
+      "BENCH_STYLES names a client-go style but BENCH_CLIENTGO_BIN is unset: build the client-go controller " +
         '(DEVELOPERS.md, "A client-go controller to compare with") and set BENCH_CLIENTGO_BIN to its binary',
     );
   }
@@ -433,6 +446,7 @@ interface Line {
   apiserver_cpu_ms_per_object: number | null;
   apiserver_busy_cpu_ms_per_object: number | null;
   apiserver_requests_per_object?: Record<string, number>;
+  apiserver_heap_mb?: [number | null, number | null];
 }
 
 /** Creates `objects` BenchItems from the driver, burst (CONCURRENCY at a time) or paced. */
@@ -537,7 +551,7 @@ async function startCeiling(
 
 /**
  * The operator of a style, started (its "Starting workers" log line), the driver creating:
- * `capstan run <style>.js --namespace <namespace>`, or for `clientgo` the BENCH_CLIENTGO_BIN binary
+ * `capstan run <style>.js --namespace <namespace>`, or for the client-go styles the BENCH_CLIENTGO_BIN binary
  * with the same flags (`--workers` for `--max-concurrent-reconciles`; klog's text log).
  */
 async function startOperator(
@@ -551,9 +565,10 @@ async function startOperator(
 ): Promise<Actor> {
   const port = await freePort();
   let proc: Proc;
-  if (style === "clientgo") {
+  if (isClientGo(style)) {
     const args = ["--kubeconfig", set.kubeconfig, "--namespace", namespace, "--metrics-port", String(port)];
     if (WORKERS !== null) args.push("--workers", String(WORKERS));
+    if (style === "clientgo-apply") args.push("--apply");
     proc = launch("client-go controller", args, { cwd: set.dir, command: CLIENTGO_BIN });
     track(proc);
     await proc.line((l) => l.includes('"Starting workers"'), '"Starting workers"', 60_000);
@@ -641,7 +656,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       objects,
       rate: mode === "paced" ? PACED_RATE : null,
       workers: WORKERS,
-      node: style === "clientgo" ? null : OPERATOR_NODE_VERSION,
+      node: isClientGo(style) ? null : OPERATOR_NODE_VERSION,
       items_per_s: round(itemsPerS),
       ratio_to_ceiling: mode === "burst" && ceilingRate !== null ? round(itemsPerS / ceilingRate, 3) : null,
       p50_ms: round(percentile(latencies, 50)),
@@ -655,6 +670,9 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       apiserver_cpu_ms_per_object: serverCpu === null ? null : round((serverCpu * 1000) / objects, 2),
       apiserver_busy_cpu_ms_per_object: serverBusyCpu === null ? null : round((serverBusyCpu * 1000) / objects, 2),
       ...(served === null ? {} : { apiserver_requests_per_object: served }),
+      ...(countsBefore === null || countsAfter === null
+        ? {}
+        : { apiserver_heap_mb: [heapMb(countsBefore), heapMb(countsAfter)] }),
     };
   } finally {
     timeout.abort();
@@ -766,7 +784,7 @@ async function serverCounts(client: KubeClient): Promise<Map<string, number> | n
   const counts = new Map<string, number>();
   const add = (key: string, n: number) => counts.set(key, (counts.get(key) ?? 0) + n);
   for (const m of text.matchAll(
-    /^(apiserver_request_total|apiserver_watch_events_total|apiserver_watch_events_sizes_sum)\{([^}]*)\} (\S+)$/gm,
+    /^(apiserver_request_total|apiserver_watch_events_total|apiserver_watch_events_sizes_sum|etcd_request_duration_seconds_count|go_gc_duration_seconds_count|go_memstats_heap_inuse_bytes)(?:\{([^}]*)\})? (\S+)$/gm,
   )) {
     const labels = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
     const n = Number(m[3]);
@@ -775,15 +793,27 @@ async function serverCounts(client: KubeClient): Promise<Map<string, number> | n
       const code = labels["code"] ?? "";
       add(`${labels["verb"]} ${labels["resource"] || "-"}${sub}${code.startsWith("2") ? "" : ` ${code}`}`, n);
     } else if (m[1] === "apiserver_watch_events_total") add(`watch-events ${labels["kind"]}`, n);
-    else add(`watch-event-bytes ${labels["kind"]}`, n);
+    else if (m[1] === "apiserver_watch_events_sizes_sum") add(`watch-event-bytes ${labels["kind"]}`, n);
+    else if (m[1] === "etcd_request_duration_seconds_count") add(`etcd ${labels["operation"]} ${labels["type"]}`, n);
+    else if (m[1] === "go_gc_duration_seconds_count") add("go-gc-cycles", n);
+    else add(HEAP_IN_USE, n);
   }
   return counts;
+}
+
+/** Not a count: kube-apiserver's Go heap in use (bytes) when `serverCounts` read it. */
+const HEAP_IN_USE = "heap-in-use";
+
+function heapMb(counts: Map<string, number>): number | null {
+  const bytes = counts.get(HEAP_IN_USE);
+  return bytes === undefined ? null : round(bytes / 2 ** 20, 0);
 }
 
 /** The counts that moved between two readings, per object (every request; events from 0.005, bytes from 1 per object). */
 function perObject(after: Map<string, number>, before: Map<string, number>, objects: number): Record<string, number> {
   const moved: Record<string, number> = {};
   for (const [key, n] of [...after].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (key === HEAP_IN_USE) continue;
     const moves = n - (before.get(key) ?? 0);
     const delta = moves / objects;
     if (key.startsWith("watch-event-bytes")) {
