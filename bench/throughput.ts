@@ -84,8 +84,9 @@
  *   `apiserver_watch_events_sizes_sum` ("watch-events <Kind>", "watch-event-bytes <Kind>": events
  *   sent to every watcher, the driver's, the operator's and kube-controller-manager's), with what
  *   the server asked etcd ("etcd OPERATION resource" from `etcd_request_duration_seconds_count`: an
- *   `update` is one transaction, so more updates than writes are the retries of a write that started
- *   from a stale cached object, and each `get` in a write is such a re-read) and its Go garbage
+ *   `update` is one transaction, so more updates than writes are retries of a write that started from
+ *   a stale cached object; a `get` is a read of etcd itself: a write of an object the watch cache does
+ *   not hold, such as an apply that creates, or the re-read before such a retry) and its Go garbage
  *   collections ("go-gc-cycles"): compare a style's with the ceiling's to see which requests, events
  *   and retries it adds.
  * - `apiserver_heap_mb` (BENCH_KUBECONFIG only, when /metrics can be read): kube-apiserver's Go heap
@@ -127,8 +128,8 @@ import { BENCH_ITEM_MODULE, HANDLERS_MODULE, RECONCILE_MODULE } from "./bench-it
 import { apiServerCpuSeconds } from "./chaos-kube-cluster.ts";
 import { freePort, launch, operatorNode, type Proc, removeAtExit } from "./child-processes.ts";
 
-type Style = "ceiling" | "reconcile" | "handlers" | "clientgo" | "clientgo-apply";
-const STYLE_NAMES: readonly Style[] = ["ceiling", "reconcile", "handlers", "clientgo", "clientgo-apply"];
+const STYLE_NAMES = ["ceiling", "reconcile", "handlers", "clientgo", "clientgo-apply"] as const;
+type Style = (typeof STYLE_NAMES)[number];
 const isClientGo = (style: Style) => style === "clientgo" || style === "clientgo-apply";
 type Mode = "burst" | "paced";
 
@@ -632,7 +633,10 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
     const cpu = cpuSeconds(actor.proc.pid) - cpuStart;
     const serverCpuEnd = await set.apiServerCpu();
     const countsAfter = countsBefore === null ? null : await serverCounts(set.client);
-    const served = countsBefore === null || countsAfter === null ? null : perObject(countsAfter, countsBefore, objects);
+    const served =
+      countsBefore === null || countsAfter === null
+        ? null
+        : perObject(countsAfter.counts, countsBefore.counts, objects);
     if (served !== null) log(`  API server per object: ${JSON.stringify(served)}`);
     const serverCpu = serverCpuStart === null || serverCpuEnd === null ? null : serverCpuEnd - serverCpuStart;
     const serverBusyCpu =
@@ -672,7 +676,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       ...(served === null ? {} : { apiserver_requests_per_object: served }),
       ...(countsBefore === null || countsAfter === null
         ? {}
-        : { apiserver_heap_mb: [heapMb(countsBefore), heapMb(countsAfter)] }),
+        : { apiserver_heap_mb: [countsBefore.heapMb, countsAfter.heapMb] }),
     };
   } finally {
     timeout.abort();
@@ -774,7 +778,7 @@ async function deleteNamespace(client: KubeClient, name: string): Promise<void> 
  * as "watch-event-bytes <Kind>". Every client's requests count: the driver's, the operator's and
  * kube-controller-manager's.
  */
-async function serverCounts(client: KubeClient): Promise<Map<string, number> | null> {
+async function serverCounts(client: KubeClient): Promise<ServerCounts | null> {
   let text: string;
   try {
     text = await client.request<string>("GET", "/metrics", { accept: "text/plain" });
@@ -782,6 +786,7 @@ async function serverCounts(client: KubeClient): Promise<Map<string, number> | n
     return null;
   }
   const counts = new Map<string, number>();
+  let heapBytes: number | null = null;
   const add = (key: string, n: number) => counts.set(key, (counts.get(key) ?? 0) + n);
   for (const m of text.matchAll(
     /^(apiserver_request_total|apiserver_watch_events_total|apiserver_watch_events_sizes_sum|etcd_request_duration_seconds_count|go_gc_duration_seconds_count|go_memstats_heap_inuse_bytes)(?:\{([^}]*)\})? (\S+)$/gm,
@@ -796,24 +801,21 @@ async function serverCounts(client: KubeClient): Promise<Map<string, number> | n
     else if (m[1] === "apiserver_watch_events_sizes_sum") add(`watch-event-bytes ${labels["kind"]}`, n);
     else if (m[1] === "etcd_request_duration_seconds_count") add(`etcd ${labels["operation"]} ${labels["type"]}`, n);
     else if (m[1] === "go_gc_duration_seconds_count") add("go-gc-cycles", n);
-    else add(HEAP_IN_USE, n);
+    else heapBytes = n;
   }
-  return counts;
+  return { counts, heapMb: heapBytes === null ? null : round(heapBytes / 2 ** 20, 0) };
 }
 
-/** Not a count: kube-apiserver's Go heap in use (bytes) when `serverCounts` read it. */
-const HEAP_IN_USE = "heap-in-use";
-
-function heapMb(counts: Map<string, number>): number | null {
-  const bytes = counts.get(HEAP_IN_USE);
-  return bytes === undefined ? null : round(bytes / 2 ** 20, 0);
+/** `serverCounts`' reading: the counters, and the Go heap in use (a gauge, MB) at that moment. */
+interface ServerCounts {
+  counts: Map<string, number>;
+  heapMb: number | null;
 }
 
 /** The counts that moved between two readings, per object (every request; events from 0.005, bytes from 1 per object). */
 function perObject(after: Map<string, number>, before: Map<string, number>, objects: number): Record<string, number> {
   const moved: Record<string, number> = {};
   for (const [key, n] of [...after].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (key === HEAP_IN_USE) continue;
     const moves = n - (before.get(key) ?? 0);
     const delta = moves / objects;
     if (key.startsWith("watch-event-bytes")) {
