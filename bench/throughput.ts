@@ -79,9 +79,9 @@
  *   before (under 10% of a core for 3 s; at most 60 s, or 30 ms per object of the run before, or
  *   10 minutes before an invocation's first run): a slower run on a loaded machine accrues more idle
  *   CPU per object, which is not the cost of its requests. Null when there is no idle rate.
- * - `apiserver_quiet_before` (null without BENCH_KUBECONFIG or /metrics): false when the server was still
- *   busy when the wait gave up, so the run shared it with the aftermath of earlier work (its items/s
- *   and ratios are not comparable).
+ * - `apiserver_quiet_before` (null without BENCH_KUBECONFIG or /metrics): false when the server was
+ *   still busy when the wait gave up, so the run shared it with the aftermath of earlier work (its
+ *   items/s and ratios are not comparable).
  * - `apiserver_requests_per_object` (BENCH_KUBECONFIG only, when /metrics can be read): what the
  *   server served over the run, per object, from its `apiserver_request_total` ("VERB resource" or
  *   "VERB resource/subresource", the code added when not 2xx) and `apiserver_watch_events_total` /
@@ -198,8 +198,8 @@ const quietTimeoutMs = (objects: number) => Math.max(60_000, objects * 30);
  * The quiet wait of an invocation's first run: it may follow an earlier invocation's larger run
  * (alternated sets: a 1,000-object set after a 10,000-object one) that this process knows nothing
  * of. Its 60 s ran out while the server was still deleting the 10,000 objects, and those runs were
- * charged for it (the ceiling's and client-go's items/s 11% and 26% below the set before). A quiet server ends
- * the wait at once, so only a server that never goes quiet waits this long.
+ * charged for it (the ceiling's and client-go's items/s 11% and 26% below the set before). A quiet
+ * server ends the wait at once, so only a server that never goes quiet waits this long.
  */
 const FIRST_QUIET_TIMEOUT_MS = 600_000;
 /** Objects of this invocation's previous run, whose aftermath the next run waits out (null: none yet). */
