@@ -112,7 +112,15 @@
  * of the ceiling's loop, to compare Node.js versions on one machine; each line names its version),
  * BENCH_ROUNDS (default 1: each round repeats every
  * N with its own server, every line printed), BENCH_TIMEOUT_S (default 300: a run not converged by
- * then fails, naming the objects without status, and the benchmark exits 1).
+ * then fails, naming the objects without status, and the benchmark exits 1),
+ * BENCH_WARMUP_OBJECTS (default 0: see below).
+ *
+ * Warm runs (BENCH_WARMUP_OBJECTS > 0, burst runs only): before its measured burst each actor
+ * handles that many BenchItems (`warmup-<i>`, created as the measured ones are, in the same
+ * namespace), so what is measured is a process past its start: a JIT-compiled operator (V8
+ * compiles its hot path while the first objects go by) against a compiled Go one. The measured
+ * burst starts once every warm-up object converged and the server is quiet again; its objects share
+ * the caches and the namespace with the warm-up's. Lines say `warmup_objects`.
  *
  * Goals (issue 14, "Throughput"), at N = 3,000: reconcile >= 0.95 of the ceiling, handlers >= 0.85,
  * writes_per_object 2 for both styles, and p99 < 200 ms paced at 50 objects/s.
@@ -178,6 +186,7 @@ const PACED_RATE = positive("BENCH_PACED_RATE", 50);
 const PACED_OBJECTS = positive("BENCH_PACED_OBJECTS", 500, 0);
 const ROUNDS = positive("BENCH_ROUNDS", 1);
 const TIMEOUT_MS = positive("BENCH_TIMEOUT_S", 300) * 1000;
+const WARMUP_OBJECTS = positive("BENCH_WARMUP_OBJECTS", 0, 0);
 const TARGET_KUBECONFIG = process.env.BENCH_KUBECONFIG || undefined;
 /** Node flags for the Capstan operators' processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; split at spaces). */
 const OPERATOR_NODE_FLAGS = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
@@ -211,7 +220,8 @@ const repo = new URL("..", import.meta.url).pathname;
 /**
  * The ceiling: create, apply, patch status per object, CONCURRENCY loops. Talks to the driver over
  * IPC: "ready" once loaded, starts on "go", answers "done" with each create's send time and its
- * request counts by method; exits when the driver disconnects.
+ * request counts by method; `{ warmup: n }` runs the same loop on n `warmup-<i>` objects first and
+ * answers "warmed" (counts restart); exits when the driver disconnects.
  */
 const CEILING_MODULE = `import { KubeClient } from "capstan";
 import { loadClientConfig } from "capstan/client";
@@ -219,7 +229,7 @@ import { ConfigMap } from "capstan/core";
 import { BenchItem } from "./bench-item.js";
 
 const { kubeconfig, namespace, objects, concurrency } = JSON.parse(process.env.BENCH_CEILING);
-const requests = {};
+let requests = {};
 const client = new KubeClient(loadClientConfig({ kubeconfig }), {
   onResponse: (method) => { requests[method] = (requests[method] ?? 0) + 1; },
 });
@@ -227,8 +237,8 @@ const items = client.resource(BenchItem, namespace);
 const apiVersion = BenchItem.apiVersion;
 const configMaps = client.resource(ConfigMap, namespace);
 
-async function one(i) {
-  const name = "item-" + i;
+async function one(prefix, i) {
+  const name = prefix + i;
   sent[name] = performance.timeOrigin + performance.now();
   const item = await items.create({ apiVersion, kind: "BenchItem", metadata: { name }, spec: { size: i } });
   const uid = item.metadata.uid;
@@ -238,14 +248,24 @@ async function one(i) {
   await items.patchStatus(name, { status: { observedSize: i } });
 }
 
-const sent = {};
+let sent = {};
+async function loop(prefix, count) {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
+    for (let i = next++; i < count; i = next++) await one(prefix, i);
+  }));
+}
 process.once("disconnect", () => process.exit(0));
 process.on("message", async (message) => {
+  if (typeof message === "object" && message.warmup) {
+    await loop("warmup-", message.warmup);
+    sent = {};
+    requests = {};
+    process.send({ type: "warmed" });
+    return;
+  }
   if (message !== "go") return;
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, objects) }, async () => {
-    for (let i = next++; i < objects; i = next++) await one(i);
-  }));
+  await loop("item-", objects);
   process.send({ type: "done", sent, requests });
 });
 process.send({ type: "ready" });
@@ -377,8 +397,12 @@ interface StatusWatch {
   stop(): void;
 }
 
-/** Watches the namespace's BenchItems (open before this resolves) for converged statuses. */
-async function watchStatuses(items: ResourceClient<BenchItemObject>, expected: number): Promise<StatusWatch> {
+/** Watches the namespace's BenchItems named `<prefix><i>` (open before this resolves) for converged statuses. */
+async function watchStatuses(
+  items: ResourceClient<BenchItemObject>,
+  expected: number,
+  prefix: string,
+): Promise<StatusWatch> {
   const seen = new Map<string, number>();
   const abort = new AbortController();
   let resolveDone!: () => void;
@@ -390,7 +414,8 @@ async function watchStatuses(items: ResourceClient<BenchItemObject>, expected: n
   done.catch(() => undefined);
   const note = (item: BenchItemObject) => {
     const name = item.metadata?.name;
-    if (name === undefined || seen.has(name) || item.status?.observedSize !== item.spec.size) return;
+    if (name === undefined || !name.startsWith(prefix) || seen.has(name)) return;
+    if (item.status?.observedSize !== item.spec.size) return;
     seen.set(name, now());
     if (seen.size >= expected) resolveDone();
   };
@@ -444,6 +469,8 @@ interface Line {
   style: Style;
   mode: Mode;
   objects: number;
+  /** Objects the actor handled before the measured ones (BENCH_WARMUP_OBJECTS; 0 for paced runs). */
+  warmup_objects: number;
   rate: number | null;
   workers: number | null;
   /** The Node.js version of the actor (BENCH_OPERATOR_NODE); null for the client-go controller. */
@@ -466,6 +493,9 @@ interface Line {
   apiserver_heap_mb?: [number | null, number | null];
 }
 
+const MEASURED_PREFIX = "item-";
+const WARMUP_PREFIX = "warmup-";
+
 /** Creates `objects` BenchItems from the driver, burst (CONCURRENCY at a time) or paced. */
 async function createItems(
   items: ResourceClient<BenchItemObject>,
@@ -473,9 +503,10 @@ async function createItems(
   objects: number,
   mode: Mode,
   sent: Map<string, number>,
+  prefix = MEASURED_PREFIX,
 ): Promise<void> {
   const create = async (i: number) => {
-    const name = `item-${i}`;
+    const name = `${prefix}${i}`;
     sent.set(name, now());
     await items.create({ apiVersion, kind: "BenchItem", metadata: { name }, spec: { size: i } });
   };
@@ -521,6 +552,8 @@ async function convergenceTimeout(
 /** What a style's actor (the ceiling process or the operator) gives a run. */
 interface Actor {
   proc: Proc;
+  /** Handles `objects` warm-up objects; resolves once `converged` has and the counts start again. */
+  warmUp(objects: number, converged: Promise<void>): Promise<void>;
   /** Starts the load; resolves once every create was answered (for the ceiling: its whole loop). */
   start(): Promise<unknown>;
   /** The object writes and the Event writes of the run, once converged. */
@@ -549,6 +582,11 @@ async function startCeiling(
   let finished: Promise<Record<string, number>> | undefined;
   return {
     proc,
+    async warmUp(warmup, converged) {
+      const warmed = proc.message("warmed");
+      proc.child.send({ warmup });
+      await Promise.all([warmed, converged]);
+    },
     start() {
       finished = proc.message<Done>("done").then((d) => {
         for (const [name, t] of Object.entries(d.sent)) sent.set(name, t);
@@ -598,11 +636,17 @@ async function startOperator(
     track(proc);
     await proc.line((l) => l.includes('"msg":"Starting workers"'), '"Starting workers"', 60_000);
   }
-  const before = await writeCounts(port);
-  const reconcilesBefore = await reconcileCount(port);
+  let before = await writeCounts(port);
+  let reconcilesBefore = await reconcileCount(port);
   const items = set.client.resource(set.BenchItem, namespace) as unknown as ResourceClient<BenchItemObject>;
   return {
     proc,
+    async warmUp(warmup, converged) {
+      await createItems(items, set.BenchItem.apiVersion, warmup, "burst", new Map(), WARMUP_PREFIX);
+      await converged;
+      before = await settledWriteCounts(port);
+      reconcilesBefore = await reconcileCount(port);
+    },
     start: () => createItems(items, set.BenchItem.apiVersion, objects, mode, sent),
     async writes() {
       const delta = subtract(await settledWriteCounts(port), before);
@@ -624,7 +668,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
   log(`N=${set.n} ${style} ${mode}: ${objects} objects in namespace ${namespace}`);
   await set.client.resource(Namespace).create(Namespace.make({ metadata: { name: namespace } }));
   const items = set.client.resource(set.BenchItem, namespace) as unknown as ResourceClient<BenchItemObject>;
-  const watch = await watchStatuses(items, objects);
+  const watch = await watchStatuses(items, objects, MEASURED_PREFIX);
   const sent = new Map<string, number>();
   const timeout = new AbortController();
   let proc: Proc | undefined;
@@ -636,6 +680,20 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       style === "ceiling"
         ? await startCeiling(set, namespace, objects, sent, track)
         : await startOperator(set, style, mode, namespace, objects, sent, track);
+    const warmup = mode === "burst" ? WARMUP_OBJECTS : 0;
+    if (warmup > 0) {
+      const warmWatch = await watchStatuses(items, warmup, WARMUP_PREFIX);
+      const warmTimeout = new AbortController();
+      const warmTimedOut = convergenceTimeout(items, warmup, warmTimeout.signal);
+      warmTimedOut.catch(() => undefined);
+      try {
+        log(`  warm-up: ${warmup} objects`);
+        await Promise.race([actor.warmUp(warmup, warmWatch.done), actor.proc.died("warm-up"), warmTimedOut]);
+      } finally {
+        warmTimeout.abort();
+        warmWatch.stop();
+      }
+    }
     const quietTimeout = previousRunObjects === null ? FIRST_QUIET_TIMEOUT_MS : quietTimeoutMs(previousRunObjects);
     previousRunObjects = objects;
     const idlePerMs = TARGET_KUBECONFIG !== undefined ? await untilServerQuiet(set, quietTimeout) : null;
@@ -676,6 +734,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       style,
       mode,
       objects,
+      warmup_objects: warmup,
       rate: mode === "paced" ? PACED_RATE : null,
       workers: WORKERS,
       node: isClientGo(style) ? null : OPERATOR_NODE_VERSION,
