@@ -695,7 +695,7 @@ async function runOne(set: ServerSet, style: Style, mode: Mode, ceilingRate: num
       }
     }
     const quietTimeout = previousRunObjects === null ? FIRST_QUIET_TIMEOUT_MS : quietTimeoutMs(previousRunObjects);
-    previousRunObjects = objects;
+    previousRunObjects = objects + warmup; // its namespace, deleted after it, holds both
     const idlePerMs = TARGET_KUBECONFIG !== undefined ? await untilServerQuiet(set, quietTimeout) : null;
     const countsBefore = TARGET_KUBECONFIG !== undefined ? await serverCounts(set.client) : null;
     const cpuStart = cpuSeconds(actor.proc.pid);
