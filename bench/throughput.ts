@@ -215,6 +215,9 @@ const FIRST_QUIET_TIMEOUT_MS = 600_000;
 let previousRunObjects: number | null = null;
 /** Namespaces of this invocation differ from any earlier one's on a long-lived cluster. */
 const RUN_ID = Date.now().toString(36);
+/** Names of the measured BenchItems and of a warm run's warm-up ones (`<prefix><i>`), in the driver and the ceiling alike. */
+const MEASURED_PREFIX = "item-";
+const WARMUP_PREFIX = "warmup-";
 const repo = new URL("..", import.meta.url).pathname;
 
 /**
@@ -257,15 +260,15 @@ async function loop(prefix, count) {
 }
 process.once("disconnect", () => process.exit(0));
 process.on("message", async (message) => {
-  if (typeof message === "object" && message.warmup) {
-    await loop("warmup-", message.warmup);
+  if (typeof message === "object" && message?.warmup) {
+    await loop(${JSON.stringify(WARMUP_PREFIX)}, message.warmup);
     sent = {};
     requests = {};
     process.send({ type: "warmed" });
     return;
   }
   if (message !== "go") return;
-  await loop("item-", objects);
+  await loop(${JSON.stringify(MEASURED_PREFIX)}, objects);
   process.send({ type: "done", sent, requests });
 });
 process.send({ type: "ready" });
@@ -492,9 +495,6 @@ interface Line {
   apiserver_requests_per_object?: Record<string, number>;
   apiserver_heap_mb?: [number | null, number | null];
 }
-
-const MEASURED_PREFIX = "item-";
-const WARMUP_PREFIX = "warmup-";
 
 /** Creates `objects` BenchItems from the driver, burst (CONCURRENCY at a time) or paced. */
 async function createItems(
